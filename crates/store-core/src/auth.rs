@@ -1,0 +1,143 @@
+//! Gates: who may write, delete and retain.
+//!
+//! The use-case layer turns what a request presented into a [`RetainAuth`]
+//! (checking it against the configured tokens in constant time); the rules
+//! below decide with that value alone.
+
+use crate::error::StoreError;
+use crate::lifetime::Lifetime;
+
+/// What a request proved about the retain token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetainAuth {
+    /// No token was presented.
+    Absent,
+    /// A configured retain token was presented.
+    Valid,
+    /// A token was presented but it is not one of the configured ones (or
+    /// retention is off).
+    Invalid,
+}
+
+/// The configured retain tokens. Empty means retention is off.
+#[derive(Clone, Default)]
+pub struct RetainTokens(Vec<String>);
+
+impl std::fmt::Debug for RetainTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print a secret, not even in a debug log.
+        write!(f, "RetainTokens({} configured)", self.0.len())
+    }
+}
+
+impl RetainTokens {
+    /// Parses STORE_RETAIN_TOKEN: comma-separated, blanks ignored.
+    pub fn from_csv(csv: &str) -> Self {
+        Self(
+            csv.split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(String::from)
+                .collect(),
+        )
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        !self.0.is_empty()
+    }
+
+    pub fn check(&self, presented: Option<&str>) -> RetainAuth {
+        match presented {
+            None => RetainAuth::Absent,
+            Some(p) => {
+                // Compare against every token so that timing reveals neither
+                // which token matched nor how much of one did.
+                let mut ok = false;
+                for t in &self.0 {
+                    ok |= constant_time_eq(t.as_bytes(), p.as_bytes());
+                }
+                if ok {
+                    RetainAuth::Valid
+                } else {
+                    RetainAuth::Invalid
+                }
+            }
+        }
+    }
+}
+
+/// Equality whose time depends on the lengths only, not on the contents.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A write or delete on an object: a wrong token is always refused (it is a
+/// client mistake worth reporting), and a retained object needs a valid one.
+pub fn authorize_write(lifetime: &Lifetime, auth: RetainAuth) -> Result<(), StoreError> {
+    match auth {
+        RetainAuth::Invalid => Err(StoreError::write_denied()),
+        RetainAuth::Absent if lifetime.is_retained() => Err(StoreError::WriteDenied(
+            "this object is retained: writes and deletes need the retain token".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Retaining needs a valid retain token.
+pub fn authorize_retain(auth: RetainAuth) -> Result<(), StoreError> {
+    match auth {
+        RetainAuth::Valid => Ok(()),
+        RetainAuth::Absent => Err(StoreError::WriteDenied(
+            "retaining needs the retain token (Authorization: Bearer <token> or token=<token>)"
+                .into(),
+        )),
+        RetainAuth::Invalid => Err(StoreError::write_denied()),
+    }
+}
+
+/// The lifetime a new upload gets: indefinite with a valid token, the
+/// given lifetime without one, and a refusal with a wrong one.
+pub fn lifetime_for_new(auth: RetainAuth, otherwise: Lifetime) -> Result<Lifetime, StoreError> {
+    match auth {
+        RetainAuth::Valid => Ok(Lifetime::Indefinite),
+        RetainAuth::Absent => Ok(otherwise),
+        RetainAuth::Invalid => Err(StoreError::write_denied()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Timestamp;
+
+    #[test]
+    fn tokens() {
+        let t = RetainTokens::from_csv(" a1 , ,b2");
+        assert!(t.is_enabled());
+        assert_eq!(t.check(Some("a1")), RetainAuth::Valid);
+        assert_eq!(t.check(Some("b2")), RetainAuth::Valid);
+        assert_eq!(t.check(Some("a")), RetainAuth::Invalid);
+        assert_eq!(t.check(None), RetainAuth::Absent);
+        let off = RetainTokens::from_csv("");
+        assert!(!off.is_enabled());
+        assert_eq!(off.check(Some("")), RetainAuth::Invalid);
+        assert!(!format!("{t:?}").contains("a1"));
+    }
+
+    #[test]
+    fn gates() {
+        let live = Lifetime::fixed(Timestamp::EPOCH, 10);
+        let kept = Lifetime::Indefinite;
+        assert!(authorize_write(&live, RetainAuth::Absent).is_ok());
+        assert!(authorize_write(&live, RetainAuth::Invalid).is_err());
+        assert!(authorize_write(&kept, RetainAuth::Absent).is_err());
+        assert!(authorize_write(&kept, RetainAuth::Valid).is_ok());
+        assert!(authorize_retain(RetainAuth::Absent).is_err());
+        assert!(authorize_retain(RetainAuth::Valid).is_ok());
+        assert_eq!(lifetime_for_new(RetainAuth::Valid, live), Ok(Lifetime::Indefinite));
+        assert_eq!(lifetime_for_new(RetainAuth::Absent, live), Ok(live));
+    }
+}

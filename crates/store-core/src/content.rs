@@ -1,0 +1,308 @@
+//! Content types: what a file is (magic bytes first, then its name), whether
+//! it is text (and so editable), and how a browser may be shown it.
+
+/// Bytes of a file's head that [`sniff`] looks at.
+pub const SNIFF_BYTES: usize = 512;
+
+/// The type announced by a file's first bytes, for formats whose signature
+/// is unambiguous. Text formats have no signature and give `None`.
+pub fn sniff(head: &[u8]) -> Option<&'static str> {
+    let starts = |sig: &[u8]| head.starts_with(sig);
+    if starts(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if starts(b"\xff\xd8\xff") {
+        Some("image/jpeg")
+    } else if starts(b"GIF87a") || starts(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else if head.len() >= 12 && &head[4..8] == b"ftyp" {
+        match &head[8..12] {
+            b"heic" | b"heix" | b"heim" | b"heis" | b"mif1" | b"msf1" | b"hevc" => Some("image/heic"),
+            b"avif" | b"avis" => Some("image/avif"),
+            b"qt  " => Some("video/quicktime"),
+            _ => Some("video/mp4"),
+        }
+    } else if starts(b"%PDF-") {
+        Some("application/pdf")
+    } else if starts(b"PK\x03\x04") || starts(b"PK\x05\x06") {
+        Some("application/zip")
+    } else if starts(b"\x1f\x8b") {
+        Some("application/gzip")
+    } else if starts(b"BM") && head.len() >= 14 {
+        Some("image/bmp")
+    } else if starts(b"\x00\x00\x01\x00") {
+        Some("image/x-icon")
+    } else if starts(b"\x00asm") {
+        Some("application/wasm")
+    } else if starts(b"OggS") {
+        Some("audio/ogg")
+    } else if starts(b"ID3") || starts(b"\xff\xfb") {
+        Some("audio/mpeg")
+    } else if starts(b"\x1aE\xdf\xa3") {
+        Some("video/webm")
+    } else if starts(b"7z\xbc\xaf\x27\x1c") {
+        Some("application/x-7z-compressed")
+    } else {
+        None
+    }
+}
+
+/// (extension, type) pairs, lowercase. Types of the text family are listed
+/// so that a `.json` or `.md` upload is editable.
+const EXTENSIONS: &[(&str, &str)] = &[
+    ("txt", "text/plain"),
+    ("text", "text/plain"),
+    ("log", "text/plain"),
+    ("md", "text/markdown"),
+    ("markdown", "text/markdown"),
+    ("csv", "text/csv"),
+    ("tsv", "text/tab-separated-values"),
+    ("html", "text/html"),
+    ("htm", "text/html"),
+    ("css", "text/css"),
+    ("js", "text/javascript"),
+    ("mjs", "text/javascript"),
+    ("json", "application/json"),
+    ("xml", "application/xml"),
+    ("svg", "image/svg+xml"),
+    ("yaml", "application/yaml"),
+    ("yml", "application/yaml"),
+    ("toml", "text/plain"),
+    ("ini", "text/plain"),
+    ("rs", "text/plain"),
+    ("py", "text/plain"),
+    ("sh", "text/plain"),
+    ("c", "text/plain"),
+    ("h", "text/plain"),
+    ("go", "text/plain"),
+    ("java", "text/plain"),
+    ("ts", "text/plain"),
+    ("sql", "text/plain"),
+    ("png", "image/png"),
+    ("jpg", "image/jpeg"),
+    ("jpeg", "image/jpeg"),
+    ("gif", "image/gif"),
+    ("webp", "image/webp"),
+    ("heic", "image/heic"),
+    ("avif", "image/avif"),
+    ("bmp", "image/bmp"),
+    ("ico", "image/x-icon"),
+    ("pdf", "application/pdf"),
+    ("zip", "application/zip"),
+    ("gz", "application/gzip"),
+    ("tar", "application/x-tar"),
+    ("wasm", "application/wasm"),
+    ("mp3", "audio/mpeg"),
+    ("ogg", "audio/ogg"),
+    ("mp4", "video/mp4"),
+    ("webm", "video/webm"),
+    ("bin", "application/octet-stream"),
+];
+
+/// The type a file name's extension suggests.
+pub fn from_name(name: &str) -> Option<&'static str> {
+    let (_, ext) = name.rsplit_once('.')?;
+    let ext = ext.to_ascii_lowercase();
+    EXTENSIONS.iter().find(|(e, _)| *e == ext).map(|(_, t)| *t)
+}
+
+/// The usual extension of a type, for default file names.
+pub fn extension_for(content_type: &str) -> Option<&'static str> {
+    let essence = essence(content_type);
+    EXTENSIONS.iter().find(|(_, t)| *t == essence).map(|(e, _)| *e)
+}
+
+/// A type without its parameters, lowercase.
+pub fn essence(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Whether a type belongs to the text family of CONTRACT.md: `text/*`, or a
+/// JSON, XML, JavaScript or YAML type.
+pub fn is_text_type(content_type: &str) -> bool {
+    let t = essence(content_type);
+    t.starts_with("text/")
+        || t.ends_with("+json")
+        || t.ends_with("+xml")
+        || matches!(
+            t.as_str(),
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/x-javascript"
+                | "application/ecmascript"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/ndjson"
+                | "application/x-ndjson"
+        )
+}
+
+/// Whether browsers are shown the file in place: images and text-like types.
+pub fn renders_inline(content_type: &str) -> bool {
+    essence(content_type).starts_with("image/") || is_text_type(content_type)
+}
+
+/// Whether the type can run script when rendered (HTML, SVG, XML), and so
+/// must be served with the sandbox Content-Security-Policy.
+pub fn needs_sandbox(content_type: &str) -> bool {
+    let t = essence(content_type);
+    t == "text/html"
+        || t == "application/xhtml+xml"
+        || t.ends_with("+xml")
+        || t.ends_with("/xml")
+}
+
+/// Decides a file's type: magic bytes first, then the file name, then the
+/// type the client declared (unless it is a generic one a client sends
+/// without meaning it), then plain text if the bytes are UTF-8 without NULs.
+pub fn decide(head: &[u8], name: &str, declared: Option<&str>, utf8_text: bool) -> String {
+    if let Some(t) = sniff(head) {
+        return t.to_string();
+    }
+    if let Some(t) = from_name(name) {
+        return t.to_string();
+    }
+    if let Some(d) = declared {
+        let e = essence(d);
+        let generic = e.is_empty()
+            || e == "application/octet-stream"
+            || e == "application/x-www-form-urlencoded"
+            || e.starts_with("multipart/")
+            || !e.contains('/')
+            || e.len() > 100
+            || !e.bytes().all(|b| b.is_ascii_graphic());
+        if !generic {
+            return e;
+        }
+    }
+    if utf8_text {
+        "text/plain".to_string()
+    } else {
+        "application/octet-stream".to_string()
+    }
+}
+
+/// Validates UTF-8 across chunk boundaries without holding the whole body,
+/// and notes NUL bytes (which mark a file as binary even when valid UTF-8).
+#[derive(Debug, Clone, Default)]
+pub struct Utf8Check {
+    /// An incomplete sequence carried over from the previous chunk (<= 3 bytes).
+    pending: Vec<u8>,
+    invalid: bool,
+    has_nul: bool,
+}
+
+impl Utf8Check {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, chunk: &[u8]) {
+        if self.invalid {
+            return;
+        }
+        if chunk.contains(&0) {
+            self.has_nul = true;
+        }
+        let mut input = chunk;
+        // Complete a sequence split across the previous chunk boundary.
+        while !self.pending.is_empty() && !input.is_empty() {
+            self.pending.push(input[0]);
+            input = &input[1..];
+            match std::str::from_utf8(&self.pending) {
+                Ok(_) => self.pending.clear(),
+                Err(e) if e.error_len().is_some() => {
+                    self.invalid = true;
+                    return;
+                }
+                Err(_) if self.pending.len() >= 4 => {
+                    self.invalid = true;
+                    return;
+                }
+                Err(_) => {}
+            }
+        }
+        match std::str::from_utf8(input) {
+            Ok(_) => {}
+            Err(e) if e.error_len().is_some() => self.invalid = true,
+            Err(e) => self.pending.extend_from_slice(&input[e.valid_up_to()..]),
+        }
+    }
+
+    /// Valid UTF-8 with no NUL and nothing left incomplete at the end.
+    pub fn is_text(&self) -> bool {
+        !self.invalid && !self.has_nul && self.pending.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn magic_beats_name() {
+        assert_eq!(decide(b"\x89PNG\r\n\x1a\n....", "x.txt", None, false), "image/png");
+        assert_eq!(decide(b"hello", "x.md", None, true), "text/markdown");
+        assert_eq!(decide(b"hello", "x", Some("application/x-www-form-urlencoded"), true), "text/plain");
+        assert_eq!(decide(b"{}", "x", Some("application/json"), true), "application/json");
+        assert_eq!(decide(b"\x00\x01", "x", None, false), "application/octet-stream");
+    }
+
+    #[test]
+    fn text_family() {
+        for t in ["text/plain", "application/json", "application/ld+json", "image/svg+xml", "application/yaml", "text/html; charset=utf-8"] {
+            assert!(is_text_type(t), "{t}");
+        }
+        for t in ["image/png", "application/pdf", "application/octet-stream"] {
+            assert!(!is_text_type(t), "{t}");
+        }
+        assert!(needs_sandbox("text/html"));
+        assert!(needs_sandbox("image/svg+xml"));
+        assert!(needs_sandbox("application/xml"));
+        assert!(!needs_sandbox("text/plain"));
+        assert!(renders_inline("image/png"));
+        assert!(!renders_inline("application/zip"));
+    }
+
+    #[test]
+    fn utf8_check_handles_split_sequences() {
+        let text = "grüße 😀".as_bytes();
+        for cut in 0..=text.len() {
+            let mut c = Utf8Check::new();
+            c.push(&text[..cut]);
+            c.push(&text[cut..]);
+            assert!(c.is_text(), "cut at {cut}");
+        }
+        let mut c = Utf8Check::new();
+        c.push(&text[..text.len() - 1]);
+        assert!(!c.is_text(), "a truncated sequence at the end is not text");
+        let mut c = Utf8Check::new();
+        c.push(b"ok\xffok");
+        assert!(!c.is_text());
+        let mut c = Utf8Check::new();
+        c.push(b"a\0b");
+        assert!(!c.is_text());
+    }
+
+    proptest! {
+        #[test]
+        fn utf8_check_agrees_with_std(bytes in prop::collection::vec(any::<u8>(), 0..64), cuts in prop::collection::vec(0usize..64, 0..4)) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort();
+            let mut c = Utf8Check::new();
+            let mut start = 0;
+            for cut in cuts { c.push(&bytes[start..cut]); start = cut; }
+            c.push(&bytes[start..]);
+            let expect = std::str::from_utf8(&bytes).is_ok() && !bytes.contains(&0);
+            prop_assert_eq!(c.is_text(), expect);
+        }
+    }
+}

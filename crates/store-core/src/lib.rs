@@ -1,0 +1,33 @@
+//! # store-core
+//!
+//! The pure domain of storesrv: records and their lifetimes, naming rules,
+//! `ttl`, the state machines of SPEC.md (expiry, burn after reading, sliding
+//! lifetime, retention, write gates), limits, errors, the JSON views, and
+//! the ports the adapters plug into.
+//!
+//! Architecture invariant: this crate performs no I/O and never reads the
+//! clock. Time arrives as a [`Timestamp`] argument, randomness through the
+//! [`ports::Random`] port. It depends on serde and thiserror only; CI
+//! checks that tokio, hyper, sled and image stay out of its tree.
+
+pub mod auth;
+pub mod content;
+pub mod error;
+pub mod ids;
+pub mod lifetime;
+pub mod limits;
+pub mod names;
+pub mod pool;
+pub mod ports;
+pub mod record;
+pub mod time;
+pub mod ttl;
+pub mod views;
+
+pub use auth::{RetainAuth, RetainTokens};
+pub use error::{ErrorCode, StoreError};
+pub use lifetime::Lifetime;
+pub use limits::Limits;
+pub use ports::{BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, StorageError};
+pub use record::{BlobId, FileRecord, Object, ReadDecision, ReadIntent};
+pub use time::Timestamp;

@@ -1,0 +1,147 @@
+//! Every limit of SPEC.md "Limits" and CONTRACT.md, as a named constant.
+//!
+//! Units come last in every name (`_bytes`, `_secs`, `_max`), as in
+//! TigerBeetle's style, so that a reader never has to guess whether a number
+//! is seconds or milliseconds. The few limits an operator may change are
+//! gathered in [`Limits`], whose defaults are these constants and which
+//! `/api` publishes as its `limits` object.
+
+use serde::Serialize;
+
+/// Largest single file, bundle member or dir file (SPEC: 5242880 bytes, 413).
+pub const FILE_BYTES_MAX: u64 = 5_242_880;
+/// Largest document the import fetcher stores (SPEC: 5 MB).
+pub const IMPORT_BYTES_MAX: u64 = 5_242_880;
+/// Default lifetime of a single file (SPEC: 14400 s, 4h).
+pub const FILE_TTL_DEFAULT_SECS: u64 = 14_400;
+/// Lower bound of a single file's `ttl` clamp (4h).
+pub const FILE_TTL_MIN_SECS: u64 = 14_400;
+/// Upper bound of a single file's `ttl` clamp (14d).
+pub const FILE_TTL_MAX_SECS: u64 = 1_209_600;
+/// Lower bound of a dir's sliding lifetime.
+pub const DIR_TTL_MIN_SECS: u64 = 14_400;
+/// Default sliding lifetime of a dir (7d).
+pub const DIR_TTL_DEFAULT_SECS: u64 = 604_800;
+/// Upper bound of a dir's sliding lifetime (14d).
+pub const DIR_TTL_MAX_SECS: u64 = 1_209_600;
+/// A dir's `expires_at` never slides further than this from now (30 days).
+pub const DIR_SLIDING_CAP_SECS: u64 = 2_592_000;
+/// Default size of the store pool (100 MiB).
+pub const POOL_BYTES_DEFAULT: u64 = 104_857_600;
+/// Default requests per minute per client IP.
+pub const RATE_LIMIT_PER_MIN_DEFAULT: u32 = 100;
+/// Tags on one file or dir.
+pub const TAGS_PER_OBJECT_MAX: usize = 5;
+/// Shortest tag, in characters.
+pub const TAG_CHARS_MIN: usize = 1;
+/// Longest tag, in characters.
+pub const TAG_CHARS_MAX: usize = 24;
+/// Shortest memorable name (share, dir and gallery names).
+pub const NAME_CHARS_MIN: usize = 5;
+/// Longest memorable name.
+pub const NAME_CHARS_MAX: usize = 32;
+/// Longest file name, in bytes (what common file systems accept).
+pub const FILE_NAME_BYTES_MAX: usize = 255;
+/// Largest pics upload (SPEC: 30 MB).
+pub const PICS_UPLOAD_BYTES_MAX: u64 = 31_457_280;
+/// Largest pics import (SPEC: 30 MB).
+pub const PICS_IMPORT_BYTES_MAX: u64 = 31_457_280;
+/// Default size of the shared pics pool (20 GiB); it never evicts.
+pub const PICS_POOL_BYTES_DEFAULT: u64 = 21_474_836_480;
+/// Lifetime of a gallery image (90 days).
+pub const PICS_LIFETIME_SECS: u64 = 7_776_000;
+/// Longer side of a downscaled image.
+pub const PICS_DOWNSCALE_PX: u32 = 2048;
+/// The downscale quality ladder steps down while the result exceeds this.
+pub const PICS_TARGET_BYTES: u64 = 1_048_576;
+/// Longest comment author name, in characters.
+pub const COMMENT_NAME_CHARS_MAX: usize = 40;
+/// Longest comment text, in characters.
+pub const COMMENT_TEXT_CHARS_MAX: usize = 500;
+/// Seconds a visitor waits between two comments on one gallery.
+pub const COMMENT_COOLDOWN_SECS: u64 = 20;
+/// Default number of comments a gallery keeps.
+pub const COMMENTS_PER_GALLERY_DEFAULT: usize = 500;
+/// `Retry-After` of a 507 pool_full answer.
+pub const POOL_FULL_RETRY_AFTER_SECS: u64 = 300;
+/// Entries kept in a dir's history (CONTRACT: 200).
+pub const HISTORY_LIMIT: usize = 200;
+/// Files in one dir or bundle (CONTRACT: 1000).
+pub const FILES_PER_CONTAINER_MAX: usize = 1000;
+/// Objects one browse answer lists, so that a listing stays bounded.
+pub const BROWSE_RESULTS_MAX: usize = 500;
+
+/// The limits as one value: the defaults above, with the few an operator may
+/// configure (pool sizes, rate) overridable. `/api` serialises it whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    pub file_bytes_max: u64,
+    pub import_bytes_max: u64,
+    pub file_ttl_default_secs: u64,
+    pub file_ttl_min_secs: u64,
+    pub file_ttl_max_secs: u64,
+    pub dir_ttl_min_secs: u64,
+    pub dir_ttl_default_secs: u64,
+    pub dir_ttl_max_secs: u64,
+    pub dir_sliding_cap_secs: u64,
+    pub pool_bytes: u64,
+    pub rate_limit_per_min: u32,
+    pub tags_per_object_max: usize,
+    pub tag_chars_min: usize,
+    pub tag_chars_max: usize,
+    pub name_chars_min: usize,
+    pub name_chars_max: usize,
+    pub file_name_bytes_max: usize,
+    pub pics_upload_bytes_max: u64,
+    pub pics_import_bytes_max: u64,
+    pub pics_pool_bytes: u64,
+    pub pics_lifetime_secs: u64,
+    pub pics_downscale_px: u32,
+    pub pics_target_bytes: u64,
+    pub comment_name_chars_max: usize,
+    pub comment_text_chars_max: usize,
+    pub comment_cooldown_secs: u64,
+    pub comments_per_gallery_max: usize,
+    pub pool_full_retry_after_secs: u64,
+    pub history_limit: usize,
+    pub files_per_container_max: usize,
+    pub browse_results_max: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            file_bytes_max: FILE_BYTES_MAX,
+            import_bytes_max: IMPORT_BYTES_MAX,
+            file_ttl_default_secs: FILE_TTL_DEFAULT_SECS,
+            file_ttl_min_secs: FILE_TTL_MIN_SECS,
+            file_ttl_max_secs: FILE_TTL_MAX_SECS,
+            dir_ttl_min_secs: DIR_TTL_MIN_SECS,
+            dir_ttl_default_secs: DIR_TTL_DEFAULT_SECS,
+            dir_ttl_max_secs: DIR_TTL_MAX_SECS,
+            dir_sliding_cap_secs: DIR_SLIDING_CAP_SECS,
+            pool_bytes: POOL_BYTES_DEFAULT,
+            rate_limit_per_min: RATE_LIMIT_PER_MIN_DEFAULT,
+            tags_per_object_max: TAGS_PER_OBJECT_MAX,
+            tag_chars_min: TAG_CHARS_MIN,
+            tag_chars_max: TAG_CHARS_MAX,
+            name_chars_min: NAME_CHARS_MIN,
+            name_chars_max: NAME_CHARS_MAX,
+            file_name_bytes_max: FILE_NAME_BYTES_MAX,
+            pics_upload_bytes_max: PICS_UPLOAD_BYTES_MAX,
+            pics_import_bytes_max: PICS_IMPORT_BYTES_MAX,
+            pics_pool_bytes: PICS_POOL_BYTES_DEFAULT,
+            pics_lifetime_secs: PICS_LIFETIME_SECS,
+            pics_downscale_px: PICS_DOWNSCALE_PX,
+            pics_target_bytes: PICS_TARGET_BYTES,
+            comment_name_chars_max: COMMENT_NAME_CHARS_MAX,
+            comment_text_chars_max: COMMENT_TEXT_CHARS_MAX,
+            comment_cooldown_secs: COMMENT_COOLDOWN_SECS,
+            comments_per_gallery_max: COMMENTS_PER_GALLERY_DEFAULT,
+            pool_full_retry_after_secs: POOL_FULL_RETRY_AFTER_SECS,
+            history_limit: HISTORY_LIMIT,
+            files_per_container_max: FILES_PER_CONTAINER_MAX,
+            browse_results_max: BROWSE_RESULTS_MAX,
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Naming rules of SPEC.md: memorable names, tags and file names.
+
+use crate::error::StoreError;
+use crate::limits;
+
+/// Names a memorable name may not take (SPEC.md leaves the list open; this
+/// is the decision, recorded in docs/DECISIONS.md). It holds every route word
+/// long enough to be a name, and words a visitor would take for the
+/// service's own pages. Route words shorter than five characters (`api`,
+/// `d`, `help`, `pics`) can never be names anyway.
+pub const RESERVED_NAMES: &[&str] = &[
+    "admin",
+    "assets",
+    "browse",
+    "copy_for_agents",
+    "favicon",
+    "gallery",
+    "galleries",
+    "health",
+    "index",
+    "login",
+    "logout",
+    "releases",
+    "robots",
+    "share",
+    "static",
+    "store",
+    "storesrv",
+    "system",
+    "thumb",
+    "upload",
+    "uploads",
+    "write_for_agents",
+];
+
+/// Checks a share, dir or gallery name: 5-32 characters of `[a-z0-9-]`, at
+/// least one letter, not reserved.
+pub fn validate_memorable_name(name: &str) -> Result<(), StoreError> {
+    let len = name.len();
+    let charset_ok = name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if !(limits::NAME_CHARS_MIN..=limits::NAME_CHARS_MAX).contains(&len)
+        || !charset_ok
+        || !name.bytes().any(|b| b.is_ascii_lowercase())
+    {
+        return Err(StoreError::bad_request(format!(
+            "invalid name {name:?}: use {}-{} characters of a-z, 0-9 and '-', with at least one letter",
+            limits::NAME_CHARS_MIN,
+            limits::NAME_CHARS_MAX
+        )));
+    }
+    if RESERVED_NAMES.contains(&name) {
+        return Err(StoreError::bad_request(format!(
+            "the name {name:?} is reserved"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks one tag: 1-24 characters of lowercase `[a-z0-9-]`.
+pub fn validate_tag(tag: &str) -> Result<(), StoreError> {
+    let ok = (limits::TAG_CHARS_MIN..=limits::TAG_CHARS_MAX).contains(&tag.len())
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::bad_request(format!(
+            "invalid tag {tag:?}: use {}-{} characters of lowercase a-z, 0-9 and '-'",
+            limits::TAG_CHARS_MIN,
+            limits::TAG_CHARS_MAX
+        )))
+    }
+}
+
+/// Applies additions and removals to a tag set, keeping first-seen order and
+/// no duplicates, and refuses a result over the per-object maximum.
+pub fn apply_tags(
+    current: &[String],
+    add: &[String],
+    remove: &[String],
+) -> Result<Vec<String>, StoreError> {
+    for tag in add.iter().chain(remove) {
+        validate_tag(tag)?;
+    }
+    let mut out: Vec<String> = Vec::with_capacity(current.len() + add.len());
+    for tag in current.iter().chain(add) {
+        if !remove.contains(tag) && !out.contains(tag) {
+            out.push(tag.clone());
+        }
+    }
+    if out.len() > limits::TAGS_PER_OBJECT_MAX {
+        return Err(StoreError::bad_request(format!(
+            "too many tags: at most {} per file or dir",
+            limits::TAGS_PER_OBJECT_MAX
+        )));
+    }
+    Ok(out)
+}
+
+/// Checks a stored file name: not empty, not `.` or `..`, no `/` or `\`, no
+/// control characters, at most 255 bytes. Such names are safe as a path
+/// segment, as a zip entry and in a Content-Disposition header.
+pub fn validate_file_name(name: &str) -> Result<(), StoreError> {
+    let reason = if name.is_empty() {
+        Some("is empty")
+    } else if name == "." || name == ".." {
+        Some("is a path component")
+    } else if name.contains(['/', '\\']) {
+        Some("contains a slash")
+    } else if name.chars().any(char::is_control) {
+        Some("contains a control character")
+    } else if name.len() > limits::FILE_NAME_BYTES_MAX {
+        Some("is longer than 255 bytes")
+    } else {
+        None
+    };
+    match reason {
+        Some(why) => Err(StoreError::bad_request(format!(
+            "invalid file name {name:?}: it {why}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The name a file gets when the client gave none.
+pub fn default_file_name(content_type: &str) -> String {
+    let ext = crate::content::extension_for(content_type).unwrap_or("bin");
+    format!("upload.{ext}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn memorable_names() {
+        for ok in ["hello", "my-dir-2", "a1234", "abcdefghijklmnopqrstuvwxyz012345"] {
+            assert!(validate_memorable_name(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "", "abcd", "12345", "Hello", "hello_", "héllo", "a b cd",
+            "abcdefghijklmnopqrstuvwxyz0123456", "browse", "admin", "releases",
+        ] {
+            assert!(validate_memorable_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tags() {
+        assert!(validate_tag("rust").is_ok());
+        assert!(validate_tag("a").is_ok());
+        assert!(validate_tag("Rust").is_err());
+        assert!(validate_tag("").is_err());
+        assert!(validate_tag(&"a".repeat(25)).is_err());
+        let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(apply_tags(&t(&["a", "b"]), &t(&["c", "a"]), &t(&["b"])).unwrap(), t(&["a", "c"]));
+        assert!(apply_tags(&[], &t(&["a", "b", "c", "d", "e", "f"]), &[]).is_err());
+        // Removing one makes room for another in the same request.
+        assert!(apply_tags(&t(&["a", "b", "c", "d", "e"]), &t(&["f"]), &t(&["a"])).is_ok());
+    }
+
+    #[test]
+    fn file_names() {
+        for ok in ["a.txt", "résumé.pdf", "..hidden", "x y"] {
+            assert!(validate_file_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".", "..", "a/b", "a\\b", "a\nb", "a\u{7f}"] {
+            assert!(validate_file_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(validate_file_name(&"x".repeat(256)).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn valid_names_are_url_and_path_safe(name in "[a-z0-9-]{5,32}") {
+            if validate_memorable_name(&name).is_ok() {
+                prop_assert!(name.bytes().any(|b| b.is_ascii_lowercase()));
+                prop_assert!(!RESERVED_NAMES.contains(&name.as_str()));
+            }
+        }
+
+        #[test]
+        fn applied_tags_are_bounded_and_unique(
+            cur in prop::collection::vec("[a-z]{1,3}", 0..5),
+            add in prop::collection::vec("[a-z]{1,3}", 0..8),
+            rm in prop::collection::vec("[a-z]{1,3}", 0..3),
+        ) {
+            let cur = apply_tags(&[], &cur, &[]).unwrap_or_default();
+            if let Ok(out) = apply_tags(&cur, &add, &rm) {
+                prop_assert!(out.len() <= limits::TAGS_PER_OBJECT_MAX);
+                for t in &rm { prop_assert!(!out.contains(t)); }
+                let mut dedup = out.clone(); dedup.sort(); dedup.dedup();
+                prop_assert_eq!(dedup.len(), out.len());
+            }
+        }
+    }
+}

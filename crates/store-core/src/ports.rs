@@ -1,0 +1,103 @@
+//! The ports: what the domain needs from the world, as traits. Adapters
+//! (sled and the file system, memory for tests) implement them; nothing in
+//! this crate performs I/O itself.
+//!
+//! The ports are synchronous on purpose. The HTTP shell runs use cases on a
+//! blocking pool, which keeps the domain free of any async runtime and lets
+//! embedders call it from plain threads.
+
+use std::ops::ControlFlow;
+
+use crate::record::{BlobId, Object};
+use crate::time::Timestamp;
+
+/// A storage fault: the disk, the database, a corrupt record. Never the
+/// client's fault, so it is not a [`crate::StoreError`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("storage error: {0}")]
+pub struct StorageError(pub String);
+
+impl StorageError {
+    pub fn new(msg: impl std::fmt::Display) -> Self {
+        Self(msg.to_string())
+    }
+}
+
+pub type StorageResult<T> = Result<T, StorageError>;
+
+/// The time source. The real one reads the system clock; tests move a
+/// manual one.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Timestamp;
+}
+
+/// A source of unpredictable bytes for ids and tokens.
+pub trait Random: Send + Sync {
+    fn fill(&self, buf: &mut [u8]);
+}
+
+/// Records and their indexes. Each method is atomic on its own: a record
+/// and its index entries change together or not at all, and a method that
+/// returns `Ok` has made its change durable.
+pub trait Repository: Send + Sync {
+    fn get(&self, key: &str) -> StorageResult<Option<Object>>;
+
+    /// Inserts a record under a key nobody holds; `Ok(false)` if the key is
+    /// taken (the caller picks another id, or treats it as create-or-get).
+    fn insert_new(&self, key: &str, object: &Object) -> StorageResult<bool>;
+
+    /// Replaces the record under `key`, updating its index entries.
+    fn put(&self, key: &str, object: &Object) -> StorageResult<()>;
+
+    /// Removes a record and its index entries, returning what was there.
+    fn remove(&self, key: &str) -> StorageResult<Option<Object>>;
+
+    /// Up to `limit` (expires_at, key) pairs, soonest first. Retained
+    /// objects have no expiry and are never listed.
+    fn expiring(&self, limit: usize) -> StorageResult<Vec<(Timestamp, String)>>;
+
+    /// Keys of the records carrying `tag`.
+    fn keys_with_tag(&self, tag: &str) -> StorageResult<Vec<String>>;
+
+    /// Visits every record, in key order, until the visitor breaks.
+    fn for_each(
+        &self,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()>;
+}
+
+/// Where bytes live. Ids are minted by the store; records only point at
+/// them, so the bytes can move without touching a record.
+pub trait BlobStore: Send + Sync {
+    /// Starts a new blob. Bytes written are invisible until
+    /// [`BlobWriter::commit`]; a writer dropped uncommitted leaves nothing.
+    fn create(&self) -> StorageResult<Box<dyn BlobWriter>>;
+
+    /// Opens a committed blob. An open reader keeps working even if the
+    /// blob is removed meanwhile (burn after reading relies on that).
+    fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>>;
+
+    /// Removes a blob; removing a missing blob is not an error.
+    fn remove(&self, id: &BlobId) -> StorageResult<()>;
+
+    /// Every committed blob, for orphan collection at start.
+    fn list(&self) -> StorageResult<Vec<BlobId>>;
+}
+
+/// A blob being written.
+pub trait BlobWriter: Send {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()>;
+
+    /// Makes the bytes durable and visible under a new id.
+    fn commit(self: Box<Self>) -> StorageResult<BlobId>;
+}
+
+/// A committed blob being read.
+pub trait BlobReader: std::io::Read + Send {
+    /// Length in bytes, known before reading.
+    fn len(&self) -> u64;
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

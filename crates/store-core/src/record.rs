@@ -1,0 +1,175 @@
+//! Stored records. A record points at its bytes through an opaque
+//! [`BlobId`]; the bytes themselves belong to the blob store port.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::StoreError;
+use crate::lifetime::Lifetime;
+use crate::time::Timestamp;
+
+/// An opaque handle to stored bytes, minted by the blob store.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct BlobId(pub String);
+
+impl BlobId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A single file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    pub id: String,
+    pub name: String,
+    pub content_type: String,
+    pub size: u64,
+    pub blob: BlobId,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub lifetime: Lifetime,
+    /// Burn after reading: the first download deletes it.
+    pub once: bool,
+    pub tags: Vec<String>,
+    /// A text file (CONTRACT.md): a text-family type and valid UTF-8. Only
+    /// these may be replaced or appended to.
+    pub text: bool,
+}
+
+/// Whether a GET burns the file it serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadDecision {
+    Serve,
+    /// Serve this once, and delete the file in the same step.
+    ServeAndBurn,
+}
+
+/// GET or HEAD: HEAD never burns a once file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadIntent {
+    Get,
+    Head,
+}
+
+impl FileRecord {
+    /// Decides a read: expired files are not found; a once file is burnt by
+    /// the first GET (but not by HEAD).
+    pub fn decide_read(&self, now: Timestamp, intent: ReadIntent) -> Result<ReadDecision, StoreError> {
+        if !self.lifetime.is_live(now) {
+            return Err(StoreError::not_found());
+        }
+        Ok(match (self.once, intent) {
+            (true, ReadIntent::Get) => ReadDecision::ServeAndBurn,
+            _ => ReadDecision::Serve,
+        })
+    }
+
+    /// PUT and PATCH apply to text files only.
+    pub fn ensure_editable(&self) -> Result<(), StoreError> {
+        if self.text {
+            Ok(())
+        } else {
+            Err(StoreError::forbidden(
+                "only text files can be replaced or appended to (PUT/PATCH)",
+            ))
+        }
+    }
+}
+
+/// Every kind of stored object, as the repository keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Object {
+    File(FileRecord),
+}
+
+impl Object {
+    pub fn id(&self) -> &str {
+        match self {
+            Self::File(f) => &f.id,
+        }
+    }
+
+    pub fn lifetime(&self) -> &Lifetime {
+        match self {
+            Self::File(f) => &f.lifetime,
+        }
+    }
+
+    pub fn tags(&self) -> &[String] {
+        match self {
+            Self::File(f) => &f.tags,
+        }
+    }
+
+    pub fn created_at(&self) -> Timestamp {
+        match self {
+            Self::File(f) => f.created_at,
+        }
+    }
+
+    /// Bytes this object counts against the store pool.
+    pub fn pool_bytes(&self) -> u64 {
+        match self {
+            Self::File(f) => f.size,
+        }
+    }
+
+    /// The blobs this object owns, for deletion and orphan collection.
+    pub fn blobs(&self) -> Vec<&BlobId> {
+        match self {
+            Self::File(f) => vec![&f.blob],
+        }
+    }
+
+    /// Whether pool eviction may remove it: live and not retained.
+    pub fn is_evictable(&self) -> bool {
+        !self.lifetime().is_retained()
+    }
+
+    pub fn as_file(&self) -> Option<&FileRecord> {
+        match self {
+            Self::File(f) => Some(f),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(once: bool) -> FileRecord {
+        FileRecord {
+            id: "abc".into(),
+            name: "a.txt".into(),
+            content_type: "text/plain".into(),
+            size: 3,
+            blob: BlobId("b".into()),
+            created_at: Timestamp::EPOCH,
+            updated_at: Timestamp::EPOCH,
+            lifetime: Lifetime::fixed(Timestamp::EPOCH, 100),
+            once,
+            tags: vec![],
+            text: true,
+        }
+    }
+
+    #[test]
+    fn reads() {
+        let f = file(false);
+        assert_eq!(f.decide_read(Timestamp::EPOCH, ReadIntent::Get), Ok(ReadDecision::Serve));
+        assert!(f.decide_read(Timestamp::from_secs(100), ReadIntent::Get).is_err());
+        let o = file(true);
+        assert_eq!(o.decide_read(Timestamp::EPOCH, ReadIntent::Get), Ok(ReadDecision::ServeAndBurn));
+        assert_eq!(o.decide_read(Timestamp::EPOCH, ReadIntent::Head), Ok(ReadDecision::Serve));
+    }
+
+    #[test]
+    fn serde_round_trip_keeps_the_kind() {
+        let o = Object::File(file(true));
+        let json = serde_json::to_string(&o).unwrap();
+        assert!(json.contains("\"kind\":\"file\""));
+        assert_eq!(serde_json::from_str::<Object>(&json).unwrap(), o);
+    }
+}
