@@ -1,0 +1,187 @@
+//! # store-app
+//!
+//! The use-case layer. Each public method of [`App`] runs one request:
+//! read the clock once, take the key's lock, load, decide with store-core,
+//! commit through the ports. It is synchronous and runtime-free; the HTTP
+//! shell calls it on a blocking pool.
+//!
+//! Write order, everywhere: bytes first (committed blob), then the record;
+//! on delete, the record first, then the bytes. A crash between the two
+//! steps leaves at worst an unreferenced blob, which [`App::open`] collects.
+
+mod error;
+mod files;
+mod locks;
+mod pool;
+pub mod system;
+mod upload;
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex};
+
+use store_core::pool::PoolLedger;
+use store_core::ports::{BlobStore, Clock, Random, Repository};
+use store_core::{Limits, Object, RetainAuth, RetainTokens, Timestamp};
+
+pub use error::{AppError, AppResult};
+pub use files::{BrowseQuery, BrowseSort, FileDownload, NewFile, SortOrder};
+pub use upload::Upload;
+
+/// The ports an [`App`] runs on.
+#[derive(Clone)]
+pub struct Ports {
+    pub repo: Arc<dyn Repository>,
+    pub blobs: Arc<dyn BlobStore>,
+    pub clock: Arc<dyn Clock>,
+    pub random: Arc<dyn Random>,
+}
+
+impl std::fmt::Debug for Ports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Ports { .. }")
+    }
+}
+
+/// What the operator configured.
+#[derive(Debug, Clone)]
+pub struct AppConfig {
+    /// Prefix of every URL handed out, without a trailing slash.
+    pub base_url: String,
+    pub limits: Limits,
+    pub retain_tokens: RetainTokens,
+}
+
+/// What one sweep did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepReport {
+    pub removed: usize,
+    /// The next moment something expires, if anything does.
+    pub next_expiry: Option<Timestamp>,
+}
+
+/// What start-up recovery found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    pub objects: usize,
+    pub pool_used_bytes: u64,
+    pub orphan_blobs_removed: usize,
+}
+
+/// The service's use cases over a set of ports.
+#[derive(Debug)]
+pub struct App {
+    ports: Ports,
+    config: AppConfig,
+    locks: locks::KeyLocks,
+    pool: Mutex<PoolLedger>,
+}
+
+impl App {
+    /// Opens the service over its ports: recomputes the pool from the
+    /// records (so that no crash can make it drift) and removes blobs no
+    /// record points at (left by a crash between the two steps of a write).
+    pub fn open(ports: Ports, config: AppConfig) -> AppResult<(Self, Recovery)> {
+        let mut used = 0u64;
+        let mut objects = 0usize;
+        let mut referenced = HashSet::new();
+        ports.repo.for_each(&mut |_, obj| {
+            objects += 1;
+            used = used.saturating_add(obj.pool_bytes());
+            referenced.extend(obj.blobs().into_iter().cloned());
+            ControlFlow::Continue(())
+        })?;
+        let mut orphan_blobs_removed = 0;
+        for blob in ports.blobs.list()? {
+            if !referenced.contains(&blob) {
+                ports.blobs.remove(&blob)?;
+                orphan_blobs_removed += 1;
+            }
+        }
+        let app = Self {
+            pool: Mutex::new(PoolLedger::new(config.limits.pool_bytes, used)),
+            ports,
+            config,
+            locks: locks::KeyLocks::default(),
+        };
+        let recovery = Recovery {
+            objects,
+            pool_used_bytes: used,
+            orphan_blobs_removed,
+        };
+        Ok((app, recovery))
+    }
+
+    pub fn config(&self) -> &AppConfig {
+        &self.config
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.ports.clock.now()
+    }
+
+    /// Checks a presented retain token against the configured ones.
+    pub fn retain_auth(&self, presented: Option<&str>) -> RetainAuth {
+        self.config.retain_tokens.check(presented)
+    }
+
+    /// Bytes the live objects hold in the store pool.
+    pub fn pool_used_bytes(&self) -> u64 {
+        self.ledger().used_bytes()
+    }
+
+    fn ledger(&self) -> std::sync::MutexGuard<'_, PoolLedger> {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts receiving a body of at most `limit_bytes`.
+    pub fn begin_upload(&self, limit_bytes: u64) -> AppResult<Upload> {
+        Ok(Upload::new(self.ports.blobs.create()?, limit_bytes))
+    }
+
+    /// Removes objects whose time has come, at most `batch` of them, and
+    /// says when the next one is due. It walks the expiry index from its
+    /// start, so its cost follows the number of expired objects, not the
+    /// number stored.
+    pub fn sweep(&self, batch: usize) -> AppResult<SweepReport> {
+        let now = self.now();
+        let mut removed = 0;
+        for (at, key) in self.ports.repo.expiring(batch)? {
+            if at > now {
+                return Ok(SweepReport {
+                    removed,
+                    next_expiry: Some(at),
+                });
+            }
+            let _guard = self.locks.lock(&key);
+            // Re-read under the lock: the object may have been retained or
+            // deleted since the index was read.
+            if let Some(obj) = self.ports.repo.get(&key)? {
+                if !obj.lifetime().is_live(now) {
+                    self.remove_object(&key, &obj)?;
+                    removed += 1;
+                }
+            }
+        }
+        let next_expiry = self.ports.repo.expiring(1)?.first().map(|(at, _)| *at);
+        Ok(SweepReport {
+            removed,
+            next_expiry,
+        })
+    }
+
+    /// Deletes a record, then its bytes, then gives its pool bytes back.
+    /// The caller holds the key's lock.
+    fn remove_object(&self, key: &str, obj: &Object) -> AppResult<()> {
+        if self.ports.repo.remove(key)?.is_some() {
+            self.ledger().release(obj.pool_bytes());
+        }
+        for blob in obj.blobs() {
+            self.ports.blobs.remove(blob)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

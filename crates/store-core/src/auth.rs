@@ -137,7 +137,10 @@ mod tests {
         assert!(authorize_write(&kept, RetainAuth::Valid).is_ok());
         assert!(authorize_retain(RetainAuth::Absent).is_err());
         assert!(authorize_retain(RetainAuth::Valid).is_ok());
-        assert_eq!(lifetime_for_new(RetainAuth::Valid, live), Ok(Lifetime::Indefinite));
+        assert_eq!(
+            lifetime_for_new(RetainAuth::Valid, live),
+            Ok(Lifetime::Indefinite)
+        );
         assert_eq!(lifetime_for_new(RetainAuth::Absent, live), Ok(live));
     }
 }

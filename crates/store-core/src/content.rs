@@ -18,7 +18,9 @@ pub fn sniff(head: &[u8]) -> Option<&'static str> {
         Some("image/webp")
     } else if head.len() >= 12 && &head[4..8] == b"ftyp" {
         match &head[8..12] {
-            b"heic" | b"heix" | b"heim" | b"heis" | b"mif1" | b"msf1" | b"hevc" => Some("image/heic"),
+            b"heic" | b"heix" | b"heim" | b"heis" | b"mif1" | b"msf1" | b"hevc" => {
+                Some("image/heic")
+            }
             b"avif" | b"avis" => Some("image/avif"),
             b"qt  " => Some("video/quicktime"),
             _ => Some("video/mp4"),
@@ -110,7 +112,10 @@ pub fn from_name(name: &str) -> Option<&'static str> {
 /// The usual extension of a type, for default file names.
 pub fn extension_for(content_type: &str) -> Option<&'static str> {
     let essence = essence(content_type);
-    EXTENSIONS.iter().find(|(_, t)| *t == essence).map(|(e, _)| *e)
+    EXTENSIONS
+        .iter()
+        .find(|(_, t)| *t == essence)
+        .map(|(e, _)| *e)
 }
 
 /// A type without its parameters, lowercase.
@@ -153,10 +158,7 @@ pub fn renders_inline(content_type: &str) -> bool {
 /// must be served with the sandbox Content-Security-Policy.
 pub fn needs_sandbox(content_type: &str) -> bool {
     let t = essence(content_type);
-    t == "text/html"
-        || t == "application/xhtml+xml"
-        || t.ends_with("+xml")
-        || t.ends_with("/xml")
+    t == "text/html" || t == "application/xhtml+xml" || t.ends_with("+xml") || t.ends_with("/xml")
 }
 
 /// Decides a file's type: magic bytes first, then the file name, then the
@@ -249,16 +251,40 @@ mod tests {
 
     #[test]
     fn magic_beats_name() {
-        assert_eq!(decide(b"\x89PNG\r\n\x1a\n....", "x.txt", None, false), "image/png");
+        assert_eq!(
+            decide(b"\x89PNG\r\n\x1a\n....", "x.txt", None, false),
+            "image/png"
+        );
         assert_eq!(decide(b"hello", "x.md", None, true), "text/markdown");
-        assert_eq!(decide(b"hello", "x", Some("application/x-www-form-urlencoded"), true), "text/plain");
-        assert_eq!(decide(b"{}", "x", Some("application/json"), true), "application/json");
-        assert_eq!(decide(b"\x00\x01", "x", None, false), "application/octet-stream");
+        assert_eq!(
+            decide(
+                b"hello",
+                "x",
+                Some("application/x-www-form-urlencoded"),
+                true
+            ),
+            "text/plain"
+        );
+        assert_eq!(
+            decide(b"{}", "x", Some("application/json"), true),
+            "application/json"
+        );
+        assert_eq!(
+            decide(b"\x00\x01", "x", None, false),
+            "application/octet-stream"
+        );
     }
 
     #[test]
     fn text_family() {
-        for t in ["text/plain", "application/json", "application/ld+json", "image/svg+xml", "application/yaml", "text/html; charset=utf-8"] {
+        for t in [
+            "text/plain",
+            "application/json",
+            "application/ld+json",
+            "image/svg+xml",
+            "application/yaml",
+            "text/html; charset=utf-8",
+        ] {
             assert!(is_text_type(t), "{t}");
         }
         for t in ["image/png", "application/pdf", "application/octet-stream"] {

@@ -60,7 +60,9 @@ impl StoreError {
     }
 
     pub fn too_large(limit_bytes: u64) -> Self {
-        Self::TooLarge(format!("body is larger than the limit of {limit_bytes} bytes"))
+        Self::TooLarge(format!(
+            "body is larger than the limit of {limit_bytes} bytes"
+        ))
     }
 
     pub fn code(&self) -> ErrorCode {
@@ -80,9 +82,10 @@ impl StoreError {
     /// Seconds the client should wait, for the codes that are retried later.
     pub fn retry_after_secs(&self) -> Option<u64> {
         match self {
-            Self::RateLimited { retry_after_secs } | Self::PoolFull { retry_after_secs, .. } => {
-                Some(*retry_after_secs)
-            }
+            Self::RateLimited { retry_after_secs }
+            | Self::PoolFull {
+                retry_after_secs, ..
+            } => Some(*retry_after_secs),
             _ => None,
         }
     }

@@ -8,8 +8,17 @@ const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop
 /// Words of the URL space that an id must never equal, so that `/<id>` can
 /// never shadow a route (CONTRACT.md "Values").
 pub const ROUTE_WORDS: &[&str] = &[
-    "api", "help", "browse", "d", "pics", "releases", "write_for_agents", "copy_for_agents",
-    "static", "favicon.ico", "robots.txt",
+    "api",
+    "help",
+    "browse",
+    "d",
+    "pics",
+    "releases",
+    "write_for_agents",
+    "copy_for_agents",
+    "static",
+    "favicon.ico",
+    "robots.txt",
 ];
 
 /// Characters of a single file or bundle id: 12 of base62 is ~71 bits.
@@ -89,7 +98,9 @@ mod tests {
         assert!(id.bytes().all(|b| b.is_ascii_alphanumeric()));
         let d = dir_id(&rng);
         assert_eq!(d.len(), 32);
-        assert!(d.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert!(d
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
         assert_eq!(token(&rng).len(), TOKEN_CHARS);
         assert_ne!(object_id(&rng), object_id(&rng));
     }

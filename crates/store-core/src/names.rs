@@ -138,12 +138,26 @@ mod tests {
 
     #[test]
     fn memorable_names() {
-        for ok in ["hello", "my-dir-2", "a1234", "abcdefghijklmnopqrstuvwxyz012345"] {
+        for ok in [
+            "hello",
+            "my-dir-2",
+            "a1234",
+            "abcdefghijklmnopqrstuvwxyz012345",
+        ] {
             assert!(validate_memorable_name(ok).is_ok(), "{ok}");
         }
         for bad in [
-            "", "abcd", "12345", "Hello", "hello_", "héllo", "a b cd",
-            "abcdefghijklmnopqrstuvwxyz0123456", "browse", "admin", "releases",
+            "",
+            "abcd",
+            "12345",
+            "Hello",
+            "hello_",
+            "héllo",
+            "a b cd",
+            "abcdefghijklmnopqrstuvwxyz0123456",
+            "browse",
+            "admin",
+            "releases",
         ] {
             assert!(validate_memorable_name(bad).is_err(), "{bad}");
         }
@@ -157,7 +171,10 @@ mod tests {
         assert!(validate_tag("").is_err());
         assert!(validate_tag(&"a".repeat(25)).is_err());
         let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(apply_tags(&t(&["a", "b"]), &t(&["c", "a"]), &t(&["b"])).unwrap(), t(&["a", "c"]));
+        assert_eq!(
+            apply_tags(&t(&["a", "b"]), &t(&["c", "a"]), &t(&["b"])).unwrap(),
+            t(&["a", "c"])
+        );
         assert!(apply_tags(&[], &t(&["a", "b", "c", "d", "e", "f"]), &[]).is_err());
         // Removing one makes room for another in the same request.
         assert!(apply_tags(&t(&["a", "b", "c", "d", "e"]), &t(&["f"]), &t(&["a"])).is_ok());

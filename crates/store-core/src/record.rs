@@ -55,7 +55,11 @@ pub enum ReadIntent {
 impl FileRecord {
     /// Decides a read: expired files are not found; a once file is burnt by
     /// the first GET (but not by HEAD).
-    pub fn decide_read(&self, now: Timestamp, intent: ReadIntent) -> Result<ReadDecision, StoreError> {
+    pub fn decide_read(
+        &self,
+        now: Timestamp,
+        intent: ReadIntent,
+    ) -> Result<ReadDecision, StoreError> {
         if !self.lifetime.is_live(now) {
             return Err(StoreError::not_found());
         }
@@ -158,11 +162,22 @@ mod tests {
     #[test]
     fn reads() {
         let f = file(false);
-        assert_eq!(f.decide_read(Timestamp::EPOCH, ReadIntent::Get), Ok(ReadDecision::Serve));
-        assert!(f.decide_read(Timestamp::from_secs(100), ReadIntent::Get).is_err());
+        assert_eq!(
+            f.decide_read(Timestamp::EPOCH, ReadIntent::Get),
+            Ok(ReadDecision::Serve)
+        );
+        assert!(f
+            .decide_read(Timestamp::from_secs(100), ReadIntent::Get)
+            .is_err());
         let o = file(true);
-        assert_eq!(o.decide_read(Timestamp::EPOCH, ReadIntent::Get), Ok(ReadDecision::ServeAndBurn));
-        assert_eq!(o.decide_read(Timestamp::EPOCH, ReadIntent::Head), Ok(ReadDecision::Serve));
+        assert_eq!(
+            o.decide_read(Timestamp::EPOCH, ReadIntent::Get),
+            Ok(ReadDecision::ServeAndBurn)
+        );
+        assert_eq!(
+            o.decide_read(Timestamp::EPOCH, ReadIntent::Head),
+            Ok(ReadDecision::Serve)
+        );
     }
 
     #[test]

@@ -132,7 +132,11 @@ fn parse_rfc3339(s: &str) -> Option<Timestamp> {
         if digits == 0 {
             return None;
         }
-        let ms_text: String = frac[..digits].chars().chain("000".chars()).take(3).collect();
+        let ms_text: String = frac[..digits]
+            .chars()
+            .chain("000".chars())
+            .take(3)
+            .collect();
         millis = ms_text.parse().ok()?;
         rest = &frac[digits..];
     }
@@ -166,7 +170,10 @@ mod tests {
             Timestamp::from_millis(1_795_359_845_999).to_string(),
             "2026-11-22T15:04:05Z"
         );
-        assert_eq!(Timestamp::from_secs(951_782_400).to_string(), "2000-02-29T00:00:00Z");
+        assert_eq!(
+            Timestamp::from_secs(951_782_400).to_string(),
+            "2000-02-29T00:00:00Z"
+        );
     }
 
     #[test]

@@ -162,7 +162,10 @@ mod tests {
         assert!(v["persistence"].get("retention").is_none());
         assert_eq!(v["editable"], true);
 
-        let kept = FileRecord { lifetime: Lifetime::Indefinite, ..f };
+        let kept = FileRecord {
+            lifetime: Lifetime::Indefinite,
+            ..f
+        };
         let v = serde_json::to_value(FileView::new(&kept, "http://h", now)).unwrap();
         assert!(v["expires_in"].is_null());
         assert!(v["expires_at"].is_null());

@@ -1,0 +1,103 @@
+//! Reserving room in the store pool, evicting when it is short.
+
+use store_core::StoreError;
+
+use crate::{App, AppResult};
+
+/// Candidates read from the expiry index per round of eviction.
+const EVICTION_BATCH: usize = 64;
+
+/// Bytes taken from the pool for a write in progress. Dropped without
+/// [`Reservation::keep`], it gives them back, so that a failed write
+/// cannot leak pool space.
+#[must_use]
+pub(crate) struct Reservation<'a> {
+    app: &'a App,
+    bytes: u64,
+}
+
+impl Reservation<'_> {
+    pub(crate) fn keep(mut self) {
+        self.bytes = 0;
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            self.app.ledger().release(self.bytes);
+        }
+    }
+}
+
+impl App {
+    /// Takes `bytes` from the pool, evicting live non-retained objects
+    /// soonest-expiring first (CONTRACT.md "Pools and eviction") until they
+    /// fit, or answers 507 when nothing more can go.
+    ///
+    /// Eviction only *tries* each key's lock: the caller may hold a lock
+    /// itself (a PUT growing a file), and waiting here could deadlock. A
+    /// busy object is in use anyway, so it is skipped this time.
+    pub(crate) fn reserve(&self, bytes: u64) -> AppResult<Reservation<'_>> {
+        loop {
+            let shortfall = {
+                let mut ledger = self.ledger();
+                if ledger.try_reserve(bytes) {
+                    return Ok(Reservation { app: self, bytes });
+                }
+                ledger.shortfall(bytes)
+            };
+            if self.evict(shortfall)? == 0 {
+                return Err(StoreError::PoolFull {
+                    message: format!(
+                        "the store pool is full: {bytes} more bytes do not fit even after evicting every object that may go"
+                    ),
+                    retry_after_secs: self.config.limits.pool_full_retry_after_secs,
+                }
+                .into());
+            }
+        }
+    }
+
+    /// Evicts until `needed` bytes are freed or no candidate is left;
+    /// returns the bytes freed.
+    fn evict(&self, needed: u64) -> AppResult<u64> {
+        let mut freed = 0u64;
+        // Only objects with an expiry are in the index: retained objects can
+        // never be chosen. Each round re-reads the index head, since evicted
+        // entries leave it; skipped (busy) keys are remembered.
+        let mut skipped = std::collections::HashSet::new();
+        while freed < needed {
+            let candidates: Vec<String> = self
+                .ports
+                .repo
+                .expiring(EVICTION_BATCH + skipped.len())?
+                .into_iter()
+                .map(|(_, k)| k)
+                .filter(|k| !skipped.contains(k))
+                .collect();
+            if candidates.is_empty() {
+                break;
+            }
+            for key in candidates {
+                let Some(_guard) = self.locks.try_lock(&key) else {
+                    skipped.insert(key);
+                    continue;
+                };
+                match self.ports.repo.get(&key)? {
+                    Some(obj) if obj.is_evictable() => {
+                        freed += obj.pool_bytes();
+                        self.remove_object(&key, &obj)?;
+                    }
+                    _ => {
+                        skipped.insert(key);
+                    }
+                }
+                if freed >= needed {
+                    break;
+                }
+            }
+        }
+        Ok(freed)
+    }
+}

@@ -1,0 +1,200 @@
+//! The conformance suites every adapter runs. A failing check panics with
+//! a message naming the rule, so the adapter's own test shows what broke.
+
+use std::io::Read;
+use std::ops::ControlFlow;
+
+use store_core::ports::{BlobStore, Repository};
+use store_core::{BlobId, FileRecord, Lifetime, Object, Timestamp};
+
+/// A file record for the suites: `key` expiring at `expires_secs` (or
+/// retained when `None`), with `tags`.
+pub fn sample_file(key: &str, expires_secs: Option<i64>, tags: &[&str]) -> Object {
+    Object::File(FileRecord {
+        id: key.to_string(),
+        name: format!("{key}.txt"),
+        content_type: "text/plain".into(),
+        size: 10,
+        blob: BlobId(format!("blob-{key}")),
+        created_at: Timestamp::from_secs(1),
+        updated_at: Timestamp::from_secs(1),
+        lifetime: match expires_secs {
+            Some(s) => Lifetime::Fixed {
+                expires_at: Timestamp::from_secs(s),
+            },
+            None => Lifetime::Indefinite,
+        },
+        once: false,
+        tags: tags.iter().map(|t| t.to_string()).collect(),
+        text: true,
+    })
+}
+
+/// Runs every repository check on fresh instances from `make`.
+pub fn repository(make: &dyn Fn() -> Box<dyn Repository>) {
+    insert_get_remove(make().as_ref());
+    insert_new_refuses_taken_keys(make().as_ref());
+    expiry_index_is_ordered_and_follows_updates(make().as_ref());
+    tag_index_follows_updates(make().as_ref());
+    for_each_visits_all_and_stops(make().as_ref());
+}
+
+fn insert_get_remove(repo: &dyn Repository) {
+    let a = sample_file("a", Some(100), &[]);
+    assert!(repo.insert_new("a", &a).unwrap());
+    assert_eq!(
+        repo.get("a").unwrap(),
+        Some(a.clone()),
+        "get returns what was inserted"
+    );
+    assert_eq!(repo.get("b").unwrap(), None, "unknown keys are absent");
+    assert_eq!(
+        repo.remove("a").unwrap(),
+        Some(a),
+        "remove returns the record"
+    );
+    assert_eq!(repo.get("a").unwrap(), None, "removed records are gone");
+    assert_eq!(
+        repo.remove("a").unwrap(),
+        None,
+        "removing twice is harmless"
+    );
+    assert!(
+        repo.expiring(10).unwrap().is_empty(),
+        "remove clears the expiry index"
+    );
+}
+
+fn insert_new_refuses_taken_keys(repo: &dyn Repository) {
+    let a = sample_file("a", Some(100), &[]);
+    let other = sample_file("a", Some(200), &["x"]);
+    assert!(repo.insert_new("a", &a).unwrap());
+    assert!(
+        !repo.insert_new("a", &other).unwrap(),
+        "a taken key is refused"
+    );
+    assert_eq!(
+        repo.get("a").unwrap(),
+        Some(a),
+        "a refused insert changes nothing"
+    );
+    assert!(
+        repo.keys_with_tag("x").unwrap().is_empty(),
+        "a refused insert indexes nothing"
+    );
+}
+
+fn expiry_index_is_ordered_and_follows_updates(repo: &dyn Repository) {
+    repo.put("late", &sample_file("late", Some(300), &[]))
+        .unwrap();
+    repo.put("early", &sample_file("early", Some(100), &[]))
+        .unwrap();
+    repo.put("kept", &sample_file("kept", None, &[])).unwrap();
+    repo.put("mid", &sample_file("mid", Some(200), &[]))
+        .unwrap();
+    let keys = |v: Vec<(Timestamp, String)>| v.into_iter().map(|(_, k)| k).collect::<Vec<_>>();
+    assert_eq!(
+        keys(repo.expiring(10).unwrap()),
+        ["early", "mid", "late"],
+        "soonest first, retained absent"
+    );
+    assert_eq!(
+        keys(repo.expiring(2).unwrap()),
+        ["early", "mid"],
+        "limit is honoured"
+    );
+    // Moving an expiry moves its index entry; retaining removes it.
+    repo.put("early", &sample_file("early", Some(400), &[]))
+        .unwrap();
+    repo.put("mid", &sample_file("mid", None, &[])).unwrap();
+    let got = repo.expiring(10).unwrap();
+    assert_eq!(keys(got.clone()), ["late", "early"], "index follows put");
+    assert_eq!(
+        got[1].0,
+        Timestamp::from_secs(400),
+        "index carries the new expiry"
+    );
+}
+
+fn tag_index_follows_updates(repo: &dyn Repository) {
+    repo.put("a", &sample_file("a", Some(1), &["x", "y"]))
+        .unwrap();
+    repo.put("b", &sample_file("b", Some(1), &["y"])).unwrap();
+    let mut y = repo.keys_with_tag("y").unwrap();
+    y.sort();
+    assert_eq!(y, ["a", "b"]);
+    repo.put("a", &sample_file("a", Some(1), &["z"])).unwrap();
+    assert!(
+        repo.keys_with_tag("x").unwrap().is_empty(),
+        "untagging clears the index"
+    );
+    assert_eq!(repo.keys_with_tag("y").unwrap(), ["b"]);
+    assert_eq!(repo.keys_with_tag("z").unwrap(), ["a"]);
+    repo.remove("b").unwrap();
+    assert!(
+        repo.keys_with_tag("y").unwrap().is_empty(),
+        "remove clears tags"
+    );
+}
+
+fn for_each_visits_all_and_stops(repo: &dyn Repository) {
+    for k in ["a", "b", "c"] {
+        repo.put(k, &sample_file(k, Some(1), &[])).unwrap();
+    }
+    let mut seen = vec![];
+    repo.for_each(&mut |k, _| {
+        seen.push(k.to_string());
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(seen, ["a", "b", "c"], "for_each visits in key order");
+    let mut n = 0;
+    repo.for_each(&mut |_, _| {
+        n += 1;
+        ControlFlow::Break(())
+    })
+    .unwrap();
+    assert_eq!(n, 1, "for_each stops when told");
+}
+
+/// Runs every blob store check on fresh instances from `make`.
+pub fn blob_store(make: &dyn Fn() -> Box<dyn BlobStore>) {
+    let store = make();
+    let mut w = store.create().unwrap();
+    w.write(b"hello ").unwrap();
+    w.write(b"world").unwrap();
+    let id = w.commit().unwrap();
+    let mut r = store.open(&id).unwrap();
+    assert_eq!(r.len(), 11, "length is known before reading");
+    let mut s = String::new();
+    r.read_to_string(&mut s).unwrap();
+    assert_eq!(s, "hello world", "bytes come back as written");
+    assert_eq!(
+        store.list().unwrap(),
+        vec![id.clone()],
+        "committed blobs are listed"
+    );
+
+    // An open reader survives removal (burn after reading relies on it).
+    let mut r = store.open(&id).unwrap();
+    store.remove(&id).unwrap();
+    let mut s = String::new();
+    r.read_to_string(&mut s).unwrap();
+    assert_eq!(s, "hello world", "an open reader outlives remove");
+    assert!(store.open(&id).is_err(), "removed blobs cannot be opened");
+    store.remove(&id).unwrap();
+
+    // An abandoned writer leaves nothing behind.
+    let mut w = store.create().unwrap();
+    w.write(b"partial").unwrap();
+    drop(w);
+    assert!(
+        store.list().unwrap().is_empty(),
+        "an uncommitted blob is invisible"
+    );
+
+    let a = store.create().unwrap().commit().unwrap();
+    let b = store.create().unwrap().commit().unwrap();
+    assert_ne!(a, b, "every commit mints a new id");
+    assert_eq!(store.open(&a).unwrap().len(), 0, "empty blobs are fine");
+}
