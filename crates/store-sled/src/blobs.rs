@@ -1,0 +1,173 @@
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use store_core::ports::{BlobReader, BlobStore, BlobWriter, Random, StorageResult};
+use store_core::{ids, BlobId, StorageError};
+
+/// Bytes as files: `blobs/<first two hex digits>/<id>` for committed blobs,
+/// `tmp/<random>` while writing. The fan-out keeps directories small.
+#[derive(Clone)]
+pub struct FsBlobStore {
+    blobs: PathBuf,
+    tmp: PathBuf,
+    random: Arc<dyn Random>,
+}
+
+impl std::fmt::Debug for FsBlobStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FsBlobStore").field("blobs", &self.blobs).finish()
+    }
+}
+
+fn io(what: &str, path: &Path, e: std::io::Error) -> StorageError {
+    StorageError::new(format!("{what} {}: {e}", path.display()))
+}
+
+/// fsync of a directory, so that a rename or unlink in it is durable.
+fn sync_dir(dir: &Path) -> StorageResult<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io("cannot sync", dir, e))
+}
+
+impl FsBlobStore {
+    /// Opens (or creates) the store under `dir`, deleting temp files left
+    /// by a crash: nothing ever points at them.
+    pub fn open(dir: &Path, random: Arc<dyn Random>) -> StorageResult<Self> {
+        let blobs = dir.join("blobs");
+        let tmp = dir.join("tmp");
+        for d in [&blobs, &tmp] {
+            fs::create_dir_all(d).map_err(|e| io("cannot create", d, e))?;
+        }
+        for entry in fs::read_dir(&tmp).map_err(|e| io("cannot list", &tmp, e))? {
+            let path = entry.map_err(|e| io("cannot list", &tmp, e))?.path();
+            fs::remove_file(&path).map_err(|e| io("cannot remove", &path, e))?;
+        }
+        Ok(Self { blobs, tmp, random })
+    }
+
+    /// The path of a blob. Ids are minted here as lowercase hex; anything
+    /// else is refused, so a corrupt record cannot name a path outside.
+    fn path(&self, id: &BlobId) -> StorageResult<PathBuf> {
+        let s = id.as_str();
+        if s.len() < 3 || !s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
+            return Err(StorageError::new(format!("invalid blob id {s:?}")));
+        }
+        Ok(self.blobs.join(&s[..2]).join(s))
+    }
+}
+
+struct FsWriter {
+    file: Option<File>,
+    tmp_path: PathBuf,
+    store: FsBlobStore,
+}
+
+impl BlobWriter for FsWriter {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+        let file = self.file.as_mut().expect("a writer is used only until commit");
+        file.write_all(chunk)
+            .map_err(|e| io("cannot write", &self.tmp_path, e))
+    }
+
+    fn commit(mut self: Box<Self>) -> StorageResult<BlobId> {
+        let file = self.file.take().expect("commit happens once");
+        file.sync_all()
+            .map_err(|e| io("cannot sync", &self.tmp_path, e))?;
+        drop(file);
+        let id = ids::blob_id(self.store.random.as_ref());
+        let path = self.store.path(&id)?;
+        let parent = path.parent().expect("blob paths have a parent");
+        fs::create_dir_all(parent).map_err(|e| io("cannot create", parent, e))?;
+        fs::rename(&self.tmp_path, &path).map_err(|e| io("cannot rename to", &path, e))?;
+        // The temp file is now the blob: nothing is left for Drop to clean.
+        self.tmp_path = PathBuf::new();
+        sync_dir(parent)?;
+        Ok(id)
+    }
+}
+
+impl Drop for FsWriter {
+    fn drop(&mut self) {
+        if !self.tmp_path.as_os_str().is_empty() {
+            // Best effort: a file left behind is removed at the next start.
+            let _ = fs::remove_file(&self.tmp_path);
+        }
+    }
+}
+
+struct FsReader {
+    file: File,
+    len: u64,
+}
+
+impl std::io::Read for FsReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.file.read(buf)
+    }
+}
+
+impl BlobReader for FsReader {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl BlobStore for FsBlobStore {
+    fn create(&self) -> StorageResult<Box<dyn BlobWriter>> {
+        let mut name = [0u8; 16];
+        self.random.fill(&mut name);
+        let tmp_path = self
+            .tmp
+            .join(name.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&tmp_path)
+            .map_err(|e| io("cannot create", &tmp_path, e))?;
+        Ok(Box::new(FsWriter {
+            file: Some(file),
+            tmp_path,
+            store: self.clone(),
+        }))
+    }
+
+    fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {
+        let path = self.path(id)?;
+        let file = File::open(&path).map_err(|e| io("cannot open", &path, e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| io("cannot stat", &path, e))?
+            .len();
+        Ok(Box::new(FsReader { file, len }))
+    }
+
+    fn remove(&self, id: &BlobId) -> StorageResult<()> {
+        let path = self.path(id)?;
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io("cannot remove", &path, e)),
+        }
+    }
+
+    fn list(&self) -> StorageResult<Vec<BlobId>> {
+        let mut out = vec![];
+        for fan in fs::read_dir(&self.blobs).map_err(|e| io("cannot list", &self.blobs, e))? {
+            let fan = fan.map_err(|e| io("cannot list", &self.blobs, e))?.path();
+            if !fan.is_dir() {
+                continue;
+            }
+            for entry in fs::read_dir(&fan).map_err(|e| io("cannot list", &fan, e))? {
+                let entry = entry.map_err(|e| io("cannot list", &fan, e))?;
+                if let Some(name) = entry.file_name().to_str() {
+                    out.push(BlobId(name.to_string()));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}

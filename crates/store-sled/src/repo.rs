@@ -1,0 +1,206 @@
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
+use sled::Transactional;
+use store_core::ports::{Repository, StorageResult};
+use store_core::{Object, StorageError, Timestamp};
+
+/// Records in sled. Three trees:
+/// - `objects`: key -> record as JSON (readable with any sled tool, and
+///   tolerant of added fields);
+/// - `expiry`: (expires_at, key) -> (), the order the sweeper and eviction
+///   walk; retained objects have no entry;
+/// - `tags`: (tag, 0, key) -> ().
+#[derive(Debug, Clone)]
+pub struct SledRepository {
+    db: sled::Db,
+    objects: sled::Tree,
+    expiry: sled::Tree,
+    tags: sled::Tree,
+}
+
+fn storage(e: impl std::fmt::Display) -> StorageError {
+    StorageError::new(e)
+}
+
+/// Big-endian with the sign bit flipped, so that byte order is time order
+/// even for instants before 1970.
+fn expiry_key(at: Timestamp, key: &str) -> Vec<u8> {
+    let mut k = ((at.as_millis() as u64) ^ (1 << 63)).to_be_bytes().to_vec();
+    k.extend_from_slice(key.as_bytes());
+    k
+}
+
+fn decode_expiry_key(k: &[u8]) -> StorageResult<(Timestamp, String)> {
+    if k.len() < 8 {
+        return Err(storage("corrupt expiry index entry"));
+    }
+    let mut raw = [0u8; 8];
+    raw.copy_from_slice(&k[..8]);
+    let at = Timestamp::from_millis((u64::from_be_bytes(raw) ^ (1 << 63)) as i64);
+    let key = String::from_utf8(k[8..].to_vec()).map_err(storage)?;
+    Ok((at, key))
+}
+
+/// Tags are `[a-z0-9-]`, so a 0 byte cannot occur in one and separates
+/// the tag from the key unambiguously.
+fn tag_key(tag: &str, key: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(tag.len() + 1 + key.len());
+    k.extend_from_slice(tag.as_bytes());
+    k.push(0);
+    k.extend_from_slice(key.as_bytes());
+    k
+}
+
+fn decode(bytes: &[u8]) -> StorageResult<Object> {
+    serde_json::from_slice(bytes).map_err(|e| storage(format!("corrupt record: {e}")))
+}
+
+fn encode(obj: &Object) -> StorageResult<Vec<u8>> {
+    serde_json::to_vec(obj).map_err(storage)
+}
+
+type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
+
+fn tx_unindex(e: &TransactionalTree, t: &TransactionalTree, key: &str, old: &Object) -> TxResult<()> {
+    if let Some(at) = old.lifetime().expires_at() {
+        e.remove(expiry_key(at, key))?;
+    }
+    for tag in old.tags() {
+        t.remove(tag_key(tag, key))?;
+    }
+    Ok(())
+}
+
+fn tx_index(e: &TransactionalTree, t: &TransactionalTree, key: &str, new: &Object) -> TxResult<()> {
+    if let Some(at) = new.lifetime().expires_at() {
+        e.insert(expiry_key(at, key), &[])?;
+    }
+    for tag in new.tags() {
+        t.insert(tag_key(tag, key), &[])?;
+    }
+    Ok(())
+}
+
+fn tx_decode(bytes: &[u8]) -> TxResult<Object> {
+    decode(bytes).map_err(ConflictableTransactionError::Abort)
+}
+
+fn flatten<T>(r: Result<T, TransactionError<StorageError>>) -> StorageResult<T> {
+    r.map_err(|e| match e {
+        TransactionError::Abort(e) => e,
+        TransactionError::Storage(e) => storage(e),
+    })
+}
+
+impl SledRepository {
+    /// Opens (or creates) the database under `dir/db`.
+    pub fn open(dir: &Path) -> StorageResult<Self> {
+        let db = sled::Config::new()
+            .path(dir.join("db"))
+            .open()
+            .map_err(|e| storage(format!("cannot open the database in {}: {e}", dir.display())))?;
+        Ok(Self {
+            objects: db.open_tree("objects").map_err(storage)?,
+            expiry: db.open_tree("expiry").map_err(storage)?,
+            tags: db.open_tree("tags").map_err(storage)?,
+            db,
+        })
+    }
+
+    /// Makes every committed change durable. Called after each change, and
+    /// by the server once more at shutdown.
+    pub fn flush(&self) -> StorageResult<()> {
+        self.db.flush().map(|_| ()).map_err(storage)
+    }
+
+    fn trees(&self) -> (&sled::Tree, &sled::Tree, &sled::Tree) {
+        (&self.objects, &self.expiry, &self.tags)
+    }
+}
+
+impl Repository for SledRepository {
+    fn get(&self, key: &str) -> StorageResult<Option<Object>> {
+        self.objects
+            .get(key)
+            .map_err(storage)?
+            .map(|v| decode(&v))
+            .transpose()
+    }
+
+    fn insert_new(&self, key: &str, object: &Object) -> StorageResult<bool> {
+        let bytes = encode(object)?;
+        let inserted = flatten(self.trees().transaction(|(o, e, t)| {
+            if o.get(key)?.is_some() {
+                return Ok(false);
+            }
+            tx_index(e, t, key, object)?;
+            o.insert(key, bytes.as_slice())?;
+            Ok(true)
+        }))?;
+        if inserted {
+            self.flush()?;
+        }
+        Ok(inserted)
+    }
+
+    fn put(&self, key: &str, object: &Object) -> StorageResult<()> {
+        let bytes = encode(object)?;
+        flatten(self.trees().transaction(|(o, e, t)| {
+            if let Some(old) = o.insert(key, bytes.as_slice())? {
+                tx_unindex(e, t, key, &tx_decode(&old)?)?;
+            }
+            tx_index(e, t, key, object)?;
+            Ok(())
+        }))?;
+        self.flush()
+    }
+
+    fn remove(&self, key: &str) -> StorageResult<Option<Object>> {
+        let old = flatten(self.trees().transaction(|(o, e, t)| {
+            let Some(old) = o.remove(key)? else {
+                return Ok(None);
+            };
+            let old = tx_decode(&old)?;
+            tx_unindex(e, t, key, &old)?;
+            Ok(Some(old))
+        }))?;
+        if old.is_some() {
+            self.flush()?;
+        }
+        Ok(old)
+    }
+
+    fn expiring(&self, limit: usize) -> StorageResult<Vec<(Timestamp, String)>> {
+        self.expiry
+            .iter()
+            .keys()
+            .take(limit)
+            .map(|k| decode_expiry_key(&k.map_err(storage)?))
+            .collect()
+    }
+
+    fn keys_with_tag(&self, tag: &str) -> StorageResult<Vec<String>> {
+        let prefix = tag_key(tag, "");
+        self.tags
+            .scan_prefix(&prefix)
+            .keys()
+            .map(|k| {
+                let k = k.map_err(storage)?;
+                String::from_utf8(k[prefix.len()..].to_vec()).map_err(storage)
+            })
+            .collect()
+    }
+
+    fn for_each(&self, visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>) -> StorageResult<()> {
+        for entry in self.objects.iter() {
+            let (k, v) = entry.map_err(storage)?;
+            let key = std::str::from_utf8(&k).map_err(storage)?;
+            if visit(key, &decode(&v)?).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
