@@ -1,1 +1,112 @@
-fn main() {}
+//! storesrv: reads the configuration, wires the adapters to the use cases
+//! and the HTTP shell, prints the ready line, and shuts down on signal.
+
+mod config;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use store_app::system::{OsRandom, SystemClock};
+use store_app::{App, AppConfig, Ports};
+use store_core::{Limits, RetainTokens};
+use store_sled::{FsBlobStore, SledRepository};
+
+use config::{Command, Config};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let config = match config::parse(&args, &|k| std::env::var(k).ok()) {
+        Ok(Command::Run(c)) => c,
+        Ok(Command::Help) => {
+            print!("{}", config::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Ok(Command::Version) => {
+            println!("storesrv {} (SPEC {})", env!("CARGO_PKG_VERSION"), store_http::SPEC_VERSION);
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("storesrv: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("storesrv: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("storesrv: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(config: Config) -> Result<(), String> {
+    if config.import_allow_private {
+        eprintln!("storesrv: WARNING: STORE_IMPORT_ALLOW_PRIVATE=1 lets import reach private and loopback hosts; use it for tests only");
+    }
+    std::fs::create_dir_all(&config.data)
+        .map_err(|e| format!("cannot create the data dir {}: {e}", config.data.display()))?;
+    let repo = Arc::new(SledRepository::open(&config.data).map_err(|e| e.to_string())?);
+    let blobs = Arc::new(FsBlobStore::open(&config.data, Arc::new(OsRandom)).map_err(|e| e.to_string())?);
+
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    let base_url = config.base_url.clone().unwrap_or_else(|| format!("http://{bound}"));
+
+    let limits = Limits {
+        pool_bytes: config.pool_bytes,
+        pics_pool_bytes: config.pics_pool_bytes,
+        rate_limit_per_min: config.rate_limit_per_min,
+        ..Limits::default()
+    };
+    let ports = Ports {
+        repo: repo.clone(),
+        blobs,
+        clock: Arc::new(SystemClock),
+        random: Arc::new(OsRandom),
+    };
+    let app_config = AppConfig {
+        base_url,
+        limits,
+        retain_tokens: RetainTokens::from_csv(&config.retain_tokens),
+    };
+    let (app, recovery) = App::open(ports, app_config).map_err(|e| e.to_string())?;
+    eprintln!(
+        "storesrv: data in {}: {} objects, {} pool bytes, {} orphaned blobs removed",
+        config.data.display(),
+        recovery.objects,
+        recovery.pool_used_bytes,
+        recovery.orphan_blobs_removed
+    );
+
+    // The one line on stdout (CONTRACT.md): tests and scripts wait for it.
+    println!("storesrv listening on http://{bound}");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+
+    store_http::serve(listener, Arc::new(app), shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())?;
+    repo.flush().map_err(|e| e.to_string())?;
+    eprintln!("storesrv: stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    eprintln!("storesrv: shutting down");
+}

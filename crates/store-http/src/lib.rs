@@ -1,1 +1,22 @@
+//! # store-http
+//!
+//! The HTTP shell of storesrv over raw hyper 1.x: a pure route table
+//! ([`router`]), agent/browser negotiation, bodies streamed with their
+//! limits enforced, JSON and HTML rendering, errors as SPEC.md's JSON, and
+//! the server loop with graceful shutdown and the expiry sweeper.
+//!
+//! Architecture invariant: this crate decides no domain rule. It parses,
+//! calls a use case of store-app, and renders what comes back.
 
+mod api;
+mod body;
+mod handlers;
+mod negotiate;
+mod pages;
+mod query;
+mod respond;
+pub mod router;
+mod server;
+
+pub use api::{contract, SPEC_VERSION};
+pub use server::serve;

@@ -1,0 +1,197 @@
+//! Configuration exactly as CONTRACT.md's table: flags, each with an env
+//! variable, and a flag wins over its variable.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use store_core::limits;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub data: PathBuf,
+    /// `None` means `http://<bound addr>`, known only after binding.
+    pub base_url: Option<String>,
+    /// Comma-separated; empty means retention is off.
+    pub retain_tokens: String,
+    pub superadmin_token: Option<String>,
+    pub rate_limit_per_min: u32,
+    pub pool_bytes: u64,
+    pub pics_pool_bytes: u64,
+    pub trusted_proxies: Vec<String>,
+    pub import_allow_private: bool,
+}
+
+pub const USAGE: &str = "\
+storesrv: an ephemeral file store over HTTP
+
+usage: storesrv [--listen ADDR] [--data DIR] [--base-url URL]
+
+  --listen ADDR     address to bind (env STORE_LISTEN; default 127.0.0.1:8080; port 0 picks one)
+  --data DIR        where records and bytes live (env STORE_DATA; default ./data)
+  --base-url URL    prefix of every URL handed out (env STORE_BASE_URL; default http://<bound addr>)
+
+environment only:
+  STORE_RETAIN_TOKEN        comma-separated retain tokens (unset: retention off)
+  STORE_SUPERADMIN_TOKEN    administers every gallery
+  STORE_RATE_LIMIT_PER_MIN  requests per minute per client IP (default 100; 0 = off)
+  STORE_POOL_BYTES          store pool (default 104857600)
+  STORE_PICS_POOL_BYTES     pics pool (default 21474836480)
+  STORE_TRUSTED_PROXIES     IPs or CIDRs whose X-Forwarded-For is believed
+  STORE_IMPORT_ALLOW_PRIVATE=1  let import reach private hosts (tests only)
+";
+
+/// What the command line asked for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Command {
+    Run(Config),
+    Help,
+    Version,
+}
+
+fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| format!("{name} must be a non-negative integer, got {value:?}"))
+}
+
+/// Parses arguments (without the program name) and the environment, given
+/// as a lookup so that tests need not touch the process environment.
+pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Command, String> {
+    let mut listen = None;
+    let mut data = None;
+    let mut base_url = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = |slot: &mut Option<String>| -> Result<(), String> {
+            let v = match inline.clone() {
+                Some(v) => v,
+                None => it.next().cloned().ok_or_else(|| format!("{flag} needs a value"))?,
+            };
+            *slot = Some(v);
+            Ok(())
+        };
+        match flag {
+            "--listen" => value(&mut listen)?,
+            "--data" => value(&mut data)?,
+            "--base-url" => value(&mut base_url)?,
+            "-h" | "--help" => return Ok(Command::Help),
+            "-V" | "--version" => return Ok(Command::Version),
+            other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
+        }
+    }
+    let listen = listen
+        .or_else(|| env("STORE_LISTEN"))
+        .unwrap_or_else(|| "127.0.0.1:8080".into());
+    let listen: SocketAddr = listen
+        .parse()
+        .map_err(|_| format!("--listen: {listen:?} is not an address like 127.0.0.1:8080"))?;
+    let base_url = base_url
+        .or_else(|| env("STORE_BASE_URL"))
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_end_matches('/').to_string());
+    if let Some(url) = &base_url {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!("--base-url: {url:?} must start with http:// or https://"));
+        }
+    }
+    let env_num = |name: &str, default: u64| -> Result<u64, String> {
+        env(name).filter(|v| !v.is_empty()).map_or(Ok(default), |v| number(name, &v))
+    };
+    Ok(Command::Run(Config {
+        listen,
+        data: PathBuf::from(data.or_else(|| env("STORE_DATA")).unwrap_or_else(|| "./data".into())),
+        base_url,
+        retain_tokens: env("STORE_RETAIN_TOKEN").unwrap_or_default(),
+        superadmin_token: env("STORE_SUPERADMIN_TOKEN").filter(|t| !t.is_empty()),
+        rate_limit_per_min: u32::try_from(env_num(
+            "STORE_RATE_LIMIT_PER_MIN",
+            limits::RATE_LIMIT_PER_MIN_DEFAULT.into(),
+        )?)
+        .map_err(|_| "STORE_RATE_LIMIT_PER_MIN is too large".to_string())?,
+        pool_bytes: env_num("STORE_POOL_BYTES", limits::POOL_BYTES_DEFAULT)?,
+        pics_pool_bytes: env_num("STORE_PICS_POOL_BYTES", limits::PICS_POOL_BYTES_DEFAULT)?,
+        trusted_proxies: env("STORE_TRUSTED_PROXIES")
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect(),
+        import_allow_private: env("STORE_IMPORT_ALLOW_PRIVATE").as_deref() == Some("1"),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn run(args: &[&str], env: &[(&str, &str)]) -> Result<Config, String> {
+        let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match parse(&args, &|k| env.get(k).cloned())? {
+            Command::Run(c) => Ok(c),
+            other => Err(format!("{other:?}")),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let c = run(&[], &[]).unwrap();
+        assert_eq!(c.listen, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(c.data, PathBuf::from("./data"));
+        assert_eq!(c.base_url, None);
+        assert_eq!(c.retain_tokens, "");
+        assert_eq!(c.rate_limit_per_min, 100);
+        assert_eq!(c.pool_bytes, 104_857_600);
+        assert_eq!(c.pics_pool_bytes, 21_474_836_480);
+        assert!(!c.import_allow_private);
+    }
+
+    #[test]
+    fn flags_win_over_env() {
+        let env = [("STORE_LISTEN", "0.0.0.0:1"), ("STORE_DATA", "/env"), ("STORE_BASE_URL", "http://env")];
+        let c = run(&["--listen", "127.0.0.1:0", "--data=/flag", "--base-url", "https://x.test/"], &env).unwrap();
+        assert_eq!(c.listen, "127.0.0.1:0".parse().unwrap());
+        assert_eq!(c.data, PathBuf::from("/flag"));
+        assert_eq!(c.base_url.as_deref(), Some("https://x.test"));
+        let c = run(&[], &env).unwrap();
+        assert_eq!(c.listen, "0.0.0.0:1".parse().unwrap());
+        assert_eq!(c.data, PathBuf::from("/env"));
+    }
+
+    #[test]
+    fn env_values() {
+        let c = run(
+            &[],
+            &[
+                ("STORE_RETAIN_TOKEN", "a,b"),
+                ("STORE_RATE_LIMIT_PER_MIN", "0"),
+                ("STORE_POOL_BYTES", "1000"),
+                ("STORE_TRUSTED_PROXIES", "10.0.0.1, 192.168.0.0/16"),
+                ("STORE_IMPORT_ALLOW_PRIVATE", "1"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.retain_tokens, "a,b");
+        assert_eq!(c.rate_limit_per_min, 0);
+        assert_eq!(c.pool_bytes, 1000);
+        assert_eq!(c.trusted_proxies, ["10.0.0.1", "192.168.0.0/16"]);
+        assert!(c.import_allow_private);
+    }
+
+    #[test]
+    fn bad_input_is_refused() {
+        assert!(run(&["--listen", "nope"], &[]).is_err());
+        assert!(run(&["--listen"], &[]).is_err());
+        assert!(run(&["--bogus"], &[]).is_err());
+        assert!(run(&["--base-url", "ftp://x"], &[]).is_err());
+        assert!(run(&[], &[("STORE_POOL_BYTES", "-1")]).is_err());
+    }
+}

@@ -1,0 +1,89 @@
+//! GET /api: the machine-readable contract (SPEC.md "What the service
+//! does"), built from the same constants and error table the code uses.
+
+use serde_json::{json, Map, Value};
+use store_app::AppConfig;
+use store_core::{limits, ErrorCode};
+
+/// The SPEC.md revision this service implements.
+pub const SPEC_VERSION: &str = "1.54.1";
+pub const SERVICE_NAME: &str = "storesrv";
+
+/// What each endpoint does, as `"METHOD path": description`. Only what
+/// this build answers is listed.
+pub const ENDPOINTS: &[(&str, &str)] = &[
+    ("POST /?name=<filename>[&ttl=<N>h|<N>d][&once=1][&tag=<t>]", "upload raw bytes, or multipart/form-data with one file part; answers the single file record"),
+    ("GET /<id>", "file bytes; ?download=1 forces download; images and text render inline"),
+    ("HEAD /<id>", "file headers; never burns a once=1 file"),
+    ("PUT /<id>", "replace a text file's content"),
+    ("PATCH /<id>", "append text to a text file"),
+    ("DELETE /<id>", "delete a file"),
+    ("POST /<id>?tag=<t>[&untag=<t>]", "add or remove tags; content and expiry untouched"),
+    ("POST /<id>?retain=1", "retain indefinitely; needs the retain token"),
+    ("GET /browse?tag=<t>[&q=<substr>][&sort=created|name|size|expires][&order=asc|desc]", "list live tagged files"),
+    ("GET /api", "this contract"),
+];
+
+pub fn contract(config: &AppConfig) -> Value {
+    let errors: Map<String, Value> = ErrorCode::ALL
+        .iter()
+        .map(|c| {
+            (
+                c.as_str().to_string(),
+                serde_json::to_value(c.info()).expect("error info serialises"),
+            )
+        })
+        .collect();
+    let endpoints: Map<String, Value> = ENDPOINTS
+        .iter()
+        .map(|(k, v)| (k.to_string(), Value::from(*v)))
+        .collect();
+    json!({
+        "service": SERVICE_NAME,
+        "version": SPEC_VERSION,
+        "base_url": config.base_url,
+        "ttl_seconds": limits::FILE_TTL_DEFAULT_SECS,
+        "dir_ttl_seconds": {
+            "min": limits::DIR_TTL_MIN_SECS,
+            "default": limits::DIR_TTL_DEFAULT_SECS,
+            "max": limits::DIR_TTL_MAX_SECS,
+        },
+        "max_file_bytes": config.limits.file_bytes_max,
+        "pool_bytes": config.limits.pool_bytes,
+        "rate_limit_per_min": config.limits.rate_limit_per_min,
+        "retention_token": config.retain_tokens.is_enabled(),
+        "errors": errors,
+        "endpoints": endpoints,
+        "limits": config.limits,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use store_core::{Limits, RetainTokens};
+
+    #[test]
+    fn contract_has_every_spec_field() {
+        let config = AppConfig {
+            base_url: "http://h".into(),
+            limits: Limits::default(),
+            retain_tokens: RetainTokens::from_csv(""),
+        };
+        let c = contract(&config);
+        assert_eq!(c["ttl_seconds"], 14_400);
+        assert_eq!(c["dir_ttl_seconds"]["min"], 14_400);
+        assert_eq!(c["dir_ttl_seconds"]["default"], 604_800);
+        assert_eq!(c["dir_ttl_seconds"]["max"], 1_209_600);
+        assert_eq!(c["max_file_bytes"], 5_242_880);
+        assert_eq!(c["pool_bytes"], 104_857_600);
+        assert_eq!(c["rate_limit_per_min"], 100);
+        assert_eq!(c["retention_token"], false);
+        assert_eq!(c["errors"]["pool_full"]["http"], 507);
+        assert_eq!(c["errors"].as_object().unwrap().len(), 9);
+        assert_eq!(c["limits"]["history_limit"], 200);
+        for field in ["service", "version", "base_url", "endpoints"] {
+            assert!(c.get(field).is_some(), "{field}");
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Request bodies: the Content-Length rule, streaming into an upload with
+//! the limit enforced on every chunk, and multipart parts.
+
+use bytes::Bytes;
+use http::{header, HeaderMap};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use store_app::{App, AppError, AppResult, Upload};
+use store_core::StoreError;
+
+/// The declared length of a bodied request. A chunked body (or any
+/// Transfer-Encoding) or a missing Content-Length is refused with 411, and
+/// a declared length over `limit_bytes` with 413, before a byte is read.
+pub fn declared_length(headers: &HeaderMap, limit_bytes: u64) -> Result<u64, StoreError> {
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        return Err(StoreError::MissingLength);
+    }
+    let len = headers
+        .get(header::CONTENT_LENGTH)
+        .ok_or(StoreError::MissingLength)?
+        .to_str()
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .ok_or_else(|| StoreError::bad_request("invalid Content-Length"))?;
+    if len > limit_bytes {
+        return Err(StoreError::too_large(limit_bytes));
+    }
+    Ok(len)
+}
+
+fn body_error(e: hyper::Error) -> AppError {
+    StoreError::bad_request(format!("the request body could not be read: {e}")).into()
+}
+
+/// Streams a raw body into `upload`. Disk writes go through
+/// `block_in_place`, so the executor thread is handed over while the chunk
+/// is written instead of stalling other connections.
+pub async fn stream_into(mut body: Incoming, upload: &mut Upload) -> AppResult<()> {
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(body_error)?;
+        if let Ok(data) = frame.into_data() {
+            tokio::task::block_in_place(|| upload.push(&data))?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads a whole body of at most `limit_bytes` (already checked against
+/// Content-Length) into memory. For small bounded bodies only (PATCH text).
+pub async fn read_bounded(mut body: Incoming, limit_bytes: u64) -> AppResult<Bytes> {
+    let mut buf = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(body_error)?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() as u64 + data.len() as u64 > limit_bytes {
+                return Err(StoreError::too_large(limit_bytes).into());
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf.into())
+}
+
+/// A file part received from a multipart body.
+#[derive(Debug)]
+pub struct FilePart {
+    pub file_name: Option<String>,
+    pub content_type: Option<String>,
+    pub upload: Upload,
+}
+
+/// What a multipart body held: file parts, and the plain form fields that
+/// came with them (a browser form sends `ttl`, `once`... this way).
+#[derive(Debug, Default)]
+pub struct Multipart {
+    pub files: Vec<FilePart>,
+    pub fields: Vec<(String, String)>,
+}
+
+/// Longest plain form field kept, and how many are kept.
+const FORM_FIELD_BYTES_MAX: usize = 1024;
+const FORM_FIELDS_MAX: usize = 32;
+
+/// The boundary of a multipart/form-data body, or `None` for other types.
+pub fn multipart_boundary(headers: &HeaderMap) -> Option<Result<String, StoreError>> {
+    let ct = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    if !ct.trim_start().to_ascii_lowercase().starts_with("multipart/") {
+        return None;
+    }
+    Some(multer::parse_boundary(ct).map_err(|e| StoreError::bad_request(format!("invalid multipart body: {e}"))))
+}
+
+/// Reads a multipart body: each file part streams into its own upload of
+/// at most `file_limit_bytes`; at most `files_max` file parts.
+pub async fn read_multipart(
+    app: &App,
+    body: Incoming,
+    boundary: String,
+    file_limit_bytes: u64,
+    files_max: usize,
+) -> AppResult<Multipart> {
+    let bad = |e: multer::Error| -> AppError { StoreError::bad_request(format!("invalid multipart body: {e}")).into() };
+    let mut mp = multer::Multipart::new(body.into_data_stream(), boundary);
+    let mut out = Multipart::default();
+    while let Some(mut field) = mp.next_field().await.map_err(bad)? {
+        let file_name = field.file_name().map(str::to_string);
+        if file_name.is_none() {
+            // A plain form field: keep it small and few.
+            let name = field.name().unwrap_or("").to_string();
+            let mut value = Vec::new();
+            while let Some(chunk) = field.chunk().await.map_err(bad)? {
+                value.extend_from_slice(&chunk);
+                if value.len() > FORM_FIELD_BYTES_MAX {
+                    return Err(StoreError::bad_request(format!("form field {name:?} is too long")).into());
+                }
+            }
+            if out.fields.len() >= FORM_FIELDS_MAX {
+                return Err(StoreError::bad_request("too many form fields").into());
+            }
+            let value = String::from_utf8(value)
+                .map_err(|_| StoreError::bad_request(format!("form field {name:?} is not UTF-8")))?;
+            out.fields.push((name, value));
+            continue;
+        }
+        if out.files.len() >= files_max {
+            return Err(StoreError::bad_request(format!("too many files: at most {files_max} per request")).into());
+        }
+        let content_type = field.content_type().map(|m| m.essence_str().to_string());
+        let mut upload = app.begin_upload(file_limit_bytes)?;
+        while let Some(chunk) = field.chunk().await.map_err(bad)? {
+            tokio::task::block_in_place(|| upload.push(&chunk))?;
+        }
+        out.files.push(FilePart {
+            file_name: file_name.filter(|n| !n.is_empty()),
+            content_type,
+            upload,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn content_length_rules() {
+        assert_eq!(declared_length(&headers(&[("content-length", "5")]), 10), Ok(5));
+        assert_eq!(declared_length(&headers(&[]), 10), Err(StoreError::MissingLength));
+        assert_eq!(
+            declared_length(&headers(&[("transfer-encoding", "chunked")]), 10),
+            Err(StoreError::MissingLength)
+        );
+        assert!(matches!(declared_length(&headers(&[("content-length", "11")]), 10), Err(StoreError::TooLarge(_))));
+        assert!(matches!(declared_length(&headers(&[("content-length", "x")]), 10), Err(StoreError::BadRequest(_))));
+    }
+
+    #[test]
+    fn boundaries() {
+        assert!(multipart_boundary(&headers(&[("content-type", "text/plain")])).is_none());
+        let b = multipart_boundary(&headers(&[("content-type", "multipart/form-data; boundary=xyz")]));
+        assert_eq!(b, Some(Ok("xyz".to_string())));
+    }
+}

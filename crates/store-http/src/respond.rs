@@ -1,0 +1,216 @@
+//! Building responses: JSON, errors, HTML, and streamed blobs.
+
+use std::io::Read;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{header, HeaderValue, Response, StatusCode};
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
+use serde::Serialize;
+use store_app::AppError;
+use store_core::ports::BlobReader;
+use store_core::StoreError;
+
+/// The one response body type of the service.
+pub type ResBody = BoxBody<Bytes, std::io::Error>;
+pub type Res = Response<ResBody>;
+
+pub fn full(bytes: impl Into<Bytes>) -> ResBody {
+    Full::new(bytes.into()).map_err(|never| match never {}).boxed()
+}
+
+pub fn empty() -> ResBody {
+    Empty::new().map_err(|never| match never {}).boxed()
+}
+
+fn with_type(status: StatusCode, content_type: &'static str, body: ResBody) -> Res {
+    let mut res = Response::new(body);
+    *res.status_mut() = status;
+    res.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    res
+}
+
+pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Res {
+    let mut bytes = serde_json::to_vec_pretty(value).expect("views always serialise");
+    bytes.push(b'\n');
+    with_type(status, "application/json", full(bytes))
+}
+
+pub fn html(status: StatusCode, markup: maud::Markup) -> Res {
+    let mut res = with_type(status, "text/html; charset=utf-8", full(markup.into_string()));
+    // App pages load nothing from anywhere else and run no script yet.
+    res.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    res.headers_mut()
+        .insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    res
+}
+
+/// The JSON error of SPEC.md: `error`, `code`, and `retry_after` with a
+/// `Retry-After` header on 429 and 507.
+pub fn store_error(e: &StoreError) -> Res {
+    let code = e.code();
+    let status = StatusCode::from_u16(code.http_status()).expect("spec codes are valid statuses");
+    let retry = e.retry_after_secs();
+    #[derive(Serialize)]
+    struct ErrorBody<'a> {
+        error: String,
+        code: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_after: Option<u64>,
+    }
+    let mut res = json(
+        status,
+        &ErrorBody {
+            error: e.to_string(),
+            code: code.as_str(),
+            retry_after: retry,
+        },
+    );
+    if let Some(secs) = retry {
+        res.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    res
+}
+
+/// A use-case failure: the client's errors with their code; storage faults
+/// as a 500 whose details go to the log, not to the client.
+pub fn app_error(e: &AppError) -> Res {
+    match e {
+        AppError::Domain(e) => store_error(e),
+        AppError::Storage(e) => {
+            eprintln!("storesrv: {e}");
+            #[derive(Serialize)]
+            struct Internal {
+                error: &'static str,
+                code: &'static str,
+            }
+            json(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &Internal {
+                    error: "internal storage error; the server log has the details",
+                    code: "internal",
+                },
+            )
+        }
+    }
+}
+
+/// Bytes read per chunk when streaming a blob out.
+const STREAM_CHUNK_BYTES: usize = 64 * 1024;
+/// Chunks buffered between the reading thread and the connection: enough to
+/// keep the socket busy, little enough that a slow reader holds ~256 KiB.
+const STREAM_CHUNKS_BUFFERED: usize = 4;
+
+/// A body fed by a blocking reader on the blocking pool, so that disk reads
+/// never stall the async executor and memory per download stays bounded.
+pub struct BlobBody {
+    rx: tokio::sync::mpsc::Receiver<std::io::Result<Bytes>>,
+    len: u64,
+}
+
+impl BlobBody {
+    pub fn new(mut reader: Box<dyn BlobReader>) -> Self {
+        let len = reader.len();
+        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_CHUNKS_BUFFERED);
+        tokio::task::spawn_blocking(move || {
+            let mut buf = vec![0u8; STREAM_CHUNK_BYTES];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if tx.blocking_send(Ok(Bytes::copy_from_slice(&buf[..n]))).is_err() {
+                            break; // The client went away.
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.blocking_send(Err(e));
+                        break;
+                    }
+                }
+            }
+        });
+        Self { rx, len }
+    }
+}
+
+impl Body for BlobBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        self.rx.poll_recv(cx).map(|o| o.map(|r| r.map(Frame::data)))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.len)
+    }
+}
+
+/// `Content-Disposition` per RFC 6266 with an RFC 5987 `filename*` for
+/// names that are not plain ASCII.
+pub fn content_disposition(kind: &str, name: &str) -> String {
+    let fallback: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    const ATTR: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'!')
+        .remove(b'#')
+        .remove(b'$')
+        .remove(b'&')
+        .remove(b'+')
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'^')
+        .remove(b'_')
+        .remove(b'`')
+        .remove(b'|')
+        .remove(b'~');
+    let encoded = percent_encoding::utf8_percent_encode(name, ATTR);
+    format!("{kind}; filename=\"{fallback}\"; filename*=UTF-8''{encoded}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dispositions() {
+        assert_eq!(
+            content_disposition("attachment", "a b.txt"),
+            "attachment; filename=\"a b.txt\"; filename*=UTF-8''a%20b.txt"
+        );
+        assert_eq!(
+            content_disposition("inline", "ré\"sumé.pdf"),
+            "inline; filename=\"r__sum_.pdf\"; filename*=UTF-8''r%C3%A9%22sum%C3%A9.pdf"
+        );
+    }
+
+    #[test]
+    fn errors_carry_code_and_retry() {
+        let res = store_error(&StoreError::RateLimited { retry_after_secs: 9 });
+        assert_eq!(res.status(), 429);
+        assert_eq!(res.headers()[header::RETRY_AFTER], "9");
+        let res = store_error(&StoreError::not_found());
+        assert_eq!(res.status(), 404);
+        assert!(res.headers().get(header::RETRY_AFTER).is_none());
+    }
+}

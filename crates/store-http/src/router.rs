@@ -1,0 +1,143 @@
+//! The route table: a pure function from method, path and query keywords to
+//! an [`Endpoint`], unit-tested as a table with no server (garage style).
+//! Query keywords pick the variant, as `?retain=1` or `?tag=` do.
+
+use http::Method;
+
+use crate::query::Query;
+
+/// Everything the service answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// GET /: upload page for browsers, a pointer for agents.
+    Home,
+    /// POST /: raw or multipart upload.
+    Upload,
+    /// POST /?url=: import a remote document.
+    Import,
+    /// POST /?dir=1: create a dir.
+    CreateDir,
+    /// GET /api: the contract.
+    Api,
+    /// GET /browse.
+    Browse,
+    /// GET or HEAD /<id>.
+    GetFile { id: String },
+    /// GET or HEAD /<id>/<filename>: one file of a bundle.
+    GetBundleMember { id: String, name: String },
+    /// POST /<id>?retain=1.
+    RetainFile { id: String },
+    /// POST /<id>?tag=..&untag=..
+    TagFile { id: String },
+    /// PUT /<id>.
+    ReplaceFile { id: String },
+    /// PATCH /<id>.
+    AppendFile { id: String },
+    /// DELETE /<id>.
+    DeleteFile { id: String },
+    /// A known path with a method it does not support.
+    MethodNotAllowed,
+    /// POST /<id> without an action keyword.
+    MissingAction { id: String },
+    NotFound,
+}
+
+/// Decodes a percent-encoded path segment; `None` if it is not UTF-8.
+fn decode(segment: &str) -> Option<String> {
+    percent_encoding::percent_decode_str(segment)
+        .decode_utf8()
+        .ok()
+        .map(|s| s.into_owned())
+}
+
+/// Words that name service routes rather than objects.
+fn is_route_word(s: &str) -> bool {
+    store_core::ids::ROUTE_WORDS.contains(&s)
+}
+
+pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let get = method == Method::GET || method == Method::HEAD;
+    match segments.as_slice() {
+        [""] => match *method {
+            _ if get => Endpoint::Home,
+            Method::POST if query.has("dir") => Endpoint::CreateDir,
+            Method::POST if query.has("url") => Endpoint::Import,
+            Method::POST => Endpoint::Upload,
+            _ => Endpoint::MethodNotAllowed,
+        },
+        ["api"] if get => Endpoint::Api,
+        ["browse"] if get => Endpoint::Browse,
+        ["api"] | ["browse"] => Endpoint::MethodNotAllowed,
+        [word, ..] if is_route_word(word) => Endpoint::NotFound,
+        [raw_id] => {
+            let Some(id) = decode(raw_id).filter(|s| !s.is_empty()) else {
+                return Endpoint::NotFound;
+            };
+            match *method {
+                _ if get => Endpoint::GetFile { id },
+                Method::POST if query.has("retain") => Endpoint::RetainFile { id },
+                Method::POST if query.has("tag") || query.has("untag") => Endpoint::TagFile { id },
+                Method::POST => Endpoint::MissingAction { id },
+                Method::PUT => Endpoint::ReplaceFile { id },
+                Method::PATCH => Endpoint::AppendFile { id },
+                Method::DELETE => Endpoint::DeleteFile { id },
+                _ => Endpoint::MethodNotAllowed,
+            }
+        }
+        [raw_id, raw_name] if get => match (decode(raw_id), decode(raw_name)) {
+            (Some(id), Some(name)) if !id.is_empty() && !name.is_empty() => {
+                Endpoint::GetBundleMember { id, name }
+            }
+            _ => Endpoint::NotFound,
+        },
+        [_, _] => Endpoint::MethodNotAllowed,
+        _ => Endpoint::NotFound,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(method: &str, target: &str, want: Endpoint) {
+        let (path, q) = target.split_once('?').unwrap_or((target, ""));
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        assert_eq!(route(&method, path, &Query::parse(q)), want, "{method} {target}");
+    }
+
+    fn id(s: &str) -> String {
+        s.to_string()
+    }
+
+    #[test]
+    fn table() {
+        use Endpoint::*;
+        check("GET", "/", Home);
+        check("HEAD", "/", Home);
+        check("POST", "/", Upload);
+        check("POST", "/?name=a.txt&ttl=1d", Upload);
+        check("POST", "/?url=http://x", Import);
+        check("POST", "/?dir=1&name=abcde", CreateDir);
+        check("DELETE", "/", MethodNotAllowed);
+        check("GET", "/api", Api);
+        check("POST", "/api", MethodNotAllowed);
+        check("GET", "/browse?tag=x", Browse);
+        check("GET", "/abc123", GetFile { id: id("abc123") });
+        check("HEAD", "/abc123", GetFile { id: id("abc123") });
+        check("GET", "/abc123?download=1", GetFile { id: id("abc123") });
+        check("POST", "/abc123?retain=1", RetainFile { id: id("abc123") });
+        check("POST", "/abc123?tag=a&untag=b", TagFile { id: id("abc123") });
+        check("POST", "/abc123?untag=b", TagFile { id: id("abc123") });
+        check("POST", "/abc123", MissingAction { id: id("abc123") });
+        check("PUT", "/abc123", ReplaceFile { id: id("abc123") });
+        check("PATCH", "/abc123", AppendFile { id: id("abc123") });
+        check("DELETE", "/abc123", DeleteFile { id: id("abc123") });
+        check("OPTIONS", "/abc123", MethodNotAllowed);
+        check("GET", "/abc123/a%20b.txt", GetBundleMember { id: id("abc123"), name: id("a b.txt") });
+        check("PUT", "/abc123/a.txt", MethodNotAllowed);
+        check("GET", "/abc123/a/b", NotFound);
+        check("GET", "/%ff", NotFound);
+        check("GET", "/help/../api", NotFound);
+    }
+}
