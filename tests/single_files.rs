@@ -1,0 +1,605 @@
+//! Single files over HTTP, against the real binary: every rule of SPEC.md
+//! for single files, retention and /api (issue 2).
+
+mod common;
+
+use common::*;
+use std::collections::HashSet;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/../../fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture")
+}
+
+fn is_rfc3339_z(s: &str) -> bool {
+    s.len() == 20 && s.ends_with('Z') && s.as_bytes()[10] == b'T'
+}
+
+#[test]
+fn upload_answers_the_single_file_record() {
+    let s = Server::start();
+    let r = s.upload("notes.txt", b"hello");
+    let id = r["id"].as_str().unwrap();
+    assert_eq!(r["url"], s.url(&format!("/{id}")));
+    assert_eq!(r["size"], 5);
+    assert_eq!(r["name"], "notes.txt");
+    assert_eq!(r["content_type"], "text/plain");
+    assert_eq!(r["editable"], true);
+    assert!(r["tags"].as_array().unwrap().is_empty());
+    assert_eq!(r["expires_in"], 14_400);
+    assert!(is_rfc3339_z(r["expires_at"].as_str().unwrap()), "{r}");
+    let p = &r["persistence"];
+    assert_eq!(p["type"], "single");
+    assert_eq!(p["expires_at"], r["expires_at"]);
+    assert_eq!(p["extendable_by"], "none");
+    assert!(p["max_age"].is_null());
+    assert!(p.get("retention").is_none());
+    // Ids are unguessable and distinct.
+    assert!(id.len() >= 11 && id.bytes().all(|b| b.is_ascii_alphanumeric()));
+    let ids: HashSet<String> = (0..20)
+        .map(|_| s.upload("x.txt", b"x")["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 20);
+}
+
+#[test]
+fn download_serves_bytes_with_safe_headers() {
+    let s = Server::start();
+    let text = fixture("notes-utf8.txt");
+    let r = s.upload("notes.txt", &text);
+    let id = r["id"].as_str().unwrap();
+    let mut res = s.get(&format!("/{id}"));
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "content-type"), "text/plain; charset=utf-8");
+    assert_eq!(header(&res, "x-content-type-options"), "nosniff");
+    assert!(header(&res, "content-disposition").starts_with("inline"));
+    assert_eq!(bytes(&mut res), text);
+
+    let r = s.upload("r%C3%A9sum%C3%A9%20final.txt", b"cv");
+    let res = s.get(&format!("/{}?download=1", r["id"].as_str().unwrap()));
+    assert_eq!(
+        header(&res, "content-disposition"),
+        "attachment; filename=\"r_sum_ final.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9%20final.txt"
+    );
+}
+
+#[test]
+fn type_comes_from_magic_bytes_before_the_name() {
+    let s = Server::start();
+    let png = fixture("pixel.png");
+    let r = s.upload("not-really.txt", &png);
+    assert_eq!(r["content_type"], "image/png");
+    assert_eq!(r["editable"], false);
+    let mut res = s.get(&format!("/{}", r["id"].as_str().unwrap()));
+    assert_eq!(header(&res, "content-type"), "image/png");
+    assert!(header(&res, "content-disposition").starts_with("inline"));
+    assert_eq!(bytes(&mut res), png);
+    // Unknown binary bytes download rather than render.
+    let r = s.upload("blob", b"\x00\x01\x02\xff");
+    assert_eq!(r["content_type"], "application/octet-stream");
+    let res = s.get(&format!("/{}", r["id"].as_str().unwrap()));
+    assert!(header(&res, "content-disposition").starts_with("attachment"));
+}
+
+#[test]
+fn active_content_is_sandboxed() {
+    let s = Server::start();
+    for (name, ty) in [("page.html", "text/html"), ("drawing.svg", "image/svg+xml")] {
+        let r = s.upload(name, &fixture(name));
+        assert_eq!(r["content_type"], ty);
+        let res = s.get(&format!("/{}", r["id"].as_str().unwrap()));
+        let csp = header(&res, "content-security-policy");
+        assert_eq!(
+            csp, "sandbox allow-scripts allow-forms allow-popups",
+            "{name}"
+        );
+        assert!(!csp.contains("allow-same-origin"));
+        assert_eq!(header(&res, "x-content-type-options"), "nosniff");
+    }
+    let r = s.upload("plain.txt", b"x");
+    let res = s.get(&format!("/{}", r["id"].as_str().unwrap()));
+    assert_eq!(
+        header(&res, "content-security-policy"),
+        "",
+        "plain text needs no sandbox"
+    );
+}
+
+#[test]
+fn multipart_upload_with_one_part_is_a_single_file() {
+    let s = Server::start();
+    let (ct, body) = multipart(&[("file", Some("from-form.txt"), b"form bytes")]);
+    let mut res = s.post_with("/?tag=forms", &[("content-type", &ct)], &body);
+    assert_eq!(res.status(), 201);
+    let r = json(&mut res);
+    assert_eq!(r["name"], "from-form.txt");
+    assert_eq!(r["size"], 10);
+    assert_eq!(r["tags"], serde_json::json!(["forms"]));
+    let mut got = s.get(&format!("/{}", r["id"].as_str().unwrap()));
+    assert_eq!(text(&mut got), "form bytes");
+    // Form fields count like query parameters (a browser form sends them).
+    let (ct, body) = multipart(&[("ttl", None, b"1d"), ("file", Some("f.txt"), b"x")]);
+    let r = json(&mut s.post_with("/", &[("content-type", &ct)], &body));
+    assert_eq!(r["expires_in"], 86_400);
+    let (ct, body) = multipart(&[("note", None, b"no file here")]);
+    assert_error(
+        &mut s.post_with("/", &[("content-type", &ct)], &body),
+        400,
+        "bad_request",
+    );
+}
+
+#[test]
+fn ttl_notation_and_clamping() {
+    let s = Server::start();
+    for (ttl, want) in [
+        ("1d", 86_400),
+        ("6h", 21_600),
+        ("6", 21_600),
+        ("1h", 14_400),
+        ("30d", 1_209_600),
+    ] {
+        let r = json(&mut s.post(&format!("/?name=a.txt&ttl={ttl}"), b"a"));
+        assert_eq!(r["expires_in"], want, "ttl={ttl}");
+    }
+    for bad in ["abc", "0h", "-1d", "1w", "1.5h"] {
+        assert_error(
+            &mut s.post(&format!("/?name=a.txt&ttl={bad}"), b"a"),
+            400,
+            "bad_request",
+        );
+    }
+}
+
+#[test]
+fn once_files_burn_after_reading_but_not_on_head() {
+    let s = Server::start();
+    let r = json(&mut s.post("/?name=secret.txt&once=1", b"burn me"));
+    let path = format!("/{}", r["id"].as_str().unwrap());
+    let head = s.head(&path);
+    assert_eq!(head.status(), 200);
+    assert_eq!(header(&head, "content-length"), "7");
+    assert_eq!(s.head(&path).status(), 200, "HEAD never burns");
+    let mut first = s.get(&path);
+    assert_eq!(first.status(), 200);
+    assert_eq!(header(&first, "cache-control"), "no-store");
+    assert_eq!(text(&mut first), "burn me");
+    assert_error(&mut s.get(&path), 404, "not_found");
+    assert_eq!(
+        s.head(&path).status(),
+        404,
+        "HEAD answers 404 too (without a body)"
+    );
+}
+
+#[test]
+fn once_files_are_served_once_to_concurrent_readers() {
+    let s = Server::start();
+    let r = json(&mut s.post("/?name=secret.txt&once=1", b"only once"));
+    let url = s.url(&format!("/{}", r["id"].as_str().unwrap()));
+    let handles: Vec<_> = (0..12)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let agent: ureq::Agent = ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .build()
+                    .into();
+                let mut res = agent.get(&url).call().unwrap();
+                (
+                    res.status().as_u16(),
+                    res.body_mut().read_to_string().unwrap(),
+                )
+            })
+        })
+        .collect();
+    let results: Vec<(u16, String)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let served: Vec<_> = results.iter().filter(|(st, _)| *st == 200).collect();
+    assert_eq!(served.len(), 1, "{results:?}");
+    assert_eq!(served[0].1, "only once");
+    assert!(results.iter().all(|(st, _)| *st == 200 || *st == 404));
+}
+
+#[test]
+fn delete_removes_the_file() {
+    let s = Server::start();
+    let r = s.upload("a.txt", b"bye");
+    let path = format!("/{}", r["id"].as_str().unwrap());
+    let mut res = s.delete(&path, &[]);
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(&mut res)["deleted"], true);
+    assert_error(&mut s.get(&path), 404, "not_found");
+    assert_error(&mut s.delete(&path, &[]), 404, "not_found");
+    assert_eq!(s.blob_count(), 0, "the bytes are gone too");
+}
+
+#[test]
+fn tags_change_without_touching_content_or_expiry() {
+    let s = Server::start();
+    let r = json(&mut s.post("/?name=a.txt&tag=one&tag=two", b"content"));
+    let path = format!("/{}", r["id"].as_str().unwrap());
+    let mut res = s.post_empty(&format!("{path}?tag=three&untag=one"), &[]);
+    assert_eq!(res.status(), 200);
+    let t = json(&mut res);
+    assert_eq!(t["tags"], serde_json::json!(["two", "three"]));
+    assert_eq!(t["expires_at"], r["expires_at"]);
+    assert_eq!(t["size"], r["size"]);
+    assert_eq!(text(&mut s.get(&path)), "content");
+    assert_error(
+        &mut s.post_empty(&format!("{path}?tag=Bad"), &[]),
+        400,
+        "bad_request",
+    );
+    assert_error(
+        &mut s.post_empty(&format!("{path}?tag=a,b,c,d"), &[]),
+        400,
+        "bad_request",
+    );
+    assert_error(
+        &mut s.post_empty(&format!("{path}?tag={}", "x".repeat(25)), &[]),
+        400,
+        "bad_request",
+    );
+    assert_error(
+        &mut s.post_empty(&format!("{path}?bogus=1"), &[]),
+        400,
+        "bad_request",
+    );
+    let after = json(&mut s.post_empty(&format!("{path}?tag=two"), &[]));
+    assert_eq!(
+        after["tags"],
+        serde_json::json!(["two", "three"]),
+        "failed updates changed nothing"
+    );
+}
+
+#[test]
+fn browse_filters_sorts_and_negotiates() {
+    let s = Server::start();
+    let up = |name: &str, tags: &str, body: &[u8]| {
+        std::thread::sleep(std::time::Duration::from_millis(1100)); // distinct created_at seconds
+        json(&mut s.post(&format!("/?name={name}&{tags}"), body))
+    };
+    up("alpha.md", "tag=rust&tag=docs", b"aaaa");
+    up("beta.txt", "tag=rust", b"b");
+    up("gamma.txt", "tag=go", b"gg");
+    s.upload("hidden.txt", b"untagged files are not listed");
+    json(&mut s.post("/?name=burn.txt&tag=rust&once=1", b"never listed"));
+    let names = |q: &str| -> Vec<String> {
+        let mut res = s.get(&format!("/browse{q}"));
+        assert_eq!(res.status(), 200, "{q}");
+        json(&mut res)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(""),
+        ["gamma.txt", "beta.txt", "alpha.md"],
+        "default: created desc"
+    );
+    assert_eq!(names("?tag=rust"), ["beta.txt", "alpha.md"]);
+    assert_eq!(names("?tag=rust&tag=docs"), ["alpha.md"], "tags AND");
+    assert_eq!(names("?q=gam"), ["gamma.txt"]);
+    assert_eq!(names("?q=doc"), ["alpha.md"], "q matches tags too");
+    assert_eq!(
+        names("?sort=size&order=asc"),
+        ["beta.txt", "gamma.txt", "alpha.md"]
+    );
+    assert_eq!(
+        names("?sort=name&order=asc"),
+        ["alpha.md", "beta.txt", "gamma.txt"]
+    );
+    assert_eq!(
+        names("?sort=created&order=asc"),
+        ["alpha.md", "beta.txt", "gamma.txt"]
+    );
+    let mut res = s.get("/browse?tag=rust");
+    let entry = &json(&mut res)[0];
+    for field in [
+        "id",
+        "url",
+        "name",
+        "content_type",
+        "size",
+        "tags",
+        "created_at",
+        "expires_at",
+    ] {
+        assert!(entry.get(field).is_some(), "browse entry has {field}");
+    }
+    assert_error(&mut s.get("/browse?sort=weight"), 400, "bad_request");
+    assert_error(&mut s.get("/browse?order=sideways"), 400, "bad_request");
+    let mut page = s.get_with("/browse?tag=rust", &[("accept", "text/html")]);
+    assert!(header(&page, "content-type").starts_with("text/html"));
+    let html = text(&mut page);
+    assert!(html.contains("beta.txt") && !html.contains("gamma.txt"));
+}
+
+#[test]
+fn put_and_patch_edit_text_files_only() {
+    let s = Server::start();
+    let r = s.upload("log.txt", b"one");
+    let path = format!("/{}", r["id"].as_str().unwrap());
+    let mut res = s.put(&path, &[], b"two");
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(&mut res)["size"], 3);
+    let mut res = s.patch(&path, &[], b" three");
+    assert_eq!(json(&mut res)["size"], 9);
+    assert_eq!(text(&mut s.get(&path)), "two three");
+    assert_error(&mut s.patch(&path, &[], b"\xff\xfe"), 400, "bad_request");
+    assert_eq!(
+        text(&mut s.get(&path)),
+        "two three",
+        "a refused edit changed nothing"
+    );
+
+    let png = s.upload("pixel.png", &fixture("pixel.png"));
+    let png_path = format!("/{}", png["id"].as_str().unwrap());
+    assert_error(&mut s.put(&png_path, &[], b"text"), 403, "forbidden");
+    assert_error(&mut s.patch(&png_path, &[], b"text"), 403, "forbidden");
+    assert_eq!(bytes(&mut s.get(&png_path)), fixture("pixel.png"));
+    assert_error(&mut s.put("/nosuchid0000", &[], b"x"), 404, "not_found");
+}
+
+#[test]
+fn patch_past_the_size_limit_is_too_large() {
+    let s = Server::start();
+    let r = s.upload("big.txt", &vec![b'a'; 5_242_000]);
+    let path = format!("/{}", r["id"].as_str().unwrap());
+    assert_error(&mut s.patch(&path, &[], &[b'b'; 1000]), 413, "too_large");
+    assert_eq!(
+        json(&mut s.patch(&path, &[], &[b'b'; 880]))["size"],
+        5_242_880
+    );
+}
+
+#[test]
+fn retention_needs_the_token_and_then_guards_the_file() {
+    let s = Server::start();
+    let bearer = format!("Bearer {RETAIN_TOKEN}");
+    let auth = [("authorization", bearer.as_str())];
+    let r = s.upload("keep.txt", b"keep");
+    let path = format!("/{}", r["id"].as_str().unwrap());
+    assert_error(
+        &mut s.post_empty(&format!("{path}?retain=1"), &[]),
+        401,
+        "write_denied",
+    );
+    assert_error(
+        &mut s.post_empty(&format!("{path}?retain=1&token=wrong"), &[]),
+        401,
+        "write_denied",
+    );
+    let mut res = s.post_empty(&format!("{path}?retain=1"), &auth);
+    assert_eq!(res.status(), 200);
+    let kept = json(&mut res);
+    assert_eq!(kept["id"], r["id"]);
+    assert_eq!(kept["url"], r["url"]);
+    assert_eq!(kept["retention"], "indefinite");
+    assert!(kept["expires_at"].is_null());
+    let p = &kept["persistence"];
+    assert_eq!(p["type"], "single");
+    assert!(p["expires_at"].is_null());
+    assert_eq!(p["extendable_by"], "none");
+    assert!(p["max_age"].is_null());
+    assert_eq!(p["retention"], "indefinite");
+    // Idempotent, and the query form works too.
+    let again = json(&mut s.post_empty(&format!("{path}?retain=1&token={RETAIN_TOKEN}"), &[]));
+    assert_eq!(again, kept);
+    // Public read; writes and deletes need the token.
+    assert_eq!(text(&mut s.get(&path)), "keep");
+    assert_error(&mut s.put(&path, &[], b"x"), 401, "write_denied");
+    assert_error(&mut s.patch(&path, &[], b"x"), 401, "write_denied");
+    assert_error(&mut s.delete(&path, &[]), 401, "write_denied");
+    assert_error(
+        &mut s.post_empty(&format!("{path}?tag=x"), &[]),
+        401,
+        "write_denied",
+    );
+    assert_eq!(s.patch(&path, &auth, b"!").status(), 200);
+    assert_eq!(text(&mut s.get(&path)), "keep!");
+    assert_eq!(s.delete(&path, &auth).status(), 200);
+    assert_error(&mut s.get(&path), 404, "not_found");
+}
+
+#[test]
+fn upload_or_edit_with_the_token_retains() {
+    let s = Server::start();
+    let bearer = format!("Bearer {RETAIN_TOKEN}");
+    let mut res = s.post_with("/?name=k.txt", &[("authorization", &bearer)], b"k");
+    assert_eq!(res.status(), 201);
+    let r = json(&mut res);
+    assert!(r["expires_at"].is_null() && r["expires_in"].is_null());
+    assert!(r["persistence"]["expires_at"].is_null());
+    assert_eq!(r["persistence"]["retention"], "indefinite");
+    assert_error(
+        &mut s.post_with("/?name=k.txt", &[("authorization", "Bearer nope")], b"k"),
+        401,
+        "write_denied",
+    );
+
+    let r = s.upload("e.txt", b"e");
+    let path = format!("/{}", r["id"].as_str().unwrap());
+    let edited = json(&mut s.put(&format!("{path}?token={RETAIN_TOKEN}"), &[], b"edited"));
+    assert!(
+        edited["expires_at"].is_null(),
+        "PUT with the token retains implicitly"
+    );
+    assert_eq!(edited["persistence"]["retention"], "indefinite");
+}
+
+#[test]
+fn retention_off_when_no_token_is_configured() {
+    let s = Server::with_env(&[]);
+    assert_eq!(json(&mut s.get("/api"))["retention_token"], false);
+    let r = s.upload("a.txt", b"a");
+    let path = format!("/{}?retain=1&token=anything", r["id"].as_str().unwrap());
+    assert_error(&mut s.post_empty(&path, &[]), 401, "write_denied");
+}
+
+#[test]
+fn api_describes_the_contract() {
+    let s = Server::start();
+    let mut res = s.get("/api");
+    assert_eq!(res.status(), 200);
+    let c = json(&mut res);
+    assert_eq!(c["service"], "storesrv");
+    assert_eq!(c["version"], "1.54.1");
+    assert_eq!(c["base_url"], s.base);
+    assert_eq!(c["ttl_seconds"], 14_400);
+    assert_eq!(
+        c["dir_ttl_seconds"],
+        serde_json::json!({"min": 14_400, "default": 604_800, "max": 1_209_600})
+    );
+    assert_eq!(c["max_file_bytes"], 5_242_880);
+    assert_eq!(c["pool_bytes"], 104_857_600);
+    assert_eq!(c["retention_token"], true);
+    assert!(c["endpoints"].as_object().is_some_and(|e| !e.is_empty()));
+    let errors = c["errors"].as_object().unwrap();
+    for (code, http) in [
+        ("bad_request", 400),
+        ("write_denied", 401),
+        ("forbidden", 403),
+        ("not_found", 404),
+        ("missing_length", 411),
+        ("too_large", 413),
+        ("rate_limited", 429),
+        ("unsupported", 501),
+        ("pool_full", 507),
+    ] {
+        assert_eq!(errors[code]["http"], http, "{code}");
+        assert!(errors[code]["meaning"].is_string() && errors[code]["retry"].is_string());
+    }
+    assert_eq!(c["limits"]["file_bytes_max"], 5_242_880);
+    assert_eq!(c["limits"]["history_limit"], 200);
+    assert_eq!(c["limits"]["comment_cooldown_secs"], 20);
+}
+
+#[test]
+fn bad_input_gets_a_json_error_and_changes_nothing() {
+    let s = Server::start();
+    assert_error(&mut s.post("/?name=a/b.txt", b"x"), 400, "bad_request");
+    assert_error(&mut s.post("/?name=..", b"x"), 400, "bad_request");
+    assert_error(&mut s.post("/?name=", b"x"), 400, "bad_request");
+    assert_error(
+        &mut s.post("/?name=a.txt&once=1&share=shared", b"x"),
+        400,
+        "bad_request",
+    );
+    assert_error(
+        &mut s.post("/?name=a.txt&once=maybe", b"x"),
+        400,
+        "bad_request",
+    );
+    assert_error(
+        &mut s.post("/?name=a.txt&tag=a&tag=b&tag=c&tag=d&tag=e&tag=f", b"x"),
+        400,
+        "bad_request",
+    );
+    // A client that waits for the answer before sending (Expect:
+    // 100-continue, as curl does for large bodies) is told 413 at once.
+    let res = s.raw(b"POST /?name=a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 5242881\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n");
+    assert!(res.starts_with("HTTP/1.1 413"), "{res}");
+    assert_error(&mut s.get("/doesnotexist"), 404, "not_found");
+    assert_error(&mut s.get("/help/nothing/here"), 404, "not_found");
+    assert_eq!(s.blob_count(), 0, "no bytes were kept");
+    assert!(json(&mut s.get("/browse")).as_array().unwrap().is_empty());
+    // Exactly the limit is fine.
+    assert_eq!(
+        s.post("/?name=max.bin", &vec![0u8; 5_242_880]).status(),
+        201
+    );
+}
+
+#[test]
+fn length_rules_are_enforced_before_reading() {
+    let s = Server::start();
+    // Chunked bodies are refused with 411.
+    let res = s.raw(b"POST /?name=a.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    assert!(res.starts_with("HTTP/1.1 411"), "{res}");
+    assert!(res.contains("\"code\": \"missing_length\""), "{res}");
+    // A body without any length is refused with 411.
+    let res = s.raw(b"POST /?name=a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert!(res.starts_with("HTTP/1.1 411"), "{res}");
+    let res = s.raw(b"PUT /abcdefabcdef HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert!(res.starts_with("HTTP/1.1 411"), "{res}");
+    // A declared length over the limit is refused at once, without sending
+    // the body (the server answers although the body never comes).
+    let res = s.raw(b"POST /?name=a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 6000000\r\nConnection: close\r\n\r\n");
+    assert!(res.starts_with("HTTP/1.1 413"), "{res}");
+    assert!(res.contains("too_large"), "{res}");
+    assert_eq!(s.blob_count(), 0);
+}
+
+#[test]
+fn an_oversized_multipart_part_is_refused_while_streaming() {
+    let s = Server::start();
+    let (ct, body) = multipart(&[("file", Some("big.bin"), &vec![7u8; 5_242_881])]);
+    let mut req = format!("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).into_bytes();
+    req.extend_from_slice(&body);
+    let res = s.raw(&req);
+    assert!(
+        res.starts_with("HTTP/1.1 413"),
+        "{}",
+        &res[..res.len().min(200)]
+    );
+    assert_eq!(s.blob_count(), 0, "the partial upload left nothing behind");
+    assert_eq!(
+        std::fs::read_dir(s.data_dir().join("tmp")).unwrap().count(),
+        0,
+        "no temp file either"
+    );
+}
+
+#[test]
+fn unsupported_methods_answer_501() {
+    let s = Server::start();
+    let r = s.upload("a.txt", b"a");
+    let res = s.raw(
+        format!(
+            "OPTIONS /{} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            r["id"].as_str().unwrap()
+        )
+        .as_bytes(),
+    );
+    assert!(res.starts_with("HTTP/1.1 501"), "{res}");
+    assert!(res.contains("unsupported"));
+    assert_error(&mut s.delete("/", &[]), 501, "unsupported");
+    assert_error(&mut s.post("/api", b""), 501, "unsupported");
+}
+
+#[test]
+fn a_restart_keeps_every_object_and_its_bytes() {
+    let mut s = Server::start();
+    let bearer = format!("Bearer {RETAIN_TOKEN}");
+    let plain = s.upload("plain.txt", b"plain bytes");
+    let png = s.upload("pixel.png", &fixture("pixel.png"));
+    let once = json(&mut s.post("/?name=once.txt&once=1", b"once"));
+    let tagged = json(&mut s.post("/?name=tagged.txt&tag=keep", b"tagged"));
+    let kept = json(&mut s.post_with("/?name=kept.txt", &[("authorization", &bearer)], b"kept"));
+    s.restart();
+    let id = |v: &serde_json::Value| format!("/{}", v["id"].as_str().unwrap());
+    assert_eq!(text(&mut s.get(&id(&plain))), "plain bytes");
+    assert_eq!(bytes(&mut s.get(&id(&png))), fixture("pixel.png"));
+    assert_eq!(
+        text(&mut s.get(&id(&once))),
+        "once",
+        "a once file survives a restart unread"
+    );
+    assert_error(&mut s.get(&id(&once)), 404, "not_found");
+    assert_eq!(text(&mut s.get(&id(&kept))), "kept");
+    assert_error(&mut s.delete(&id(&kept), &[]), 401, "write_denied");
+    let listed = json(&mut s.get("/browse?tag=keep"));
+    assert_eq!(listed[0]["id"], tagged["id"], "the tag index survives");
+    assert!(
+        s.log().contains("5 objects"),
+        "recovery counted the objects: {}",
+        s.log()
+    );
+}

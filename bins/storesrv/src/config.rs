@@ -71,7 +71,10 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         let mut value = |slot: &mut Option<String>| -> Result<(), String> {
             let v = match inline.clone() {
                 Some(v) => v,
-                None => it.next().cloned().ok_or_else(|| format!("{flag} needs a value"))?,
+                None => it
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| format!("{flag} needs a value"))?,
             };
             *slot = Some(v);
             Ok(())
@@ -97,15 +100,22 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         .map(|s| s.trim_end_matches('/').to_string());
     if let Some(url) = &base_url {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(format!("--base-url: {url:?} must start with http:// or https://"));
+            return Err(format!(
+                "--base-url: {url:?} must start with http:// or https://"
+            ));
         }
     }
     let env_num = |name: &str, default: u64| -> Result<u64, String> {
-        env(name).filter(|v| !v.is_empty()).map_or(Ok(default), |v| number(name, &v))
+        env(name)
+            .filter(|v| !v.is_empty())
+            .map_or(Ok(default), |v| number(name, &v))
     };
     Ok(Command::Run(Config {
         listen,
-        data: PathBuf::from(data.or_else(|| env("STORE_DATA")).unwrap_or_else(|| "./data".into())),
+        data: PathBuf::from(
+            data.or_else(|| env("STORE_DATA"))
+                .unwrap_or_else(|| "./data".into()),
+        ),
         base_url,
         retain_tokens: env("STORE_RETAIN_TOKEN").unwrap_or_default(),
         superadmin_token: env("STORE_SUPERADMIN_TOKEN").filter(|t| !t.is_empty()),
@@ -133,7 +143,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn run(args: &[&str], env: &[(&str, &str)]) -> Result<Config, String> {
-        let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let env: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         match parse(&args, &|k| env.get(k).cloned())? {
             Command::Run(c) => Ok(c),
@@ -156,8 +169,22 @@ mod tests {
 
     #[test]
     fn flags_win_over_env() {
-        let env = [("STORE_LISTEN", "0.0.0.0:1"), ("STORE_DATA", "/env"), ("STORE_BASE_URL", "http://env")];
-        let c = run(&["--listen", "127.0.0.1:0", "--data=/flag", "--base-url", "https://x.test/"], &env).unwrap();
+        let env = [
+            ("STORE_LISTEN", "0.0.0.0:1"),
+            ("STORE_DATA", "/env"),
+            ("STORE_BASE_URL", "http://env"),
+        ];
+        let c = run(
+            &[
+                "--listen",
+                "127.0.0.1:0",
+                "--data=/flag",
+                "--base-url",
+                "https://x.test/",
+            ],
+            &env,
+        )
+        .unwrap();
         assert_eq!(c.listen, "127.0.0.1:0".parse().unwrap());
         assert_eq!(c.data, PathBuf::from("/flag"));
         assert_eq!(c.base_url.as_deref(), Some("https://x.test"));

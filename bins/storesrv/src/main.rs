@@ -22,7 +22,11 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Ok(Command::Version) => {
-            println!("storesrv {} (SPEC {})", env!("CARGO_PKG_VERSION"), store_http::SPEC_VERSION);
+            println!(
+                "storesrv {} (SPEC {})",
+                env!("CARGO_PKG_VERSION"),
+                store_http::SPEC_VERSION
+            );
             return ExitCode::SUCCESS;
         }
         Err(e) => {
@@ -30,7 +34,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("storesrv: cannot start the runtime: {e}");
@@ -53,13 +60,17 @@ async fn run(config: Config) -> Result<(), String> {
     std::fs::create_dir_all(&config.data)
         .map_err(|e| format!("cannot create the data dir {}: {e}", config.data.display()))?;
     let repo = Arc::new(SledRepository::open(&config.data).map_err(|e| e.to_string())?);
-    let blobs = Arc::new(FsBlobStore::open(&config.data, Arc::new(OsRandom)).map_err(|e| e.to_string())?);
+    let blobs =
+        Arc::new(FsBlobStore::open(&config.data, Arc::new(OsRandom)).map_err(|e| e.to_string())?);
 
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    let base_url = config.base_url.clone().unwrap_or_else(|| format!("http://{bound}"));
+    let base_url = config
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{bound}"));
 
     let limits = Limits {
         pool_bytes: config.pool_bytes,

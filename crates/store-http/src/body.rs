@@ -84,10 +84,17 @@ const FORM_FIELDS_MAX: usize = 32;
 /// The boundary of a multipart/form-data body, or `None` for other types.
 pub fn multipart_boundary(headers: &HeaderMap) -> Option<Result<String, StoreError>> {
     let ct = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
-    if !ct.trim_start().to_ascii_lowercase().starts_with("multipart/") {
+    if !ct
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("multipart/")
+    {
         return None;
     }
-    Some(multer::parse_boundary(ct).map_err(|e| StoreError::bad_request(format!("invalid multipart body: {e}"))))
+    Some(
+        multer::parse_boundary(ct)
+            .map_err(|e| StoreError::bad_request(format!("invalid multipart body: {e}"))),
+    )
 }
 
 /// Reads a multipart body: each file part streams into its own upload of
@@ -99,7 +106,9 @@ pub async fn read_multipart(
     file_limit_bytes: u64,
     files_max: usize,
 ) -> AppResult<Multipart> {
-    let bad = |e: multer::Error| -> AppError { StoreError::bad_request(format!("invalid multipart body: {e}")).into() };
+    let bad = |e: multer::Error| -> AppError {
+        StoreError::bad_request(format!("invalid multipart body: {e}")).into()
+    };
     let mut mp = multer::Multipart::new(body.into_data_stream(), boundary);
     let mut out = Multipart::default();
     while let Some(mut field) = mp.next_field().await.map_err(bad)? {
@@ -111,19 +120,26 @@ pub async fn read_multipart(
             while let Some(chunk) = field.chunk().await.map_err(bad)? {
                 value.extend_from_slice(&chunk);
                 if value.len() > FORM_FIELD_BYTES_MAX {
-                    return Err(StoreError::bad_request(format!("form field {name:?} is too long")).into());
+                    return Err(StoreError::bad_request(format!(
+                        "form field {name:?} is too long"
+                    ))
+                    .into());
                 }
             }
             if out.fields.len() >= FORM_FIELDS_MAX {
                 return Err(StoreError::bad_request("too many form fields").into());
             }
-            let value = String::from_utf8(value)
-                .map_err(|_| StoreError::bad_request(format!("form field {name:?} is not UTF-8")))?;
+            let value = String::from_utf8(value).map_err(|_| {
+                StoreError::bad_request(format!("form field {name:?} is not UTF-8"))
+            })?;
             out.fields.push((name, value));
             continue;
         }
         if out.files.len() >= files_max {
-            return Err(StoreError::bad_request(format!("too many files: at most {files_max} per request")).into());
+            return Err(StoreError::bad_request(format!(
+                "too many files: at most {files_max} per request"
+            ))
+            .into());
         }
         let content_type = field.content_type().map(|m| m.essence_str().to_string());
         let mut upload = app.begin_upload(file_limit_bytes)?;
@@ -153,20 +169,35 @@ mod tests {
 
     #[test]
     fn content_length_rules() {
-        assert_eq!(declared_length(&headers(&[("content-length", "5")]), 10), Ok(5));
-        assert_eq!(declared_length(&headers(&[]), 10), Err(StoreError::MissingLength));
+        assert_eq!(
+            declared_length(&headers(&[("content-length", "5")]), 10),
+            Ok(5)
+        );
+        assert_eq!(
+            declared_length(&headers(&[]), 10),
+            Err(StoreError::MissingLength)
+        );
         assert_eq!(
             declared_length(&headers(&[("transfer-encoding", "chunked")]), 10),
             Err(StoreError::MissingLength)
         );
-        assert!(matches!(declared_length(&headers(&[("content-length", "11")]), 10), Err(StoreError::TooLarge(_))));
-        assert!(matches!(declared_length(&headers(&[("content-length", "x")]), 10), Err(StoreError::BadRequest(_))));
+        assert!(matches!(
+            declared_length(&headers(&[("content-length", "11")]), 10),
+            Err(StoreError::TooLarge(_))
+        ));
+        assert!(matches!(
+            declared_length(&headers(&[("content-length", "x")]), 10),
+            Err(StoreError::BadRequest(_))
+        ));
     }
 
     #[test]
     fn boundaries() {
         assert!(multipart_boundary(&headers(&[("content-type", "text/plain")])).is_none());
-        let b = multipart_boundary(&headers(&[("content-type", "multipart/form-data; boundary=xyz")]));
+        let b = multipart_boundary(&headers(&[(
+            "content-type",
+            "multipart/form-data; boundary=xyz",
+        )]));
         assert_eq!(b, Some(Ok("xyz".to_string())));
     }
 }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use http::{header, HeaderMap, HeaderValue, Method, Request, StatusCode};
 use hyper::body::Incoming;
 use serde::Serialize;
-use store_app::{App, AppError, AppResult, BrowseQuery, BrowseSort, FileDownload, NewFile, SortOrder};
+use store_app::{
+    App, AppError, AppResult, BrowseQuery, BrowseSort, FileDownload, NewFile, SortOrder,
+};
 use store_core::content::{needs_sandbox, renders_inline};
 use store_core::{ttl, ReadIntent, RetainAuth, StorageError, StoreError};
 
@@ -38,7 +40,9 @@ impl Ctx {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| {
                 let (scheme, token) = v.trim().split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string())
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| token.trim().to_string())
             });
         bearer.or_else(|| self.query.get("token").map(str::to_string))
     }
@@ -91,7 +95,8 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
         Endpoint::TagFile { id } => {
             let (add, remove) = (ctx.query.all("tag"), ctx.query.all("untag"));
             let auth = ctx.retain_auth();
-            let view = blocking(&ctx.app, move |app| app.tag_file(&id, &add, &remove, auth)).await?;
+            let view =
+                blocking(&ctx.app, move |app| app.tag_file(&id, &add, &remove, auth)).await?;
             Ok(json(StatusCode::OK, &view))
         }
         Endpoint::ReplaceFile { id } => replace(&ctx, id, body).await,
@@ -157,7 +162,11 @@ fn new_file(params: &Query) -> Result<NewFile, StoreError> {
     let req = NewFile {
         name: params.text("name")?,
         declared_type: None,
-        ttl_secs: params.text("ttl")?.as_deref().map(ttl::parse_ttl).transpose()?,
+        ttl_secs: params
+            .text("ttl")?
+            .as_deref()
+            .map(ttl::parse_ttl)
+            .transpose()?,
         once: params.flag("once")?,
         tags: params.all("tag"),
         share: params.text("share")?,
@@ -233,7 +242,8 @@ async fn get_file(ctx: &Ctx, id: String) -> AppResult<Res> {
         ReadIntent::Get
     };
     let download = ctx.query.flag("download")?;
-    let FileDownload { record, reader } = blocking(&ctx.app, move |app| app.open_file(&id, intent)).await?;
+    let FileDownload { record, reader } =
+        blocking(&ctx.app, move |app| app.open_file(&id, intent)).await?;
     let len = reader.len();
     let body = if intent == ReadIntent::Head {
         drop(reader);
@@ -249,8 +259,12 @@ async fn get_file(ctx: &Ctx, id: String) -> AppResult<Res> {
         record.content_type.clone()
     };
     let inline = !download && renders_inline(&record.content_type);
-    let disposition = content_disposition(if inline { "inline" } else { "attachment" }, &record.name);
-    let header = |v: &str| HeaderValue::from_str(v).unwrap_or_else(|_| HeaderValue::from_static("application/octet-stream"));
+    let disposition =
+        content_disposition(if inline { "inline" } else { "attachment" }, &record.name);
+    let header = |v: &str| {
+        HeaderValue::from_str(v)
+            .unwrap_or_else(|_| HeaderValue::from_static("application/octet-stream"))
+    };
     h.insert(header::CONTENT_TYPE, header(&content_type));
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     if let Ok(v) = HeaderValue::from_str(&disposition) {
@@ -258,9 +272,15 @@ async fn get_file(ctx: &Ctx, id: String) -> AppResult<Res> {
     }
     // User bytes share the service's origin: never let a browser guess a
     // more dangerous type, and never let them run with the origin's rights.
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     if needs_sandbox(&record.content_type) {
-        h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(SANDBOX_CSP));
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(SANDBOX_CSP),
+        );
     }
     h.insert(
         header::CACHE_CONTROL,
@@ -311,12 +331,19 @@ async fn browse(ctx: &Ctx) -> AppResult<Res> {
         None | Some("desc") => SortOrder::Desc,
         Some("asc") => SortOrder::Asc,
         Some(other) => {
-            return Err(StoreError::bad_request(format!("invalid order {other:?}: use asc or desc")).into())
+            return Err(StoreError::bad_request(format!(
+                "invalid order {other:?}: use asc or desc"
+            ))
+            .into())
         }
     };
     let q = BrowseQuery {
         tags: ctx.query.all("tag"),
-        q: ctx.query.get("q").filter(|q| !q.is_empty()).map(str::to_string),
+        q: ctx
+            .query
+            .get("q")
+            .filter(|q| !q.is_empty())
+            .map(str::to_string),
         sort,
         order,
     };

@@ -32,7 +32,10 @@ mod tests {
             m
         };
         let none = Query::default();
-        assert!(wants_html(&h("text/html,application/xhtml+xml,*/*;q=0.8"), &none));
+        assert!(wants_html(
+            &h("text/html,application/xhtml+xml,*/*;q=0.8"),
+            &none
+        ));
         assert!(!wants_html(&h("*/*"), &none));
         assert!(!wants_html(&h("application/json"), &none));
         assert!(!wants_html(&HeaderMap::new(), &none));

@@ -33,7 +33,10 @@ impl Query {
 
     /// The first value of `key`.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// Every value of `key`, in order. Comma-separated values count as
@@ -86,7 +89,10 @@ mod tests {
         assert!(q.flag("bad").is_err());
         assert_eq!(q.get("name"), Some("a b.txt"));
         assert!(q.text("x").is_err());
-        let many = (0..1000).map(|i| format!("k{i}=v")).collect::<Vec<_>>().join("&");
+        let many = (0..1000)
+            .map(|i| format!("k{i}=v"))
+            .collect::<Vec<_>>()
+            .join("&");
         assert_eq!(Query::parse(&many).0.len(), QUERY_PAIRS_MAX);
     }
 }

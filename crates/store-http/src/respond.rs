@@ -18,7 +18,9 @@ pub type ResBody = BoxBody<Bytes, std::io::Error>;
 pub type Res = Response<ResBody>;
 
 pub fn full(bytes: impl Into<Bytes>) -> ResBody {
-    Full::new(bytes.into()).map_err(|never| match never {}).boxed()
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed()
 }
 
 pub fn empty() -> ResBody {
@@ -40,7 +42,11 @@ pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Res {
 }
 
 pub fn html(status: StatusCode, markup: maud::Markup) -> Res {
-    let mut res = with_type(status, "text/html; charset=utf-8", full(markup.into_string()));
+    let mut res = with_type(
+        status,
+        "text/html; charset=utf-8",
+        full(markup.into_string()),
+    );
     // App pages load nothing from anywhere else and run no script yet.
     res.headers_mut().insert(
         header::CONTENT_SECURITY_POLICY,
@@ -48,8 +54,10 @@ pub fn html(status: StatusCode, markup: maud::Markup) -> Res {
             "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         ),
     );
-    res.headers_mut()
-        .insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    res.headers_mut().insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     res
 }
 
@@ -127,7 +135,10 @@ impl BlobBody {
                 match reader.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
-                        if tx.blocking_send(Ok(Bytes::copy_from_slice(&buf[..n]))).is_err() {
+                        if tx
+                            .blocking_send(Ok(Bytes::copy_from_slice(&buf[..n])))
+                            .is_err()
+                        {
                             break; // The client went away.
                         }
                     }
@@ -206,7 +217,9 @@ mod tests {
 
     #[test]
     fn errors_carry_code_and_retry() {
-        let res = store_error(&StoreError::RateLimited { retry_after_secs: 9 });
+        let res = store_error(&StoreError::RateLimited {
+            retry_after_secs: 9,
+        });
         assert_eq!(res.status(), 429);
         assert_eq!(res.headers()[header::RETRY_AFTER], "9");
         let res = store_error(&StoreError::not_found());

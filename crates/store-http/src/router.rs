@@ -22,23 +22,40 @@ pub enum Endpoint {
     /// GET /browse.
     Browse,
     /// GET or HEAD /<id>.
-    GetFile { id: String },
+    GetFile {
+        id: String,
+    },
     /// GET or HEAD /<id>/<filename>: one file of a bundle.
-    GetBundleMember { id: String, name: String },
+    GetBundleMember {
+        id: String,
+        name: String,
+    },
     /// POST /<id>?retain=1.
-    RetainFile { id: String },
+    RetainFile {
+        id: String,
+    },
     /// POST /<id>?tag=..&untag=..
-    TagFile { id: String },
+    TagFile {
+        id: String,
+    },
     /// PUT /<id>.
-    ReplaceFile { id: String },
+    ReplaceFile {
+        id: String,
+    },
     /// PATCH /<id>.
-    AppendFile { id: String },
+    AppendFile {
+        id: String,
+    },
     /// DELETE /<id>.
-    DeleteFile { id: String },
+    DeleteFile {
+        id: String,
+    },
     /// A known path with a method it does not support.
     MethodNotAllowed,
     /// POST /<id> without an action keyword.
-    MissingAction { id: String },
+    MissingAction {
+        id: String,
+    },
     NotFound,
 }
 
@@ -103,7 +120,11 @@ mod tests {
     fn check(method: &str, target: &str, want: Endpoint) {
         let (path, q) = target.split_once('?').unwrap_or((target, ""));
         let method = Method::from_bytes(method.as_bytes()).unwrap();
-        assert_eq!(route(&method, path, &Query::parse(q)), want, "{method} {target}");
+        assert_eq!(
+            route(&method, path, &Query::parse(q)),
+            want,
+            "{method} {target}"
+        );
     }
 
     fn id(s: &str) -> String {
@@ -127,14 +148,25 @@ mod tests {
         check("HEAD", "/abc123", GetFile { id: id("abc123") });
         check("GET", "/abc123?download=1", GetFile { id: id("abc123") });
         check("POST", "/abc123?retain=1", RetainFile { id: id("abc123") });
-        check("POST", "/abc123?tag=a&untag=b", TagFile { id: id("abc123") });
+        check(
+            "POST",
+            "/abc123?tag=a&untag=b",
+            TagFile { id: id("abc123") },
+        );
         check("POST", "/abc123?untag=b", TagFile { id: id("abc123") });
         check("POST", "/abc123", MissingAction { id: id("abc123") });
         check("PUT", "/abc123", ReplaceFile { id: id("abc123") });
         check("PATCH", "/abc123", AppendFile { id: id("abc123") });
         check("DELETE", "/abc123", DeleteFile { id: id("abc123") });
         check("OPTIONS", "/abc123", MethodNotAllowed);
-        check("GET", "/abc123/a%20b.txt", GetBundleMember { id: id("abc123"), name: id("a b.txt") });
+        check(
+            "GET",
+            "/abc123/a%20b.txt",
+            GetBundleMember {
+                id: id("abc123"),
+                name: id("a b.txt"),
+            },
+        );
         check("PUT", "/abc123/a.txt", MethodNotAllowed);
         check("GET", "/abc123/a/b", NotFound);
         check("GET", "/%ff", NotFound);

@@ -75,7 +75,10 @@ pub async fn serve(
         }
     }
     drop(listener);
-    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
         eprintln!("storesrv: some connections did not finish within {SHUTDOWN_GRACE:?}");
     }
     let _ = stop_tx.send(true);

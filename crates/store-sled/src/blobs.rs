@@ -17,7 +17,9 @@ pub struct FsBlobStore {
 
 impl std::fmt::Debug for FsBlobStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FsBlobStore").field("blobs", &self.blobs).finish()
+        f.debug_struct("FsBlobStore")
+            .field("blobs", &self.blobs)
+            .finish()
     }
 }
 
@@ -52,7 +54,11 @@ impl FsBlobStore {
     /// else is refused, so a corrupt record cannot name a path outside.
     fn path(&self, id: &BlobId) -> StorageResult<PathBuf> {
         let s = id.as_str();
-        if s.len() < 3 || !s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
+        if s.len() < 3
+            || !s
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        {
             return Err(StorageError::new(format!("invalid blob id {s:?}")));
         }
         Ok(self.blobs.join(&s[..2]).join(s))
@@ -67,7 +73,10 @@ struct FsWriter {
 
 impl BlobWriter for FsWriter {
     fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
-        let file = self.file.as_mut().expect("a writer is used only until commit");
+        let file = self
+            .file
+            .as_mut()
+            .expect("a writer is used only until commit");
         file.write_all(chunk)
             .map_err(|e| io("cannot write", &self.tmp_path, e))
     }

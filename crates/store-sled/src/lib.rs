@@ -74,9 +74,17 @@ mod tests {
             id
         };
         let tmp = dir.path().join("tmp");
-        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 1, "the crash left a temp file");
+        assert_eq!(
+            std::fs::read_dir(&tmp).unwrap().count(),
+            1,
+            "the crash left a temp file"
+        );
         let store = FsBlobStore::open(dir.path(), rng).unwrap();
-        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "opening cleans temp files");
+        assert_eq!(
+            std::fs::read_dir(&tmp).unwrap().count(),
+            0,
+            "opening cleans temp files"
+        );
         assert_eq!(store.list().unwrap(), vec![id.clone()]);
         let mut s = String::new();
         std::io::Read::read_to_string(&mut store.open(&id).unwrap(), &mut s).unwrap();

@@ -63,7 +63,12 @@ fn encode(obj: &Object) -> StorageResult<Vec<u8>> {
 
 type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
 
-fn tx_unindex(e: &TransactionalTree, t: &TransactionalTree, key: &str, old: &Object) -> TxResult<()> {
+fn tx_unindex(
+    e: &TransactionalTree,
+    t: &TransactionalTree,
+    key: &str,
+    old: &Object,
+) -> TxResult<()> {
     if let Some(at) = old.lifetime().expires_at() {
         e.remove(expiry_key(at, key))?;
     }
@@ -100,7 +105,12 @@ impl SledRepository {
         let db = sled::Config::new()
             .path(dir.join("db"))
             .open()
-            .map_err(|e| storage(format!("cannot open the database in {}: {e}", dir.display())))?;
+            .map_err(|e| {
+                storage(format!(
+                    "cannot open the database in {}: {e}",
+                    dir.display()
+                ))
+            })?;
         Ok(Self {
             objects: db.open_tree("objects").map_err(storage)?,
             expiry: db.open_tree("expiry").map_err(storage)?,
@@ -193,7 +203,10 @@ impl Repository for SledRepository {
             .collect()
     }
 
-    fn for_each(&self, visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>) -> StorageResult<()> {
+    fn for_each(
+        &self,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()> {
         for entry in self.objects.iter() {
             let (k, v) = entry.map_err(storage)?;
             let key = std::str::from_utf8(&k).map_err(storage)?;
