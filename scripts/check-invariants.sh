@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Checks the architecture invariants of docs/ARCHITECTURE.md mechanically:
+# which crate may depend on what. Exits non-zero on the first breach.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# deps CRATE: the crate's normal (non-dev) dependency closure, one name a line.
+deps() {
+    cargo tree -p "$1" -e normal --prefix none --format '{p}' | awk '{print $1}' | sort -u
+}
+
+forbid() {
+    local crate=$1; shift
+    local closure
+    closure=$(deps "$crate")
+    for banned in "$@"; do
+        if grep -qx "$banned" <<<"$closure"; then
+            echo "invariant broken: $crate depends on $banned (cargo tree -p $crate -e normal -i $banned)" >&2
+            exit 1
+        fi
+    done
+}
+
+# The core is pure: no runtime, no HTTP, no database, no image codecs, no OS randomness.
+forbid store-core tokio hyper sled image getrandom ureq
+# The use cases know the ports, not the adapters or the web.
+forbid store-app tokio hyper sled image ureq store-sled store-http
+# The test kit is as pure as the core it serves.
+forbid store-testkit tokio hyper sled image
+# The persistence adapter knows nothing of HTTP or the use cases.
+forbid store-sled tokio hyper store-app store-http
+# The HTTP shell reaches storage only through the ports.
+forbid store-http sled store-sled
+echo "architecture invariants hold"
