@@ -98,12 +98,16 @@ async fn run(config: Config) -> Result<(), String> {
         recovery.orphan_blobs_removed
     );
 
+    // Signal handlers go in before the ready line: a SIGTERM sent the moment
+    // the line is read must still shut down cleanly, not kill the process.
+    let shutdown = shutdown_signal().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+
     // The one line on stdout (CONTRACT.md): tests and scripts wait for it.
     println!("storesrv listening on http://{bound}");
     use std::io::Write;
     let _ = std::io::stdout().flush();
 
-    store_http::serve(listener, Arc::new(app), shutdown_signal())
+    store_http::serve(listener, Arc::new(app), shutdown)
         .await
         .map_err(|e| e.to_string())?;
     repo.flush().map_err(|e| e.to_string())?;
@@ -111,13 +115,17 @@ async fn run(config: Config) -> Result<(), String> {
     Ok(())
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
+/// Installs the SIGINT and SIGTERM handlers now, and returns a future that
+/// resolves when either signal arrives.
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-    eprintln!("storesrv: shutting down");
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        eprintln!("storesrv: shutting down");
+    })
 }

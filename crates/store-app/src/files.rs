@@ -13,10 +13,11 @@ use store_core::names::{
 use store_core::ports::BlobReader;
 use store_core::views::{BrowseEntry, FileView, PersistenceType, RetainView};
 use store_core::{
-    ids, ttl, FileRecord, Lifetime, Object, ReadDecision, ReadIntent, RetainAuth, StoreError,
+    ids, ttl, BundleRecord, FileRecord, Lifetime, Object, ReadDecision, ReadIntent, RetainAuth,
+    StoreError,
 };
 
-use crate::{App, AppResult, Upload};
+use crate::{App, AppResult, Staged};
 
 /// An upload's parameters, checked before its body is read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -57,19 +58,34 @@ impl NewFile {
     }
 }
 
-/// A file ready to be streamed out. For a burnt file the record is already
-/// gone: `reader` holds the last handle to its bytes.
-pub struct FileDownload {
-    pub record: FileRecord,
+/// A file ready to be streamed out: a single file, or one file of a bundle
+/// or dir. For a burnt file the record is already gone: `reader` holds the
+/// last handle to its bytes.
+pub struct Download {
+    pub name: String,
+    pub content_type: String,
+    /// Text (CONTRACT.md), served with `charset=utf-8`.
+    pub text: bool,
+    /// A burn-after-reading file: never cache it.
+    pub once: bool,
     pub reader: Box<dyn BlobReader>,
 }
 
-impl std::fmt::Debug for FileDownload {
+impl std::fmt::Debug for Download {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FileDownload")
-            .field("record", &self.record)
+        f.debug_struct("Download")
+            .field("name", &self.name)
+            .field("content_type", &self.content_type)
             .finish()
     }
+}
+
+/// What `GET /<id>` found: a single file, or a bundle (served as a zip,
+/// an index page or a listing by the HTTP layer).
+#[derive(Debug)]
+pub enum Opened {
+    File(Download),
+    Bundle(BundleRecord),
 }
 
 /// GET /browse's sort keys.
@@ -104,11 +120,20 @@ impl App {
         FileView::new(file, &self.config.base_url, now)
     }
 
-    /// Loads a live single file, or answers 404.
-    fn live_file(&self, id: &str, now: store_core::Timestamp) -> AppResult<FileRecord> {
+    /// Loads a live single file or bundle, or answers 404.
+    pub(crate) fn live_object(&self, id: &str, now: store_core::Timestamp) -> AppResult<Object> {
         match self.ports.repo.get(id)? {
-            Some(Object::File(f)) if f.lifetime.is_live(now) => Ok(f),
+            Some(obj @ (Object::File(_) | Object::Bundle(_))) if obj.lifetime().is_live(now) => Ok(obj),
             _ => Err(StoreError::not_found().into()),
+        }
+    }
+
+    /// Loads a live single file: 404 if there is none, 403 for a bundle
+    /// (which is immutable and carries no tags).
+    fn live_file(&self, id: &str, now: store_core::Timestamp) -> AppResult<FileRecord> {
+        match self.live_object(id, now)? {
+            Object::File(f) => Ok(f),
+            _ => Err(StoreError::forbidden("a bundle is immutable: it cannot be edited or tagged").into()),
         }
     }
 
@@ -116,7 +141,7 @@ impl App {
     pub fn create_file(
         &self,
         req: &NewFile,
-        upload: Upload,
+        upload: Staged,
         auth: RetainAuth,
     ) -> AppResult<FileView> {
         let now = self.now();
@@ -136,7 +161,7 @@ impl App {
             .unwrap_or_else(|| default_file_name(&content_type));
         let size = upload.size();
         let reservation = self.reserve(size)?;
-        let blob = upload.commit()?;
+        let blob = upload.into_blob();
         let mut record = FileRecord {
             id: String::new(),
             name,
@@ -162,7 +187,11 @@ impl App {
                 Ok(true) => break,
                 Ok(false) => continue,
                 Err(e) => {
-                    self.ports.blobs.remove(&record.blob)?;
+                    // The record may or may not have been written (a failed
+                    // flush after the commit): keep the blob and the pool
+                    // bytes. If nothing points at them, start-up collects
+                    // the blob and recounts the pool.
+                    reservation.keep();
                     return Err(e.into());
                 }
             }
@@ -173,16 +202,26 @@ impl App {
 
     /// GET or HEAD /<id>. A once file is burnt by the first GET: the record
     /// goes under the key's lock, so concurrent readers cannot both get it.
-    pub fn open_file(&self, id: &str, intent: ReadIntent) -> AppResult<FileDownload> {
+    pub fn read(&self, id: &str, intent: ReadIntent) -> AppResult<Opened> {
         let now = self.now();
         let _guard = self.locks.lock(id);
-        let record = self.live_file(id, now)?;
+        let record = match self.live_object(id, now)? {
+            Object::File(f) => f,
+            Object::Bundle(b) => return Ok(Opened::Bundle(b)),
+            Object::Dir(_) => unreachable!("live_object only returns files and bundles"),
+        };
         let decision = record.decide_read(now, intent)?;
         let reader = self.ports.blobs.open(&record.blob)?;
         if decision == ReadDecision::ServeAndBurn {
             self.remove_object(id, &Object::File(record.clone()))?;
         }
-        Ok(FileDownload { record, reader })
+        Ok(Opened::File(Download {
+            name: record.name,
+            content_type: record.content_type,
+            text: record.text,
+            once: record.once,
+            reader,
+        }))
     }
 
     /// The record of a live file, for pages and metadata.
@@ -192,13 +231,13 @@ impl App {
         Ok(self.view(&record, now))
     }
 
-    /// DELETE /<id>.
-    pub fn delete_file(&self, id: &str, auth: RetainAuth) -> AppResult<()> {
+    /// DELETE /<id>: a single file or a whole bundle.
+    pub fn delete(&self, id: &str, auth: RetainAuth) -> AppResult<()> {
         let now = self.now();
         let _guard = self.locks.lock(id);
-        let record = self.live_file(id, now)?;
-        authorize_write(&record.lifetime, auth)?;
-        self.remove_object(id, &Object::File(record))
+        let obj = self.live_object(id, now)?;
+        authorize_write(obj.lifetime(), auth)?;
+        self.remove_object(id, &obj)
     }
 
     /// POST /<id>?tag=..&untag=..: tags change, content and expiry do not.
@@ -218,22 +257,27 @@ impl App {
         Ok(self.view(&record, now))
     }
 
-    /// POST /<id>?retain=1: idempotent.
-    pub fn retain_file(&self, id: &str, auth: RetainAuth) -> AppResult<RetainView> {
+    /// POST /<id>?retain=1 on a single file or a bundle: idempotent.
+    pub fn retain(&self, id: &str, auth: RetainAuth) -> AppResult<RetainView> {
         let now = self.now();
         let _guard = self.locks.lock(id);
-        let mut record = self.live_file(id, now)?;
+        let mut obj = self.live_object(id, now)?;
         authorize_retain(auth)?;
-        if !record.lifetime.is_retained() {
-            record.lifetime = Lifetime::Indefinite;
-            record.updated_at = now;
-            self.ports.repo.put(id, &Object::File(record.clone()))?;
-        }
-        Ok(RetainView::new(
-            id,
-            format!("{}/{id}", self.config.base_url),
-            PersistenceType::Single,
-        ))
+        let kind = match &mut obj {
+            Object::File(f) => {
+                f.lifetime = Lifetime::Indefinite;
+                f.updated_at = now;
+                PersistenceType::Single
+            }
+            Object::Bundle(b) => {
+                b.lifetime = Lifetime::Indefinite;
+                b.updated_at = now;
+                PersistenceType::Bundle
+            }
+            Object::Dir(_) => unreachable!("live_object only returns files and bundles"),
+        };
+        self.ports.repo.put(id, &obj)?;
+        Ok(RetainView::new(id, format!("{}/{id}", self.config.base_url), kind))
     }
 
     /// Checks that a PUT or PATCH may go ahead before its body is read, so
@@ -247,7 +291,7 @@ impl App {
 
     /// PUT /<id>: replaces a text file's content. With the retain token it
     /// also retains the file.
-    pub fn replace_file(&self, id: &str, upload: Upload, auth: RetainAuth) -> AppResult<FileView> {
+    pub fn replace_file(&self, id: &str, upload: Staged, auth: RetainAuth) -> AppResult<FileView> {
         let now = self.now();
         if !upload.is_utf8_text() {
             return Err(StoreError::bad_request(
@@ -261,9 +305,9 @@ impl App {
         record.ensure_editable()?;
         let new_size = upload.size();
         let grow = self.reserve(new_size.saturating_sub(record.size))?;
-        let blob = upload.commit()?;
-        self.swap_content(id, &mut record, blob, new_size, auth, now)?;
+        let blob = upload.into_blob();
         grow.keep();
+        self.swap_content(id, &mut record, blob, new_size, auth, now)?;
         Ok(self.view(&record, now))
     }
 
@@ -305,7 +349,9 @@ impl App {
     }
 
     /// Points a file at new bytes, then frees the old ones. Pool bytes of
-    /// growth were reserved by the caller; shrinkage is given back here.
+    /// growth were reserved (and kept) by the caller; shrinkage is given
+    /// back here. If the record write fails, nothing is freed: the write
+    /// may have landed, and start-up recovery settles blobs and pool.
     fn swap_content(
         &self,
         id: &str,
@@ -321,10 +367,7 @@ impl App {
         if auth == RetainAuth::Valid {
             record.lifetime = Lifetime::Indefinite;
         }
-        if let Err(e) = self.ports.repo.put(id, &Object::File(record.clone())) {
-            self.ports.blobs.remove(&record.blob)?;
-            return Err(e.into());
-        }
+        self.ports.repo.put(id, &Object::File(record.clone()))?;
         if old_size > new_size {
             self.ledger().release(old_size - new_size);
         }

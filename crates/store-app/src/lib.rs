@@ -9,6 +9,8 @@
 //! on delete, the record first, then the bytes. A crash between the two
 //! steps leaves at worst an unreferenced blob, which [`App::open`] collects.
 
+mod bundles;
+mod dirs;
 mod error;
 mod files;
 mod locks;
@@ -25,8 +27,10 @@ use store_core::ports::{BlobStore, Clock, Random, Repository};
 use store_core::{Limits, Object, RetainAuth, RetainTokens, Timestamp};
 
 pub use error::{AppError, AppResult};
-pub use files::{BrowseQuery, BrowseSort, FileDownload, NewFile, SortOrder};
-pub use upload::Upload;
+pub use bundles::Part;
+pub use dirs::{DirAccess, DirQuery, DirSort, NewDir, WriteRequest};
+pub use files::{BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder};
+pub use upload::{Staged, Upload};
 
 /// The ports an [`App`] runs on.
 #[derive(Clone)]
@@ -134,9 +138,19 @@ impl App {
         self.pool.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Opens a committed blob, for streaming a bundle's or dir's zip. The
+    /// blob may be gone if its file was replaced or deleted meanwhile.
+    pub fn open_blob(&self, blob: &store_core::BlobId) -> AppResult<Box<dyn store_core::BlobReader>> {
+        Ok(self.ports.blobs.open(blob)?)
+    }
+
     /// Starts receiving a body of at most `limit_bytes`.
     pub fn begin_upload(&self, limit_bytes: u64) -> AppResult<Upload> {
-        Ok(Upload::new(self.ports.blobs.create()?, limit_bytes))
+        Ok(Upload::new(
+            self.ports.blobs.create()?,
+            Arc::clone(&self.ports.blobs),
+            limit_bytes,
+        ))
     }
 
     /// Removes objects whose time has come, at most `batch` of them, and

@@ -39,6 +39,15 @@ impl App {
     /// itself (a PUT growing a file), and waiting here could deadlock. A
     /// busy object is in use anyway, so it is skipped this time.
     pub(crate) fn reserve(&self, bytes: u64) -> AppResult<Reservation<'_>> {
+        let full = || StoreError::PoolFull {
+            message: format!(
+                "the store pool is full: {bytes} more bytes do not fit even after evicting every object that may go"
+            ),
+            retry_after_secs: self.config.limits.pool_full_retry_after_secs,
+        };
+        if bytes > self.config.limits.pool_bytes {
+            return Err(full().into());
+        }
         loop {
             let shortfall = {
                 let mut ledger = self.ledger();
@@ -47,15 +56,35 @@ impl App {
                 }
                 ledger.shortfall(bytes)
             };
-            if self.evict(shortfall)? == 0 {
-                return Err(StoreError::PoolFull {
-                    message: format!(
-                        "the store pool is full: {bytes} more bytes do not fit even after evicting every object that may go"
-                    ),
-                    retry_after_secs: self.config.limits.pool_full_retry_after_secs,
-                }
-                .into());
+            // Never destroy objects for a write that would be refused anyway.
+            if !self.can_free(shortfall)? || self.evict(shortfall)? == 0 {
+                return Err(full().into());
             }
+        }
+    }
+
+    /// Whether evicting could free `needed` bytes. It reads the expiry
+    /// index in growing pages and stops as soon as the answer is yes, so
+    /// the usual case (a pool full of evictable files) stays cheap.
+    fn can_free(&self, needed: u64) -> AppResult<bool> {
+        let mut page = EVICTION_BATCH;
+        loop {
+            let entries = self.ports.repo.expiring(page)?;
+            let mut total = 0u64;
+            for (_, key) in &entries {
+                if let Some(obj) = self.ports.repo.get(key)? {
+                    if obj.is_evictable() {
+                        total = total.saturating_add(obj.pool_bytes());
+                        if total >= needed {
+                            return Ok(true);
+                        }
+                    }
+                }
+            }
+            if entries.len() < page {
+                return Ok(false);
+            }
+            page = page.saturating_mul(4);
         }
     }
 

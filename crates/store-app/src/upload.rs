@@ -1,5 +1,7 @@
+use std::sync::Arc;
+
 use store_core::content::{Utf8Check, SNIFF_BYTES};
-use store_core::ports::BlobWriter;
+use store_core::ports::{BlobStore, BlobWriter};
 use store_core::{BlobId, StoreError};
 
 use crate::AppResult;
@@ -7,10 +9,11 @@ use crate::AppResult;
 /// A body being received into a new blob, with its limit enforced on every
 /// chunk (the whole body is never held in memory). It remembers what the
 /// use case needs to decide the file's type: the first bytes and whether
-/// the whole is UTF-8 text. Dropped before [`Upload::commit`], it leaves
+/// the whole is UTF-8 text. Dropped before [`Upload::finish`], it leaves
 /// nothing behind.
 pub struct Upload {
     writer: Box<dyn BlobWriter>,
+    blobs: Arc<dyn BlobStore>,
     limit_bytes: u64,
     size: u64,
     head: Vec<u8>,
@@ -27,9 +30,10 @@ impl std::fmt::Debug for Upload {
 }
 
 impl Upload {
-    pub(crate) fn new(writer: Box<dyn BlobWriter>, limit_bytes: u64) -> Self {
+    pub(crate) fn new(writer: Box<dyn BlobWriter>, blobs: Arc<dyn BlobStore>, limit_bytes: u64) -> Self {
         Self {
             writer,
+            blobs,
             limit_bytes,
             size: 0,
             head: Vec::new(),
@@ -53,20 +57,64 @@ impl Upload {
         Ok(())
     }
 
+    /// Makes the bytes durable as a blob that no record references yet.
+    /// The writer's file is closed here, so a request with many parts
+    /// holds one open file at a time, not one per part.
+    pub fn finish(self) -> AppResult<Staged> {
+        let blob = self.writer.commit()?;
+        Ok(Staged {
+            blob: Some(blob),
+            blobs: self.blobs,
+            size: self.size,
+            head: self.head,
+            utf8_text: self.utf8.is_text(),
+        })
+    }
+}
+
+/// A received body, durable as a blob but not yet referenced by a record.
+/// Dropped without being taken into a record, its blob is removed, so an
+/// upload refused late (bad name, full pool) leaves nothing behind.
+pub struct Staged {
+    blob: Option<BlobId>,
+    blobs: Arc<dyn BlobStore>,
+    size: u64,
+    head: Vec<u8>,
+    utf8_text: bool,
+}
+
+impl std::fmt::Debug for Staged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Staged").field("blob", &self.blob).field("size", &self.size).finish()
+    }
+}
+
+impl Staged {
     pub fn size(&self) -> u64 {
         self.size
     }
 
+    /// The first bytes, for type detection.
     pub fn head(&self) -> &[u8] {
         &self.head
     }
 
     /// Valid UTF-8 without NUL bytes.
     pub fn is_utf8_text(&self) -> bool {
-        self.utf8.is_text()
+        self.utf8_text
     }
 
-    pub(crate) fn commit(self) -> AppResult<BlobId> {
-        Ok(self.writer.commit()?)
+    /// Hands the blob to a record: from here on the record owns it.
+    pub(crate) fn into_blob(mut self) -> BlobId {
+        self.blob.take().expect("a staged blob is taken once")
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Some(blob) = self.blob.take() {
+            // Best effort: a blob left behind is an orphan, collected at start.
+            let _ = self.blobs.remove(&blob);
+        }
     }
 }

@@ -4,8 +4,10 @@
 /// Bytes of a file's head that [`sniff`] looks at.
 pub const SNIFF_BYTES: usize = 512;
 
-/// The type announced by a file's first bytes, for formats whose signature
-/// is unambiguous. Text formats have no signature and give `None`.
+/// The type announced by a file's first bytes. Text formats have no
+/// signature and give `None`. Some signatures are short enough to occur at
+/// the start of ordinary text (`BM`, `ID3`, `....ftyp`); [`decide`] does not
+/// trust them for bytes that are valid UTF-8 text.
 pub fn sniff(head: &[u8]) -> Option<&'static str> {
     let starts = |sig: &[u8]| head.starts_with(sig);
     if starts(b"\x89PNG\r\n\x1a\n") {
@@ -161,26 +163,43 @@ pub fn needs_sandbox(content_type: &str) -> bool {
     t == "text/html" || t == "application/xhtml+xml" || t.ends_with("+xml") || t.ends_with("/xml")
 }
 
-/// Decides a file's type: magic bytes first, then the file name, then the
-/// type the client declared (unless it is a generic one a client sends
-/// without meaning it), then plain text if the bytes are UTF-8 without NULs.
+/// Whether `t` is a single well-formed `type/subtype` (RFC 6838 restricted
+/// names, lowercase). A declared type is used only then: a value such as
+/// `text/plain,text/html` must never reach a Content-Type header, where a
+/// browser would read its last member.
+fn is_plain_media_type(t: &str) -> bool {
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 63
+            && s.as_bytes()[0].is_ascii_alphanumeric()
+            && s.bytes().all(|b| {
+                b.is_ascii_lowercase() || b.is_ascii_digit() || b"!#$&^_.+-".contains(&b)
+            })
+    };
+    matches!(t.split_once('/'), Some((a, b)) if token(a) && token(b))
+}
+
+/// Decides a file's type. For binary bytes: magic bytes, then the file
+/// name, then the declared type. For UTF-8 text: the name first (a text
+/// file starting with `BM` is still `notes.txt`), then the declared type,
+/// then `text/plain`. Generic declared types a client sends without meaning
+/// them (octet-stream, curl's form default, multipart) are ignored, and so
+/// is anything that is not a single well-formed media type.
 pub fn decide(head: &[u8], name: &str, declared: Option<&str>, utf8_text: bool) -> String {
-    if let Some(t) = sniff(head) {
-        return t.to_string();
+    if !utf8_text {
+        if let Some(t) = sniff(head) {
+            return t.to_string();
+        }
     }
     if let Some(t) = from_name(name) {
         return t.to_string();
     }
     if let Some(d) = declared {
         let e = essence(d);
-        let generic = e.is_empty()
-            || e == "application/octet-stream"
+        let generic = e == "application/octet-stream"
             || e == "application/x-www-form-urlencoded"
-            || e.starts_with("multipart/")
-            || !e.contains('/')
-            || e.len() > 100
-            || !e.bytes().all(|b| b.is_ascii_graphic());
-        if !generic {
+            || e.starts_with("multipart/");
+        if !generic && is_plain_media_type(&e) {
             return e;
         }
     }
@@ -330,5 +349,28 @@ mod tests {
             let expect = std::str::from_utf8(&bytes).is_ok() && !bytes.contains(&0);
             prop_assert_eq!(c.is_text(), expect);
         }
+    }
+}
+
+#[cfg(test)]
+mod decide_tests {
+    use super::*;
+
+    #[test]
+    fn text_that_starts_like_a_binary_signature_keeps_its_name() {
+        assert_eq!(decide(b"BM is a nice start for notes", "notes.txt", None, true), "text/plain");
+        assert_eq!(decide(b"ID3 tags explained", "x", None, true), "text/plain");
+        assert_eq!(decide(b"BM\x00\x00 binary bitmap header..", "x", None, false), "image/bmp");
+    }
+
+    #[test]
+    fn declared_types_must_be_single_and_well_formed() {
+        let d = |t: &str| decide(b"<p>hi</p>", "x", Some(t), true);
+        assert_eq!(d("text/plain,text/html"), "text/plain");
+        assert_eq!(d("text/html"), "text/html");
+        assert_eq!(d("TEXT/CSV; charset=utf-8"), "text/csv");
+        assert_eq!(d("text/ html"), "text/plain");
+        assert_eq!(d("nonsense"), "text/plain");
+        assert_eq!(d("application/vnd.api+json"), "application/vnd.api+json");
     }
 }

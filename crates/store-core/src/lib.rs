@@ -11,6 +11,7 @@
 //! checks that tokio, hyper, sled and image stay out of its tree.
 
 pub mod auth;
+pub mod container;
 pub mod content;
 pub mod error;
 pub mod ids;
@@ -25,9 +26,10 @@ pub mod ttl;
 pub mod views;
 
 pub use auth::{RetainAuth, RetainTokens};
+pub use container::{BundleRecord, DirAction, DirRecord, DirWrite, HistoryEntry, MemberFile};
 pub use error::{ErrorCode, StoreError};
 pub use lifetime::Lifetime;
 pub use limits::Limits;
 pub use ports::{BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, StorageError};
-pub use record::{BlobId, FileRecord, Object, ReadDecision, ReadIntent};
+pub use record::{dir_storage_key, BlobId, FileRecord, Object, ReadDecision, ReadIntent};
 pub use time::Timestamp;

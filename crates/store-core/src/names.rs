@@ -50,6 +50,13 @@ pub fn validate_memorable_name(name: &str) -> Result<(), StoreError> {
             limits::NAME_CHARS_MAX
         )));
     }
+    // Unnamed dirs have 32-hex ids; a name of that shape could capture one
+    // through create-or-get.
+    if name.len() == 32 && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(StoreError::bad_request(format!(
+            "the name {name:?} has the shape of an unnamed dir's id; choose another"
+        )));
+    }
     if RESERVED_NAMES.contains(&name) {
         return Err(StoreError::bad_request(format!(
             "the name {name:?} is reserved"

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::container::{BundleRecord, DirRecord};
 use crate::error::StoreError;
 use crate::lifetime::Lifetime;
 use crate::time::Timestamp;
@@ -86,30 +87,48 @@ impl FileRecord {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Object {
     File(FileRecord),
+    Bundle(BundleRecord),
+    Dir(DirRecord),
+}
+
+/// The repository key of a dir. Dirs live in their own key space, so that a
+/// dir name can never collide with a single file's or bundle's id.
+pub fn dir_storage_key(key: &str) -> String {
+    format!("d/{key}")
 }
 
 impl Object {
-    pub fn id(&self) -> &str {
+    /// The key the repository stores this object under.
+    pub fn storage_key(&self) -> String {
         match self {
-            Self::File(f) => &f.id,
+            Self::File(f) => f.id.clone(),
+            Self::Bundle(b) => b.id.clone(),
+            Self::Dir(d) => dir_storage_key(&d.key),
         }
     }
 
     pub fn lifetime(&self) -> &Lifetime {
         match self {
             Self::File(f) => &f.lifetime,
+            Self::Bundle(b) => &b.lifetime,
+            Self::Dir(d) => &d.lifetime,
         }
     }
 
+    /// Tags, which the tag index follows. Bundles have none.
     pub fn tags(&self) -> &[String] {
         match self {
             Self::File(f) => &f.tags,
+            Self::Bundle(_) => &[],
+            Self::Dir(d) => &d.tags,
         }
     }
 
     pub fn created_at(&self) -> Timestamp {
         match self {
             Self::File(f) => f.created_at,
+            Self::Bundle(b) => b.created_at,
+            Self::Dir(d) => d.created_at,
         }
     }
 
@@ -117,6 +136,8 @@ impl Object {
     pub fn pool_bytes(&self) -> u64 {
         match self {
             Self::File(f) => f.size,
+            Self::Bundle(b) => b.size(),
+            Self::Dir(d) => d.size(),
         }
     }
 
@@ -124,10 +145,13 @@ impl Object {
     pub fn blobs(&self) -> Vec<&BlobId> {
         match self {
             Self::File(f) => vec![&f.blob],
+            Self::Bundle(b) => b.files.iter().map(|f| &f.blob).collect(),
+            Self::Dir(d) => d.files.iter().map(|f| &f.blob).collect(),
         }
     }
 
-    /// Whether pool eviction may remove it: live and not retained.
+    /// Whether pool eviction may remove it: anything not retained (a
+    /// show-dir is retained).
     pub fn is_evictable(&self) -> bool {
         !self.lifetime().is_retained()
     }
@@ -135,6 +159,7 @@ impl Object {
     pub fn as_file(&self) -> Option<&FileRecord> {
         match self {
             Self::File(f) => Some(f),
+            _ => None,
         }
     }
 }

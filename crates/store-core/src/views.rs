@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::container::{BundleRecord, DirRecord, HistoryEntry, MemberFile};
 use crate::lifetime::Lifetime;
 use crate::record::FileRecord;
 use crate::time::Timestamp;
@@ -131,6 +132,170 @@ impl BrowseEntry {
     }
 }
 
+/// Percent-encodes a file name for a URL path segment: everything but
+/// RFC 3986's unreserved characters.
+pub fn encode_path_segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A file of a bundle (SPEC.md "Bundle record", `files`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemberView {
+    pub name: String,
+    pub url: String,
+    pub size: u64,
+    pub content_type: String,
+}
+
+/// SPEC.md "Bundle record", plus `created_at`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BundleView {
+    pub id: String,
+    pub url: String,
+    pub bundle: bool,
+    pub editable: bool,
+    pub persistence: Persistence,
+    pub files: Vec<MemberView>,
+    pub expires_at: Option<String>,
+    pub created_at: String,
+}
+
+impl BundleView {
+    pub fn new(b: &BundleRecord, base_url: &str) -> Self {
+        let url = format!("{base_url}/{}", b.id);
+        Self {
+            id: b.id.clone(),
+            files: b
+                .files
+                .iter()
+                .map(|f| MemberView {
+                    name: f.name.clone(),
+                    url: format!("{url}/{}", encode_path_segment(&f.name)),
+                    size: f.size,
+                    content_type: f.content_type.clone(),
+                })
+                .collect(),
+            url,
+            bundle: true,
+            editable: false,
+            persistence: Persistence::new(PersistenceType::Bundle, &b.lifetime),
+            expires_at: b.lifetime.expires_at().map(|t| t.to_string()),
+            created_at: b.created_at.to_string(),
+        }
+    }
+}
+
+/// A file of a dir (SPEC.md "Dir record", `files`), plus its times.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DirFileView {
+    pub name: String,
+    pub url: String,
+    pub size: u64,
+    pub content_type: String,
+    pub editable: bool,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl DirFileView {
+    pub fn new(f: &MemberFile, dir_url: &str) -> Self {
+        Self {
+            name: f.name.clone(),
+            url: format!("{dir_url}/{}", encode_path_segment(&f.name)),
+            size: f.size,
+            content_type: f.content_type.clone(),
+            editable: f.text,
+            created_at: f.created_at.to_string(),
+            updated_at: f.updated_at.to_string(),
+        }
+    }
+}
+
+/// SPEC.md "Dir record" (and, with `open: true`, "Show-dir record"), plus
+/// `created_at`, `updated_at` and totals.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DirView {
+    pub id: String,
+    pub url: String,
+    pub dir: bool,
+    pub editable: bool,
+    pub persistence: Persistence,
+    pub files: Vec<DirFileView>,
+    pub expires_at: Option<String>,
+    pub max_age: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub listed: bool,
+    pub open: bool,
+    pub tags: Vec<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub file_count: usize,
+    pub bytes: u64,
+    /// Present once: in the answer to the creation that set it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_token: Option<String>,
+}
+
+impl DirView {
+    pub fn new(d: &DirRecord, base_url: &str) -> Self {
+        let mut v = Self::summary(d, base_url);
+        v.files = d.files.iter().map(|f| DirFileView::new(f, &v.url)).collect();
+        v
+    }
+
+    /// The record without its file list, for `GET /d` entries.
+    pub fn summary(d: &DirRecord, base_url: &str) -> Self {
+        Self {
+            id: d.key.clone(),
+            url: format!("{base_url}/d/{}", d.key),
+            dir: true,
+            editable: false,
+            persistence: Persistence::new(PersistenceType::Dir, &d.lifetime),
+            files: vec![],
+            expires_at: d.lifetime.expires_at().map(|t| t.to_string()),
+            max_age: d.ttl_secs,
+            name: d.name.clone(),
+            listed: d.listed,
+            open: d.open,
+            tags: d.tags.clone(),
+            created_at: d.created_at.to_string(),
+            updated_at: d.updated_at.to_string(),
+            file_count: d.files.len(),
+            bytes: d.size(),
+            write_token: None,
+        }
+    }
+}
+
+/// SPEC.md "Dir history entry": `ts` is Unix seconds as a float.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryView {
+    pub ts: f64,
+    pub file: String,
+    pub action: crate::container::DirAction,
+    pub bytes: u64,
+}
+
+impl From<&HistoryEntry> for HistoryView {
+    fn from(h: &HistoryEntry) -> Self {
+        Self {
+            ts: h.ts.as_secs_f64(),
+            file: h.file.clone(),
+            action: h.action,
+            bytes: h.bytes,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +336,56 @@ mod tests {
         assert!(v["expires_at"].is_null());
         assert!(v["persistence"]["expires_at"].is_null());
         assert_eq!(v["persistence"]["retention"], "indefinite");
+    }
+}
+
+#[cfg(test)]
+mod container_view_tests {
+    use super::*;
+    use crate::record::BlobId;
+
+    #[test]
+    fn path_segments_are_encoded() {
+        assert_eq!(encode_path_segment("a b/c.txt"), "a%20b%2Fc.txt");
+        assert_eq!(encode_path_segment("ré.md"), "r%C3%A9.md");
+        assert_eq!(encode_path_segment("plain-name_1.~x"), "plain-name_1.~x");
+    }
+
+    #[test]
+    fn dir_view_shapes() {
+        let now = Timestamp::from_secs(1_795_359_845);
+        let d = DirRecord {
+            key: "proj-x".into(),
+            name: Some("proj-x".into()),
+            created_at: now,
+            updated_at: now,
+            lifetime: Lifetime::sliding(now, 604_800),
+            ttl_secs: 604_800,
+            listed: true,
+            open: false,
+            tags: vec![],
+            write_token_hash: None,
+            files: vec![MemberFile {
+                name: "a b.txt".into(),
+                content_type: "text/plain".into(),
+                size: 3,
+                blob: BlobId("x".into()),
+                text: true,
+                created_at: now,
+                updated_at: now,
+            }],
+            history: vec![],
+        };
+        let v = serde_json::to_value(DirView::new(&d, "http://h")).unwrap();
+        assert_eq!(v["url"], "http://h/d/proj-x");
+        assert_eq!(v["dir"], true);
+        assert_eq!(v["editable"], false);
+        assert_eq!(v["persistence"]["type"], "dir");
+        assert_eq!(v["persistence"]["extendable_by"], "activity");
+        assert_eq!(v["persistence"]["max_age"], 604_800);
+        assert_eq!(v["max_age"], 604_800);
+        assert_eq!(v["files"][0]["url"], "http://h/d/proj-x/a%20b.txt");
+        assert_eq!(v["files"][0]["editable"], true);
+        assert!(v.get("write_token").is_none());
     }
 }

@@ -171,8 +171,16 @@ impl BlobStore for FsBlobStore {
             }
             for entry in fs::read_dir(&fan).map_err(|e| io("cannot list", &fan, e))? {
                 let entry = entry.map_err(|e| io("cannot list", &fan, e))?;
-                if let Some(name) = entry.file_name().to_str() {
-                    out.push(BlobId(name.to_string()));
+                let id = entry.file_name().to_str().map(|n| BlobId(n.to_string()));
+                match id {
+                    // Only names this store minted are blobs; anything else
+                    // (an editor's backup, a stray folder) is not ours to
+                    // collect or to choke on.
+                    Some(id) if self.path(&id).is_ok() => out.push(id),
+                    _ => eprintln!(
+                        "storesrv: ignoring {} in the blob store: not a blob",
+                        entry.path().display()
+                    ),
                 }
             }
         }

@@ -92,6 +92,17 @@ mod tests {
     }
 
     #[test]
+    fn stray_files_in_the_blob_dir_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FsBlobStore::open(dir.path(), Arc::new(SeededRandom::new(1))).unwrap();
+        let id = store.create().unwrap().commit().unwrap();
+        let fan = dir.path().join("blobs").join(&id.as_str()[..2]);
+        std::fs::write(fan.join(".DS_Store"), b"x").unwrap();
+        std::fs::create_dir(fan.join("backup")).unwrap();
+        assert_eq!(store.list().unwrap(), vec![id]);
+    }
+
+    #[test]
     fn blob_ids_cannot_escape_the_blob_dir() {
         let dir = tempfile::tempdir().unwrap();
         let store = FsBlobStore::open(dir.path(), Arc::new(SeededRandom::new(1))).unwrap();

@@ -1,0 +1,131 @@
+//! Bundles: immutable snapshots of 2 or more files under one id.
+
+use store_core::auth::lifetime_for_new;
+use store_core::container::validate_member_names;
+use store_core::content::{self, is_text_type};
+use store_core::names::default_file_name;
+use store_core::views::BundleView;
+use store_core::{ids, ttl, BundleRecord, Lifetime, MemberFile, Object, ReadIntent, RetainAuth, StoreError, Timestamp};
+
+use crate::files::Download;
+use crate::{App, AppResult, NewFile, Staged};
+
+/// One received file of a multipart body.
+#[derive(Debug)]
+pub struct Part {
+    /// The part's file name (or the name chosen for it).
+    pub name: Option<String>,
+    /// The part's declared Content-Type.
+    pub declared_type: Option<String>,
+    pub body: Staged,
+}
+
+impl App {
+    /// Commits parts' bytes and describes them as member files; a part
+    /// without a name gets `upload.<ext>`. The names are then checked as a
+    /// set (safe, distinct, not too many). On error, every blob committed
+    /// here is removed again.
+    pub(crate) fn commit_parts(&self, parts: Vec<Part>, now: Timestamp) -> AppResult<Vec<MemberFile>> {
+        let mut members: Vec<MemberFile> = Vec::with_capacity(parts.len());
+        for part in parts {
+            let utf8 = part.body.is_utf8_text();
+            let content_type = content::decide(
+                part.body.head(),
+                part.name.as_deref().unwrap_or(""),
+                part.declared_type.as_deref(),
+                utf8,
+            );
+            let name = part.name.unwrap_or_else(|| default_file_name(&content_type));
+            let size = part.body.size();
+            members.push(MemberFile {
+                name,
+                text: utf8 && is_text_type(&content_type),
+                content_type,
+                size,
+                blob: part.body.into_blob(),
+                created_at: now,
+                updated_at: now,
+            });
+        }
+        if let Err(e) = validate_member_names(members.iter().map(|m| m.name.as_str())) {
+            self.discard_members(&members);
+            return Err(e.into());
+        }
+        Ok(members)
+    }
+
+    /// Removes the blobs of members that never made it into a record.
+    pub(crate) fn discard_members(&self, members: &[MemberFile]) {
+        for m in members {
+            // Best effort: a blob left behind is an orphan, collected at start.
+            let _ = self.ports.blobs.remove(&m.blob);
+        }
+    }
+
+    /// POST / with 2 or more file parts.
+    pub fn create_bundle(&self, req: &NewFile, parts: Vec<Part>, auth: RetainAuth) -> AppResult<BundleView> {
+        let now = self.now();
+        req.validate()?;
+        if req.once {
+            return Err(StoreError::bad_request("once=1 applies to single files only, not to bundles").into());
+        }
+        if !req.tags.is_empty() {
+            return Err(StoreError::bad_request("tags apply to single files and dirs, not to bundles").into());
+        }
+        if parts.len() < 2 {
+            return Err(StoreError::bad_request("a bundle needs 2 or more file parts").into());
+        }
+        if parts.iter().any(|p| p.name.is_none()) {
+            return Err(StoreError::bad_request("every file part of a bundle needs a file name").into());
+        }
+        validate_member_names(parts.iter().filter_map(|p| p.name.as_deref()))?;
+        let lifetime = lifetime_for_new(auth, Lifetime::fixed(now, ttl::file_ttl(req.ttl_secs)))?;
+        let total: u64 = parts.iter().map(|p| p.body.size()).sum();
+        let reservation = self.reserve(total)?;
+        let files = self.commit_parts(parts, now)?;
+        let mut record = BundleRecord {
+            id: String::new(),
+            created_at: now,
+            updated_at: now,
+            lifetime,
+            files,
+        };
+        loop {
+            record.id = ids::object_id(self.ports.random.as_ref());
+            match self.ports.repo.insert_new(&record.id, &Object::Bundle(record.clone())) {
+                Ok(true) => break,
+                Ok(false) => continue,
+                Err(e) => {
+                    // Maybe written, maybe not: leave blobs and pool bytes
+                    // to start-up recovery.
+                    reservation.keep();
+                    return Err(e.into());
+                }
+            }
+        }
+        reservation.keep();
+        Ok(BundleView::new(&record, &self.config.base_url))
+    }
+
+    /// The view of a live bundle.
+    pub fn bundle_view(&self, b: &BundleRecord) -> BundleView {
+        BundleView::new(b, &self.config.base_url)
+    }
+
+    /// GET /<id>/<filename>: one file of a bundle.
+    pub fn open_member(&self, id: &str, name: &str, _intent: ReadIntent) -> AppResult<Download> {
+        let now = self.now();
+        let _guard = self.locks.lock(id);
+        let Object::Bundle(b) = self.live_object(id, now)? else {
+            return Err(StoreError::not_found().into());
+        };
+        let m = b.member(name).ok_or_else(StoreError::not_found)?;
+        Ok(Download {
+            name: m.name.clone(),
+            content_type: m.content_type.clone(),
+            text: m.text,
+            once: false,
+            reader: self.ports.blobs.open(&m.blob)?,
+        })
+    }
+}

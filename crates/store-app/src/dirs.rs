@@ -1,0 +1,454 @@
+//! Dirs and show-dirs: named or unnamed mutable collections with a sliding
+//! lifetime, write gates, history and retention.
+
+use std::cmp::Ordering;
+use std::ops::ControlFlow;
+
+use store_core::auth::authorize_retain;
+use store_core::container::{hash_token, validate_custom_write_token, validate_member_names};
+use store_core::names::{apply_tags, validate_file_name, validate_memorable_name};
+use store_core::views::{DirView, HistoryView, PersistenceType, RetainView};
+use store_core::{
+    dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Object, RetainAuth, StoreError, Timestamp,
+};
+
+use crate::bundles::Part;
+use crate::files::{Download, SortOrder};
+use crate::{App, AppResult, Staged};
+
+/// `write=` on creation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteRequest {
+    /// `write=1`: the server makes a token.
+    Generate,
+    /// `write=<token>`: the caller's own (16-128 of `[A-Za-z0-9_-]`).
+    Custom(String),
+}
+
+/// POST /?dir=1's parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewDir {
+    pub name: Option<String>,
+    pub listed: bool,
+    pub tags: Vec<String>,
+    pub ttl_secs: Option<u64>,
+    pub write: Option<WriteRequest>,
+    pub show: bool,
+}
+
+impl NewDir {
+    pub fn validate(&self) -> Result<(), StoreError> {
+        if let Some(name) = &self.name {
+            validate_memorable_name(name)?;
+        }
+        apply_tags(&[], &self.tags, &[])?;
+        if let Some(WriteRequest::Custom(t)) = &self.write {
+            validate_custom_write_token(t)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a request presented to a dir's gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirAccess {
+    pub retain: RetainAuth,
+    /// From X-Store-Write or `write=<token>`.
+    pub write_token: Option<String>,
+}
+
+impl DirAccess {
+    fn check(&self, dir: &DirRecord, op: DirWrite) -> Result<(), StoreError> {
+        dir.authorize(op, self.retain, self.write_token.as_deref())
+    }
+}
+
+/// GET /d's sort keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DirSort {
+    #[default]
+    Created,
+    Updated,
+    Name,
+}
+
+/// GET /d's filters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirQuery {
+    pub q: Option<String>,
+    pub created_after: Option<Timestamp>,
+    pub created_before: Option<Timestamp>,
+    pub updated_after: Option<Timestamp>,
+    pub updated_before: Option<Timestamp>,
+    pub sort: DirSort,
+    pub order: SortOrder,
+}
+
+impl App {
+    fn dir_view(&self, d: &DirRecord) -> DirView {
+        DirView::new(d, &self.config.base_url)
+    }
+
+    /// Loads a live dir, or answers 404.
+    fn live_dir(&self, storage_key: &str, now: Timestamp) -> AppResult<DirRecord> {
+        match self.ports.repo.get(storage_key)? {
+            Some(Object::Dir(d)) if d.is_live(now) => Ok(d),
+            _ => Err(StoreError::not_found().into()),
+        }
+    }
+
+    /// POST /?dir=1 (and share=): create-or-get. Flags apply only when the
+    /// dir is created; parts posted to an existing named dir are added to
+    /// it (gates apply). Returns the view and whether it was created.
+    pub fn create_dir(&self, req: &NewDir, parts: Vec<Part>, access: &DirAccess) -> AppResult<(DirView, bool)> {
+        let now = self.now();
+        req.validate()?;
+        if access.retain == RetainAuth::Invalid {
+            return Err(StoreError::write_denied().into());
+        }
+        validate_member_names(parts.iter().filter_map(|p| p.name.as_deref()))?;
+        let key = match &req.name {
+            Some(name) => name.clone(),
+            None => ids::dir_id(self.ports.random.as_ref()),
+        };
+        let storage_key = dir_storage_key(&key);
+        let _guard = self.locks.lock(&storage_key);
+        match self.ports.repo.get(&storage_key)? {
+            Some(Object::Dir(d)) if d.is_live(now) => {
+                if parts.is_empty() {
+                    return Ok((self.dir_view(&d), false));
+                }
+                let d = self.add_locked(d, parts, access, now)?;
+                return Ok((self.dir_view(&d), false));
+            }
+            Some(expired) => {
+                // Expired but not swept yet: it is gone for every reader, so
+                // the name is free again.
+                self.remove_object(&storage_key, &expired)?;
+            }
+            None => {}
+        }
+        if req.show {
+            authorize_retain(access.retain).map_err(|_| {
+                StoreError::WriteDenied("creating a show-dir needs the retain token".into())
+            })?;
+        }
+        let ttl_secs = ttl::dir_ttl(req.ttl_secs);
+        let write_token = match &req.write {
+            None => None,
+            Some(WriteRequest::Generate) => Some(ids::token(self.ports.random.as_ref())),
+            Some(WriteRequest::Custom(t)) => Some(t.clone()),
+        };
+        let total: u64 = parts.iter().map(|p| p.body.size()).sum();
+        let reservation = self.reserve(total)?;
+        let files = self.commit_parts(parts, now)?;
+        let history = files
+            .iter()
+            .rev()
+            .map(|f| HistoryEntry {
+                ts: now,
+                file: f.name.clone(),
+                action: DirAction::Add,
+                bytes: f.size,
+            })
+            .collect();
+        let mut dir = DirRecord {
+            key: key.clone(),
+            name: req.name.clone(),
+            created_at: now,
+            updated_at: now,
+            lifetime: Lifetime::sliding(now, ttl_secs),
+            ttl_secs,
+            listed: req.listed,
+            open: false,
+            tags: apply_tags(&[], &req.tags, &[])?,
+            write_token_hash: write_token.as_deref().map(hash_token),
+            files,
+            history,
+        };
+        if req.show {
+            dir.make_show();
+        }
+        match self.ports.repo.insert_new(&storage_key, &Object::Dir(dir.clone())) {
+            Ok(true) => {}
+            Ok(false) => {
+                // Unnamed ids have 128 random bits; a clash means a broken
+                // random source, not bad luck.
+                self.discard_members(&dir.files);
+                return Err(store_core::StorageError::new("dir id collision").into());
+            }
+            Err(e) => {
+                // Maybe written, maybe not: leave blobs and pool bytes to
+                // start-up recovery.
+                reservation.keep();
+                return Err(e.into());
+            }
+        }
+        reservation.keep();
+        let mut view = self.dir_view(&dir);
+        view.write_token = write_token;
+        Ok((view, true))
+    }
+
+    /// Adds parts to a loaded, live dir whose lock the caller holds.
+    fn add_locked(&self, mut dir: DirRecord, parts: Vec<Part>, access: &DirAccess, now: Timestamp) -> AppResult<DirRecord> {
+        access.check(&dir, DirWrite::File)?;
+        validate_member_names(parts.iter().filter_map(|p| p.name.as_deref()))?;
+        // Replaced files give their bytes back: reserve only the growth.
+        let incoming: u64 = parts.iter().map(|p| p.body.size()).sum();
+        let replaced: u64 = parts
+            .iter()
+            .filter_map(|p| p.name.as_deref().and_then(|n| dir.file(n)))
+            .map(|f| f.size)
+            .sum();
+        let reservation = self.reserve(incoming.saturating_sub(replaced))?;
+        let members = self.commit_parts(parts, now)?;
+        let mut old = Vec::new();
+        for m in members.iter().cloned() {
+            match dir.upsert_file(now, m) {
+                Ok(Some(o)) => old.push(o),
+                Ok(None) => {}
+                Err(e) => {
+                    self.discard_members(&members);
+                    return Err(e.into());
+                }
+            }
+        }
+        // From here a failure may or may not have been written: keep the
+        // reservation and leave blobs to start-up recovery.
+        reservation.keep();
+        self.ports.repo.put(&dir_storage_key(&dir.key), &Object::Dir(dir.clone()))?;
+        // New content smaller than what it replaced gives the difference back.
+        if replaced > incoming {
+            self.ledger().release(replaced - incoming);
+        }
+        for o in &old {
+            self.ports.blobs.remove(&o.blob)?;
+        }
+        Ok(dir)
+    }
+
+    /// POST /d/<key>: adds (or replaces) files.
+    pub fn add_to_dir(&self, key: &str, parts: Vec<Part>, access: &DirAccess) -> AppResult<DirView> {
+        let now = self.now();
+        if parts.is_empty() {
+            return Err(StoreError::bad_request("no file to add: send multipart file parts, or a body with name=").into());
+        }
+        let storage_key = dir_storage_key(key);
+        let _guard = self.locks.lock(&storage_key);
+        let dir = self.live_dir(&storage_key, now)?;
+        let dir = self.add_locked(dir, parts, access, now)?;
+        Ok(self.dir_view(&dir))
+    }
+
+    /// Checks a dir write before its body is read.
+    pub fn check_dir_write(&self, key: &str, file: Option<&str>, access: &DirAccess) -> AppResult<()> {
+        let dir = self.live_dir(&dir_storage_key(key), self.now())?;
+        access.check(&dir, DirWrite::File)?;
+        if let Some(name) = file {
+            validate_file_name(name)?;
+            if let Some(f) = dir.file(name) {
+                if !f.text {
+                    return Err(StoreError::forbidden("only text files can be replaced or appended to (PUT/PATCH)").into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// GET /d/<key>.
+    pub fn get_dir(&self, key: &str) -> AppResult<DirView> {
+        Ok(self.dir_view(&self.live_dir(&dir_storage_key(key), self.now())?))
+    }
+
+    /// A live dir's record, for zips and pages.
+    pub fn dir_record(&self, key: &str) -> AppResult<DirRecord> {
+        self.live_dir(&dir_storage_key(key), self.now())
+    }
+
+    /// GET /d/<key>/history: newest first.
+    pub fn dir_history(&self, key: &str) -> AppResult<Vec<HistoryView>> {
+        let d = self.live_dir(&dir_storage_key(key), self.now())?;
+        Ok(d.history.iter().map(HistoryView::from).collect())
+    }
+
+    /// GET /d/<key>/<file>.
+    pub fn open_dir_file(&self, key: &str, name: &str) -> AppResult<Download> {
+        let storage_key = dir_storage_key(key);
+        let _guard = self.locks.lock(&storage_key);
+        let d = self.live_dir(&storage_key, self.now())?;
+        let f = d.file(name).ok_or_else(StoreError::not_found)?;
+        Ok(Download {
+            name: f.name.clone(),
+            content_type: f.content_type.clone(),
+            text: f.text,
+            once: false,
+            reader: self.ports.blobs.open(&f.blob)?,
+        })
+    }
+
+    /// PUT /d/<key>/<file>: replaces a text file, or creates it.
+    pub fn put_dir_file(&self, key: &str, name: &str, upload: Staged, access: &DirAccess) -> AppResult<DirView> {
+        let now = self.now();
+        validate_file_name(name)?;
+        if !upload.is_utf8_text() {
+            return Err(StoreError::bad_request("PUT takes UTF-8 text").into());
+        }
+        let storage_key = dir_storage_key(key);
+        let _guard = self.locks.lock(&storage_key);
+        let dir = self.live_dir(&storage_key, now)?;
+        if dir.file(name).is_some_and(|f| !f.text) {
+            return Err(StoreError::forbidden("only text files can be replaced (PUT)").into());
+        }
+        let part = Part {
+            name: Some(name.to_string()),
+            declared_type: None,
+            body: upload,
+        };
+        let dir = self.add_locked(dir, vec![part], access, now)?;
+        Ok(self.dir_view(&dir))
+    }
+
+    /// PATCH /d/<key>/<file>: appends text to a text file.
+    pub fn append_dir_file(&self, key: &str, name: &str, text: &[u8], access: &DirAccess) -> AppResult<DirView> {
+        let now = self.now();
+        if std::str::from_utf8(text).is_err() || text.contains(&0) {
+            return Err(StoreError::bad_request("appended content must be UTF-8 text").into());
+        }
+        let storage_key = dir_storage_key(key);
+        let _guard = self.locks.lock(&storage_key);
+        let mut dir = self.live_dir(&storage_key, now)?;
+        access.check(&dir, DirWrite::File)?;
+        let file = dir.file(name).ok_or_else(StoreError::not_found)?.clone();
+        if !file.text {
+            return Err(StoreError::forbidden("only text files can be appended to (PATCH)").into());
+        }
+        let limit = self.config.limits.file_bytes_max;
+        let new_size = file.size + text.len() as u64;
+        if new_size > limit {
+            return Err(StoreError::TooLarge(format!("the file would grow to {new_size} bytes, over the limit of {limit}")).into());
+        }
+        let reservation = self.reserve(text.len() as u64)?;
+        let blob = self.concat_blob(&file.blob, text)?;
+        reservation.keep();
+        let slot = dir.files.iter_mut().find(|f| f.name == name).expect("the file was found above");
+        slot.blob = blob.clone();
+        slot.size = new_size;
+        slot.updated_at = now;
+        dir.record_activity(now, name, DirAction::Append, text.len() as u64);
+        self.ports.repo.put(&storage_key, &Object::Dir(dir.clone()))?;
+        self.ports.blobs.remove(&file.blob)?;
+        Ok(self.dir_view(&dir))
+    }
+
+    /// A new blob holding `old`'s bytes followed by `tail`.
+    pub(crate) fn concat_blob(&self, old: &store_core::BlobId, tail: &[u8]) -> AppResult<store_core::BlobId> {
+        let mut writer = self.ports.blobs.create()?;
+        let mut reader = self.ports.blobs.open(old)?;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = std::io::Read::read(&mut reader, &mut buf).map_err(store_core::StorageError::new)?;
+            if n == 0 {
+                break;
+            }
+            writer.write(&buf[..n])?;
+        }
+        writer.write(tail)?;
+        Ok(writer.commit()?)
+    }
+
+    /// DELETE /d/<key>/<file>.
+    pub fn delete_dir_file(&self, key: &str, name: &str, access: &DirAccess) -> AppResult<DirView> {
+        let now = self.now();
+        let storage_key = dir_storage_key(key);
+        let _guard = self.locks.lock(&storage_key);
+        let mut dir = self.live_dir(&storage_key, now)?;
+        access.check(&dir, DirWrite::File)?;
+        let old = dir.remove_file(now, name)?;
+        self.ports.repo.put(&storage_key, &Object::Dir(dir.clone()))?;
+        self.ledger().release(old.size);
+        self.ports.blobs.remove(&old.blob)?;
+        Ok(self.dir_view(&dir))
+    }
+
+    /// DELETE /d/<key>: the whole dir.
+    pub fn delete_dir(&self, key: &str, access: &DirAccess) -> AppResult<()> {
+        let storage_key = dir_storage_key(key);
+        let _guard = self.locks.lock(&storage_key);
+        let dir = self.live_dir(&storage_key, self.now())?;
+        access.check(&dir, DirWrite::WholeDir)?;
+        self.remove_object(&storage_key, &Object::Dir(dir))
+    }
+
+    /// POST /d/<key>?retain=1: idempotent.
+    pub fn retain_dir(&self, key: &str, retain: RetainAuth) -> AppResult<RetainView> {
+        let now = self.now();
+        let storage_key = dir_storage_key(key);
+        let _guard = self.locks.lock(&storage_key);
+        let mut dir = self.live_dir(&storage_key, now)?;
+        authorize_retain(retain)?;
+        if !dir.lifetime.is_retained() {
+            dir.lifetime = Lifetime::Indefinite;
+            dir.updated_at = now;
+            self.ports.repo.put(&storage_key, &Object::Dir(dir.clone()))?;
+        }
+        Ok(RetainView::new(key, format!("{}/d/{key}", self.config.base_url), PersistenceType::Dir))
+    }
+
+    /// POST /d/<key>?show=1: flips a dir to a show-dir; idempotent.
+    pub fn show_dir(&self, key: &str, retain: RetainAuth) -> AppResult<DirView> {
+        let storage_key = dir_storage_key(key);
+        let _guard = self.locks.lock(&storage_key);
+        let mut dir = self.live_dir(&storage_key, self.now())?;
+        authorize_retain(retain)
+            .map_err(|_| StoreError::WriteDenied("making a show-dir needs the retain token".into()))?;
+        if !dir.open {
+            dir.make_show();
+            self.ports.repo.put(&storage_key, &Object::Dir(dir.clone()))?;
+        }
+        Ok(self.dir_view(&dir))
+    }
+
+    /// GET /d: live dirs created with listed=1, filtered and sorted, at
+    /// most `browse_results_max` of them.
+    pub fn list_dirs(&self, query: &DirQuery) -> AppResult<Vec<DirView>> {
+        let now = self.now();
+        let q = query.q.as_deref().map(str::to_lowercase);
+        let within = |t: Timestamp, after: Option<Timestamp>, before: Option<Timestamp>| {
+            after.is_none_or(|a| t > a) && before.is_none_or(|b| t < b)
+        };
+        let mut hits: Vec<DirRecord> = Vec::new();
+        self.ports.repo.for_each(&mut |_, obj| {
+            if let Object::Dir(d) = obj {
+                let matches = d.listed
+                    && d.is_live(now)
+                    && within(d.created_at, query.created_after, query.created_before)
+                    && within(d.updated_at, query.updated_after, query.updated_before)
+                    && q.as_deref().is_none_or(|q| {
+                        d.key.contains(q) || d.tags.iter().any(|t| t.contains(q))
+                    });
+                if matches {
+                    hits.push(d.clone());
+                }
+            }
+            ControlFlow::Continue(())
+        })?;
+        let key = |a: &DirRecord, b: &DirRecord| -> Ordering {
+            match query.sort {
+                DirSort::Created => a.created_at.cmp(&b.created_at),
+                DirSort::Updated => a.updated_at.cmp(&b.updated_at),
+                DirSort::Name => a.key.cmp(&b.key),
+            }
+            .then_with(|| a.key.cmp(&b.key))
+        };
+        hits.sort_by(|a, b| match query.order {
+            SortOrder::Asc => key(a, b),
+            SortOrder::Desc => key(b, a),
+        });
+        hits.truncate(self.config.limits.browse_results_max);
+        Ok(hits
+            .iter()
+            .map(|d| DirView::summary(d, &self.config.base_url))
+            .collect())
+    }
+}

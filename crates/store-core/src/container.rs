@@ -1,0 +1,400 @@
+//! Bundles and dirs: objects holding several named files.
+//!
+//! A bundle is an immutable snapshot. A dir is mutable: every add, edit or
+//! delete slides its lifetime, bumps `updated_at` and records a history
+//! entry, and its writes pass a gate (write token, retain token, or none
+//! for a show-dir).
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::auth::{constant_time_eq, RetainAuth};
+use crate::error::StoreError;
+use crate::lifetime::Lifetime;
+use crate::limits::{FILES_PER_CONTAINER_MAX, HISTORY_LIMIT};
+use crate::names::validate_file_name;
+use crate::record::BlobId;
+use crate::time::Timestamp;
+
+/// One file inside a bundle or dir.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberFile {
+    pub name: String,
+    pub content_type: String,
+    pub size: u64,
+    pub blob: BlobId,
+    /// A text file (CONTRACT.md), and so editable in a dir.
+    pub text: bool,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// Checks a set of member names: each safe, none repeated, not too many.
+pub fn validate_member_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), StoreError> {
+    let mut seen = std::collections::HashSet::new();
+    for name in names {
+        validate_file_name(name)?;
+        if !seen.insert(name) {
+            return Err(StoreError::bad_request(format!(
+                "the file name {name:?} appears twice"
+            )));
+        }
+    }
+    if seen.len() > FILES_PER_CONTAINER_MAX {
+        return Err(StoreError::bad_request(format!(
+            "too many files: at most {FILES_PER_CONTAINER_MAX} per bundle or dir"
+        )));
+    }
+    Ok(())
+}
+
+/// The path segment `GET /d/<key>/history` uses; no dir file may take it.
+pub const DIR_HISTORY_SEGMENT: &str = "history";
+
+/// Checks a dir file's name: a safe file name, and not the history route.
+pub fn validate_dir_file_name(name: &str) -> Result<(), StoreError> {
+    validate_file_name(name)?;
+    if name == DIR_HISTORY_SEGMENT {
+        return Err(StoreError::bad_request(
+            "a dir file cannot be named \"history\": /d/<key>/history is the dir's history",
+        ));
+    }
+    Ok(())
+}
+
+/// An immutable snapshot of 2 or more files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleRecord {
+    pub id: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub lifetime: Lifetime,
+    pub files: Vec<MemberFile>,
+}
+
+impl BundleRecord {
+    pub fn member(&self, name: &str) -> Option<&MemberFile> {
+        self.files.iter().find(|f| f.name == name)
+    }
+
+    pub fn size(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+}
+
+/// What a dir history entry says happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DirAction {
+    /// A new file.
+    Add,
+    /// An existing file's content replaced (re-upload or PUT).
+    Replace,
+    /// Text appended (PATCH).
+    Append,
+    Delete,
+}
+
+/// One line of a dir's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub ts: Timestamp,
+    pub file: String,
+    pub action: DirAction,
+    /// Bytes written (add, replace, append) or removed (delete).
+    pub bytes: u64,
+}
+
+/// The SHA-256 of a write token, hex. Only the hash is stored, so a copy of
+/// the database does not hand out write access.
+pub fn hash_token(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A caller-chosen write token: 16 to 128 characters of `[A-Za-z0-9_-]`.
+pub fn validate_custom_write_token(token: &str) -> Result<(), StoreError> {
+    let ok = (16..=128).contains(&token.len())
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::bad_request(
+            "write must be 1 or a token of 16 to 128 characters of A-Z, a-z, 0-9, '_' and '-'",
+        ))
+    }
+}
+
+/// A mutable collection with a sliding lifetime.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirRecord {
+    /// The opaque hex id, or the chosen name.
+    pub key: String,
+    /// Set for named dirs.
+    pub name: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub lifetime: Lifetime,
+    /// The sliding lifetime chosen at creation (kept when retained, so the
+    /// record can still say what it was).
+    pub ttl_secs: u64,
+    pub listed: bool,
+    /// A show-dir: indefinite and writable by anyone.
+    pub open: bool,
+    pub tags: Vec<String>,
+    /// SHA-256 of the write token, when created with `write=`.
+    pub write_token_hash: Option<String>,
+    pub files: Vec<MemberFile>,
+    /// Newest first, at most HISTORY_LIMIT entries.
+    pub history: Vec<HistoryEntry>,
+}
+
+/// Which gate a dir write must pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirWrite {
+    /// Adding, editing or deleting one file.
+    File,
+    /// Deleting the whole dir.
+    WholeDir,
+}
+
+impl DirRecord {
+    pub fn file(&self, name: &str) -> Option<&MemberFile> {
+        self.files.iter().find(|f| f.name == name)
+    }
+
+    pub fn size(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+
+    pub fn is_live(&self, now: Timestamp) -> bool {
+        self.lifetime.is_live(now)
+    }
+
+    /// The write gate of SPEC.md "Dirs", rules 7 and 8:
+    /// - a wrong retain token is always refused;
+    /// - a show-dir takes file writes from anyone, but deleting it whole
+    ///   needs the retain token;
+    /// - a retained dir needs the retain token for every write;
+    /// - a dir created with `write=` needs its write token (or the retain
+    ///   token, which administers everything);
+    /// - any other dir is open to anyone with its URL.
+    pub fn authorize(&self, op: DirWrite, retain: RetainAuth, write_token: Option<&str>) -> Result<(), StoreError> {
+        if retain == RetainAuth::Invalid {
+            return Err(StoreError::write_denied());
+        }
+        let admin = retain == RetainAuth::Valid;
+        if self.open {
+            return match op {
+                DirWrite::File => Ok(()),
+                DirWrite::WholeDir if admin => Ok(()),
+                DirWrite::WholeDir => Err(StoreError::WriteDenied(
+                    "deleting a show-dir needs the retain token".into(),
+                )),
+            };
+        }
+        if admin {
+            return Ok(());
+        }
+        if self.lifetime.is_retained() {
+            return Err(StoreError::WriteDenied(
+                "this dir is retained: writes and deletes need the retain token".into(),
+            ));
+        }
+        match (&self.write_token_hash, write_token) {
+            (None, _) => Ok(()),
+            (Some(hash), Some(token)) if constant_time_eq(hash.as_bytes(), hash_token(token).as_bytes()) => Ok(()),
+            (Some(_), _) => Err(StoreError::WriteDenied(
+                "this dir is write-protected: send its write token as X-Store-Write or write=<token>".into(),
+            )),
+        }
+    }
+
+    /// Records activity: the lifetime slides (capped at 30 days from now),
+    /// `updated_at` moves, and the history gains an entry, oldest dropped.
+    pub fn record_activity(&mut self, now: Timestamp, file: &str, action: DirAction, bytes: u64) {
+        self.lifetime.slide(now);
+        self.updated_at = now;
+        self.history.insert(
+            0,
+            HistoryEntry {
+                ts: now,
+                file: file.to_string(),
+                action,
+                bytes,
+            },
+        );
+        self.history.truncate(HISTORY_LIMIT);
+    }
+
+    /// Adds a file, or replaces the one of the same name (which makes adds
+    /// retry-safe). Returns the replaced file, whose blob the caller frees.
+    pub fn upsert_file(&mut self, now: Timestamp, file: MemberFile) -> Result<Option<MemberFile>, StoreError> {
+        validate_dir_file_name(&file.name)?;
+        let (name, bytes) = (file.name.clone(), file.size);
+        let old = match self.files.iter_mut().find(|f| f.name == file.name) {
+            Some(slot) => {
+                let created_at = slot.created_at;
+                let old = std::mem::replace(slot, file);
+                slot.created_at = created_at;
+                Some(old)
+            }
+            None => {
+                if self.files.len() >= FILES_PER_CONTAINER_MAX {
+                    return Err(StoreError::bad_request(format!(
+                        "this dir is full: at most {FILES_PER_CONTAINER_MAX} files"
+                    )));
+                }
+                self.files.push(file);
+                None
+            }
+        };
+        let action = if old.is_some() { DirAction::Replace } else { DirAction::Add };
+        self.record_activity(now, &name, action, bytes);
+        Ok(old)
+    }
+
+    /// Removes a file; returns it so the caller can free its blob.
+    pub fn remove_file(&mut self, now: Timestamp, name: &str) -> Result<MemberFile, StoreError> {
+        let pos = self
+            .files
+            .iter()
+            .position(|f| f.name == name)
+            .ok_or_else(StoreError::not_found)?;
+        let old = self.files.remove(pos);
+        self.record_activity(now, name, DirAction::Delete, old.size);
+        Ok(old)
+    }
+
+    /// Makes the dir a show-dir: indefinite and open to every writer.
+    pub fn make_show(&mut self) {
+        self.open = true;
+        self.lifetime = Lifetime::Indefinite;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn dir(now: Timestamp) -> DirRecord {
+        DirRecord {
+            key: "abcde".into(),
+            name: Some("abcde".into()),
+            created_at: now,
+            updated_at: now,
+            lifetime: Lifetime::sliding(now, 14_400),
+            ttl_secs: 14_400,
+            listed: false,
+            open: false,
+            tags: vec![],
+            write_token_hash: None,
+            files: vec![],
+            history: vec![],
+        }
+    }
+
+    fn file(name: &str, size: u64, now: Timestamp) -> MemberFile {
+        MemberFile {
+            name: name.into(),
+            content_type: "text/plain".into(),
+            size,
+            blob: BlobId(format!("b{name}{size}")),
+            text: true,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    #[test]
+    fn gates() {
+        let now = Timestamp::EPOCH;
+        let mut d = dir(now);
+        use DirWrite::*;
+        use RetainAuth::*;
+        assert!(d.authorize(File, Absent, None).is_ok());
+        assert!(d.authorize(File, Invalid, None).is_err());
+        d.write_token_hash = Some(hash_token("0123456789abcdef"));
+        assert!(d.authorize(File, Absent, None).is_err());
+        assert!(d.authorize(File, Absent, Some("wrong-token-0000")).is_err());
+        assert!(d.authorize(File, Absent, Some("0123456789abcdef")).is_ok());
+        assert!(d.authorize(WholeDir, Valid, None).is_ok());
+        d.write_token_hash = None;
+        d.lifetime = Lifetime::Indefinite;
+        assert!(d.authorize(File, Absent, None).is_err(), "retained dirs need the token");
+        d.make_show();
+        assert!(d.authorize(File, Absent, None).is_ok(), "show-dirs are open");
+        assert!(d.authorize(WholeDir, Absent, None).is_err());
+        assert!(d.authorize(WholeDir, Valid, None).is_ok());
+    }
+
+    #[test]
+    fn custom_tokens() {
+        assert!(validate_custom_write_token("abcdefghijklmnop").is_ok());
+        assert!(validate_custom_write_token("short").is_err());
+        assert!(validate_custom_write_token("has space in it!!").is_err());
+        assert!(validate_custom_write_token(&"a".repeat(129)).is_err());
+        assert_eq!(hash_token("abc").len(), 64);
+    }
+
+    #[test]
+    fn member_names() {
+        assert!(validate_member_names(["a", "b"]).is_ok());
+        assert!(validate_member_names(["a", "a"]).is_err());
+        assert!(validate_member_names(["a", "../b"]).is_err());
+        let many: Vec<String> = (0..=FILES_PER_CONTAINER_MAX).map(|i| format!("f{i}")).collect();
+        assert!(validate_member_names(many.iter().map(String::as_str)).is_err());
+    }
+
+    #[test]
+    fn upsert_replaces_and_keeps_created_at() {
+        let t0 = Timestamp::from_secs(100);
+        let t1 = Timestamp::from_secs(200);
+        let mut d = dir(t0);
+        assert!(d.upsert_file(t0, file("a", 1, t0)).unwrap().is_none());
+        let old = d.upsert_file(t1, file("a", 2, t1)).unwrap().unwrap();
+        assert_eq!(old.size, 1);
+        assert_eq!(d.files.len(), 1);
+        assert_eq!(d.files[0].created_at, t0);
+        assert_eq!(d.files[0].size, 2);
+        assert_eq!(d.history[0].action, DirAction::Replace);
+        assert_eq!(d.history[1].action, DirAction::Add);
+        assert_eq!(d.updated_at, t1);
+        assert!(d.upsert_file(t1, file("history", 1, t1)).is_err());
+        assert!(d.remove_file(t1, "missing").is_err());
+        assert_eq!(d.remove_file(t1, "a").unwrap().size, 2);
+        assert_eq!(d.history[0].action, DirAction::Delete);
+    }
+
+    proptest! {
+        /// History stays newest first and capped; the lifetime never passes
+        /// the 30-day cap; every activity moves `updated_at` to now.
+        #[test]
+        fn activity_keeps_history_bounded_and_ordered(
+            steps in prop::collection::vec((0u64..20_000, 0usize..3, 0u8..4), 1..400),
+        ) {
+            let mut now = Timestamp::from_secs(1_700_000_000);
+            let mut d = dir(now);
+            for (dt, which, name) in steps {
+                now = now.plus_secs(dt);
+                if !d.is_live(now) { break; }
+                let name = format!("f{name}");
+                match which {
+                    0 | 1 => { d.upsert_file(now, file(&name, dt, now)).unwrap(); }
+                    _ => { let _ = d.remove_file(now, &name); }
+                }
+                prop_assert!(d.history.len() <= HISTORY_LIMIT);
+                prop_assert!(d.history.windows(2).all(|w| w[0].ts >= w[1].ts));
+                prop_assert!(d.lifetime.expires_at().unwrap() <= now.plus_secs(crate::limits::DIR_SLIDING_CAP_SECS));
+                if d.history.first().is_some_and(|h| h.ts == now) {
+                    prop_assert_eq!(d.updated_at, now);
+                }
+            }
+        }
+    }
+}
