@@ -103,8 +103,8 @@ fn active_content_is_sandboxed() {
     let res = s.get(&format!("/{}", r["id"].as_str().unwrap()));
     assert_eq!(
         header(&res, "content-security-policy"),
-        "",
-        "plain text needs no sandbox"
+        "sandbox allow-scripts allow-forms allow-popups",
+        "every user file is sandboxed, as a backstop"
     );
 }
 

@@ -5,7 +5,10 @@ use store_core::container::validate_member_names;
 use store_core::content::{self, is_text_type};
 use store_core::names::default_file_name;
 use store_core::views::BundleView;
-use store_core::{ids, ttl, BundleRecord, Lifetime, MemberFile, Object, ReadIntent, RetainAuth, StoreError, Timestamp};
+use store_core::{
+    ids, ttl, BundleRecord, Lifetime, MemberFile, Object, ReadIntent, RetainAuth, StoreError,
+    Timestamp,
+};
 
 use crate::files::Download;
 use crate::{App, AppResult, NewFile, Staged};
@@ -25,7 +28,11 @@ impl App {
     /// without a name gets `upload.<ext>`. The names are then checked as a
     /// set (safe, distinct, not too many). On error, every blob committed
     /// here is removed again.
-    pub(crate) fn commit_parts(&self, parts: Vec<Part>, now: Timestamp) -> AppResult<Vec<MemberFile>> {
+    pub(crate) fn commit_parts(
+        &self,
+        parts: Vec<Part>,
+        now: Timestamp,
+    ) -> AppResult<Vec<MemberFile>> {
         let mut members: Vec<MemberFile> = Vec::with_capacity(parts.len());
         for part in parts {
             let utf8 = part.body.is_utf8_text();
@@ -35,7 +42,9 @@ impl App {
                 part.declared_type.as_deref(),
                 utf8,
             );
-            let name = part.name.unwrap_or_else(|| default_file_name(&content_type));
+            let name = part
+                .name
+                .unwrap_or_else(|| default_file_name(&content_type));
             let size = part.body.size();
             members.push(MemberFile {
                 name,
@@ -63,20 +72,33 @@ impl App {
     }
 
     /// POST / with 2 or more file parts.
-    pub fn create_bundle(&self, req: &NewFile, parts: Vec<Part>, auth: RetainAuth) -> AppResult<BundleView> {
+    pub fn create_bundle(
+        &self,
+        req: &NewFile,
+        parts: Vec<Part>,
+        auth: RetainAuth,
+    ) -> AppResult<BundleView> {
         let now = self.now();
         req.validate()?;
         if req.once {
-            return Err(StoreError::bad_request("once=1 applies to single files only, not to bundles").into());
+            return Err(StoreError::bad_request(
+                "once=1 applies to single files only, not to bundles",
+            )
+            .into());
         }
         if !req.tags.is_empty() {
-            return Err(StoreError::bad_request("tags apply to single files and dirs, not to bundles").into());
+            return Err(StoreError::bad_request(
+                "tags apply to single files and dirs, not to bundles",
+            )
+            .into());
         }
         if parts.len() < 2 {
             return Err(StoreError::bad_request("a bundle needs 2 or more file parts").into());
         }
         if parts.iter().any(|p| p.name.is_none()) {
-            return Err(StoreError::bad_request("every file part of a bundle needs a file name").into());
+            return Err(
+                StoreError::bad_request("every file part of a bundle needs a file name").into(),
+            );
         }
         validate_member_names(parts.iter().filter_map(|p| p.name.as_deref()))?;
         let lifetime = lifetime_for_new(auth, Lifetime::fixed(now, ttl::file_ttl(req.ttl_secs)))?;
@@ -92,7 +114,11 @@ impl App {
         };
         loop {
             record.id = ids::object_id(self.ports.random.as_ref());
-            match self.ports.repo.insert_new(&record.id, &Object::Bundle(record.clone())) {
+            match self
+                .ports
+                .repo
+                .insert_new(&record.id, &Object::Bundle(record.clone()))
+            {
                 Ok(true) => break,
                 Ok(false) => continue,
                 Err(e) => {

@@ -9,7 +9,8 @@ use store_core::container::{hash_token, validate_custom_write_token, validate_me
 use store_core::names::{apply_tags, validate_file_name, validate_memorable_name};
 use store_core::views::{DirView, HistoryView, PersistenceType, RetainView};
 use store_core::{
-    dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Object, RetainAuth, StoreError, Timestamp,
+    dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Object,
+    RetainAuth, StoreError, Timestamp,
 };
 
 use crate::bundles::Part;
@@ -100,7 +101,12 @@ impl App {
     /// POST /?dir=1 (and share=): create-or-get. Flags apply only when the
     /// dir is created; parts posted to an existing named dir are added to
     /// it (gates apply). Returns the view and whether it was created.
-    pub fn create_dir(&self, req: &NewDir, parts: Vec<Part>, access: &DirAccess) -> AppResult<(DirView, bool)> {
+    pub fn create_dir(
+        &self,
+        req: &NewDir,
+        parts: Vec<Part>,
+        access: &DirAccess,
+    ) -> AppResult<(DirView, bool)> {
         let now = self.now();
         req.validate()?;
         if access.retain == RetainAuth::Invalid {
@@ -169,7 +175,11 @@ impl App {
         if req.show {
             dir.make_show();
         }
-        match self.ports.repo.insert_new(&storage_key, &Object::Dir(dir.clone())) {
+        match self
+            .ports
+            .repo
+            .insert_new(&storage_key, &Object::Dir(dir.clone()))
+        {
             Ok(true) => {}
             Ok(false) => {
                 // Unnamed ids have 128 random bits; a clash means a broken
@@ -191,7 +201,13 @@ impl App {
     }
 
     /// Adds parts to a loaded, live dir whose lock the caller holds.
-    fn add_locked(&self, mut dir: DirRecord, parts: Vec<Part>, access: &DirAccess, now: Timestamp) -> AppResult<DirRecord> {
+    fn add_locked(
+        &self,
+        mut dir: DirRecord,
+        parts: Vec<Part>,
+        access: &DirAccess,
+        now: Timestamp,
+    ) -> AppResult<DirRecord> {
         access.check(&dir, DirWrite::File)?;
         validate_member_names(parts.iter().filter_map(|p| p.name.as_deref()))?;
         // Replaced files give their bytes back: reserve only the growth.
@@ -217,7 +233,9 @@ impl App {
         // From here a failure may or may not have been written: keep the
         // reservation and leave blobs to start-up recovery.
         reservation.keep();
-        self.ports.repo.put(&dir_storage_key(&dir.key), &Object::Dir(dir.clone()))?;
+        self.ports
+            .repo
+            .put(&dir_storage_key(&dir.key), &Object::Dir(dir.clone()))?;
         // New content smaller than what it replaced gives the difference back.
         if replaced > incoming {
             self.ledger().release(replaced - incoming);
@@ -229,10 +247,18 @@ impl App {
     }
 
     /// POST /d/<key>: adds (or replaces) files.
-    pub fn add_to_dir(&self, key: &str, parts: Vec<Part>, access: &DirAccess) -> AppResult<DirView> {
+    pub fn add_to_dir(
+        &self,
+        key: &str,
+        parts: Vec<Part>,
+        access: &DirAccess,
+    ) -> AppResult<DirView> {
         let now = self.now();
         if parts.is_empty() {
-            return Err(StoreError::bad_request("no file to add: send multipart file parts, or a body with name=").into());
+            return Err(StoreError::bad_request(
+                "no file to add: send multipart file parts, or a body with name=",
+            )
+            .into());
         }
         let storage_key = dir_storage_key(key);
         let _guard = self.locks.lock(&storage_key);
@@ -242,14 +268,22 @@ impl App {
     }
 
     /// Checks a dir write before its body is read.
-    pub fn check_dir_write(&self, key: &str, file: Option<&str>, access: &DirAccess) -> AppResult<()> {
+    pub fn check_dir_write(
+        &self,
+        key: &str,
+        file: Option<&str>,
+        access: &DirAccess,
+    ) -> AppResult<()> {
         let dir = self.live_dir(&dir_storage_key(key), self.now())?;
         access.check(&dir, DirWrite::File)?;
         if let Some(name) = file {
             validate_file_name(name)?;
             if let Some(f) = dir.file(name) {
                 if !f.text {
-                    return Err(StoreError::forbidden("only text files can be replaced or appended to (PUT/PATCH)").into());
+                    return Err(StoreError::forbidden(
+                        "only text files can be replaced or appended to (PUT/PATCH)",
+                    )
+                    .into());
                 }
             }
         }
@@ -288,7 +322,13 @@ impl App {
     }
 
     /// PUT /d/<key>/<file>: replaces a text file, or creates it.
-    pub fn put_dir_file(&self, key: &str, name: &str, upload: Staged, access: &DirAccess) -> AppResult<DirView> {
+    pub fn put_dir_file(
+        &self,
+        key: &str,
+        name: &str,
+        upload: Staged,
+        access: &DirAccess,
+    ) -> AppResult<DirView> {
         let now = self.now();
         validate_file_name(name)?;
         if !upload.is_utf8_text() {
@@ -310,7 +350,13 @@ impl App {
     }
 
     /// PATCH /d/<key>/<file>: appends text to a text file.
-    pub fn append_dir_file(&self, key: &str, name: &str, text: &[u8], access: &DirAccess) -> AppResult<DirView> {
+    pub fn append_dir_file(
+        &self,
+        key: &str,
+        name: &str,
+        text: &[u8],
+        access: &DirAccess,
+    ) -> AppResult<DirView> {
         let now = self.now();
         if std::str::from_utf8(text).is_err() || text.contains(&0) {
             return Err(StoreError::bad_request("appended content must be UTF-8 text").into());
@@ -326,28 +372,42 @@ impl App {
         let limit = self.config.limits.file_bytes_max;
         let new_size = file.size + text.len() as u64;
         if new_size > limit {
-            return Err(StoreError::TooLarge(format!("the file would grow to {new_size} bytes, over the limit of {limit}")).into());
+            return Err(StoreError::TooLarge(format!(
+                "the file would grow to {new_size} bytes, over the limit of {limit}"
+            ))
+            .into());
         }
         let reservation = self.reserve(text.len() as u64)?;
         let blob = self.concat_blob(&file.blob, text)?;
         reservation.keep();
-        let slot = dir.files.iter_mut().find(|f| f.name == name).expect("the file was found above");
+        let slot = dir
+            .files
+            .iter_mut()
+            .find(|f| f.name == name)
+            .expect("the file was found above");
         slot.blob = blob.clone();
         slot.size = new_size;
         slot.updated_at = now;
         dir.record_activity(now, name, DirAction::Append, text.len() as u64);
-        self.ports.repo.put(&storage_key, &Object::Dir(dir.clone()))?;
+        self.ports
+            .repo
+            .put(&storage_key, &Object::Dir(dir.clone()))?;
         self.ports.blobs.remove(&file.blob)?;
         Ok(self.dir_view(&dir))
     }
 
     /// A new blob holding `old`'s bytes followed by `tail`.
-    pub(crate) fn concat_blob(&self, old: &store_core::BlobId, tail: &[u8]) -> AppResult<store_core::BlobId> {
+    pub(crate) fn concat_blob(
+        &self,
+        old: &store_core::BlobId,
+        tail: &[u8],
+    ) -> AppResult<store_core::BlobId> {
         let mut writer = self.ports.blobs.create()?;
         let mut reader = self.ports.blobs.open(old)?;
         let mut buf = vec![0u8; 64 * 1024];
         loop {
-            let n = std::io::Read::read(&mut reader, &mut buf).map_err(store_core::StorageError::new)?;
+            let n = std::io::Read::read(&mut reader, &mut buf)
+                .map_err(store_core::StorageError::new)?;
             if n == 0 {
                 break;
             }
@@ -365,7 +425,9 @@ impl App {
         let mut dir = self.live_dir(&storage_key, now)?;
         access.check(&dir, DirWrite::File)?;
         let old = dir.remove_file(now, name)?;
-        self.ports.repo.put(&storage_key, &Object::Dir(dir.clone()))?;
+        self.ports
+            .repo
+            .put(&storage_key, &Object::Dir(dir.clone()))?;
         self.ledger().release(old.size);
         self.ports.blobs.remove(&old.blob)?;
         Ok(self.dir_view(&dir))
@@ -390,9 +452,15 @@ impl App {
         if !dir.lifetime.is_retained() {
             dir.lifetime = Lifetime::Indefinite;
             dir.updated_at = now;
-            self.ports.repo.put(&storage_key, &Object::Dir(dir.clone()))?;
+            self.ports
+                .repo
+                .put(&storage_key, &Object::Dir(dir.clone()))?;
         }
-        Ok(RetainView::new(key, format!("{}/d/{key}", self.config.base_url), PersistenceType::Dir))
+        Ok(RetainView::new(
+            key,
+            format!("{}/d/{key}", self.config.base_url),
+            PersistenceType::Dir,
+        ))
     }
 
     /// POST /d/<key>?show=1: flips a dir to a show-dir; idempotent.
@@ -400,11 +468,14 @@ impl App {
         let storage_key = dir_storage_key(key);
         let _guard = self.locks.lock(&storage_key);
         let mut dir = self.live_dir(&storage_key, self.now())?;
-        authorize_retain(retain)
-            .map_err(|_| StoreError::WriteDenied("making a show-dir needs the retain token".into()))?;
+        authorize_retain(retain).map_err(|_| {
+            StoreError::WriteDenied("making a show-dir needs the retain token".into())
+        })?;
         if !dir.open {
             dir.make_show();
-            self.ports.repo.put(&storage_key, &Object::Dir(dir.clone()))?;
+            self.ports
+                .repo
+                .put(&storage_key, &Object::Dir(dir.clone()))?;
         }
         Ok(self.dir_view(&dir))
     }
@@ -424,9 +495,8 @@ impl App {
                     && d.is_live(now)
                     && within(d.created_at, query.created_after, query.created_before)
                     && within(d.updated_at, query.updated_after, query.updated_before)
-                    && q.as_deref().is_none_or(|q| {
-                        d.key.contains(q) || d.tags.iter().any(|t| t.contains(q))
-                    });
+                    && q.as_deref()
+                        .is_none_or(|q| d.key.contains(q) || d.tags.iter().any(|t| t.contains(q)));
                 if matches {
                     hits.push(d.clone());
                 }

@@ -123,7 +123,9 @@ impl App {
     /// Loads a live single file or bundle, or answers 404.
     pub(crate) fn live_object(&self, id: &str, now: store_core::Timestamp) -> AppResult<Object> {
         match self.ports.repo.get(id)? {
-            Some(obj @ (Object::File(_) | Object::Bundle(_))) if obj.lifetime().is_live(now) => Ok(obj),
+            Some(obj @ (Object::File(_) | Object::Bundle(_))) if obj.lifetime().is_live(now) => {
+                Ok(obj)
+            }
             _ => Err(StoreError::not_found().into()),
         }
     }
@@ -133,7 +135,10 @@ impl App {
     fn live_file(&self, id: &str, now: store_core::Timestamp) -> AppResult<FileRecord> {
         match self.live_object(id, now)? {
             Object::File(f) => Ok(f),
-            _ => Err(StoreError::forbidden("a bundle is immutable: it cannot be edited or tagged").into()),
+            _ => Err(
+                StoreError::forbidden("a bundle is immutable: it cannot be edited or tagged")
+                    .into(),
+            ),
         }
     }
 
@@ -277,7 +282,11 @@ impl App {
             Object::Dir(_) => unreachable!("live_object only returns files and bundles"),
         };
         self.ports.repo.put(id, &obj)?;
-        Ok(RetainView::new(id, format!("{}/{id}", self.config.base_url), kind))
+        Ok(RetainView::new(
+            id,
+            format!("{}/{id}", self.config.base_url),
+            kind,
+        ))
     }
 
     /// Checks that a PUT or PATCH may go ahead before its body is read, so

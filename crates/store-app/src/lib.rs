@@ -26,9 +26,9 @@ use store_core::pool::PoolLedger;
 use store_core::ports::{BlobStore, Clock, Random, Repository};
 use store_core::{Limits, Object, RetainAuth, RetainTokens, Timestamp};
 
-pub use error::{AppError, AppResult};
 pub use bundles::Part;
 pub use dirs::{DirAccess, DirQuery, DirSort, NewDir, WriteRequest};
+pub use error::{AppError, AppResult};
 pub use files::{BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder};
 pub use upload::{Staged, Upload};
 
@@ -140,7 +140,10 @@ impl App {
 
     /// Opens a committed blob, for streaming a bundle's or dir's zip. The
     /// blob may be gone if its file was replaced or deleted meanwhile.
-    pub fn open_blob(&self, blob: &store_core::BlobId) -> AppResult<Box<dyn store_core::BlobReader>> {
+    pub fn open_blob(
+        &self,
+        blob: &store_core::BlobId,
+    ) -> AppResult<Box<dyn store_core::BlobReader>> {
         Ok(self.ports.blobs.open(blob)?)
     }
 

@@ -39,11 +39,13 @@ impl App {
     /// itself (a PUT growing a file), and waiting here could deadlock. A
     /// busy object is in use anyway, so it is skipped this time.
     pub(crate) fn reserve(&self, bytes: u64) -> AppResult<Reservation<'_>> {
-        let full = || StoreError::PoolFull {
+        let full = || {
+            StoreError::PoolFull {
             message: format!(
                 "the store pool is full: {bytes} more bytes do not fit even after evicting every object that may go"
             ),
             retry_after_secs: self.config.limits.pool_full_retry_after_secs,
+        }
         };
         if bytes > self.config.limits.pool_bytes {
             return Err(full().into());

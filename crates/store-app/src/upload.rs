@@ -30,7 +30,11 @@ impl std::fmt::Debug for Upload {
 }
 
 impl Upload {
-    pub(crate) fn new(writer: Box<dyn BlobWriter>, blobs: Arc<dyn BlobStore>, limit_bytes: u64) -> Self {
+    pub(crate) fn new(
+        writer: Box<dyn BlobWriter>,
+        blobs: Arc<dyn BlobStore>,
+        limit_bytes: u64,
+    ) -> Self {
         Self {
             writer,
             blobs,
@@ -85,7 +89,10 @@ pub struct Staged {
 
 impl std::fmt::Debug for Staged {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Staged").field("blob", &self.blob).field("size", &self.size).finish()
+        f.debug_struct("Staged")
+            .field("blob", &self.blob)
+            .field("size", &self.size)
+            .finish()
     }
 }
 

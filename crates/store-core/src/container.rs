@@ -30,7 +30,9 @@ pub struct MemberFile {
 }
 
 /// Checks a set of member names: each safe, none repeated, not too many.
-pub fn validate_member_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), StoreError> {
+pub fn validate_member_names<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+) -> Result<(), StoreError> {
     let mut seen = std::collections::HashSet::new();
     for name in names {
         validate_file_name(name)?;
@@ -183,7 +185,12 @@ impl DirRecord {
     /// - a dir created with `write=` needs its write token (or the retain
     ///   token, which administers everything);
     /// - any other dir is open to anyone with its URL.
-    pub fn authorize(&self, op: DirWrite, retain: RetainAuth, write_token: Option<&str>) -> Result<(), StoreError> {
+    pub fn authorize(
+        &self,
+        op: DirWrite,
+        retain: RetainAuth,
+        write_token: Option<&str>,
+    ) -> Result<(), StoreError> {
         if retain == RetainAuth::Invalid {
             return Err(StoreError::write_denied());
         }
@@ -233,7 +240,11 @@ impl DirRecord {
 
     /// Adds a file, or replaces the one of the same name (which makes adds
     /// retry-safe). Returns the replaced file, whose blob the caller frees.
-    pub fn upsert_file(&mut self, now: Timestamp, file: MemberFile) -> Result<Option<MemberFile>, StoreError> {
+    pub fn upsert_file(
+        &mut self,
+        now: Timestamp,
+        file: MemberFile,
+    ) -> Result<Option<MemberFile>, StoreError> {
         validate_dir_file_name(&file.name)?;
         let (name, bytes) = (file.name.clone(), file.size);
         let old = match self.files.iter_mut().find(|f| f.name == file.name) {
@@ -253,7 +264,11 @@ impl DirRecord {
                 None
             }
         };
-        let action = if old.is_some() { DirAction::Replace } else { DirAction::Add };
+        let action = if old.is_some() {
+            DirAction::Replace
+        } else {
+            DirAction::Add
+        };
         self.record_activity(now, &name, action, bytes);
         Ok(old)
     }
@@ -326,9 +341,15 @@ mod tests {
         assert!(d.authorize(WholeDir, Valid, None).is_ok());
         d.write_token_hash = None;
         d.lifetime = Lifetime::Indefinite;
-        assert!(d.authorize(File, Absent, None).is_err(), "retained dirs need the token");
+        assert!(
+            d.authorize(File, Absent, None).is_err(),
+            "retained dirs need the token"
+        );
         d.make_show();
-        assert!(d.authorize(File, Absent, None).is_ok(), "show-dirs are open");
+        assert!(
+            d.authorize(File, Absent, None).is_ok(),
+            "show-dirs are open"
+        );
         assert!(d.authorize(WholeDir, Absent, None).is_err());
         assert!(d.authorize(WholeDir, Valid, None).is_ok());
     }
@@ -347,7 +368,9 @@ mod tests {
         assert!(validate_member_names(["a", "b"]).is_ok());
         assert!(validate_member_names(["a", "a"]).is_err());
         assert!(validate_member_names(["a", "../b"]).is_err());
-        let many: Vec<String> = (0..=FILES_PER_CONTAINER_MAX).map(|i| format!("f{i}")).collect();
+        let many: Vec<String> = (0..=FILES_PER_CONTAINER_MAX)
+            .map(|i| format!("f{i}"))
+            .collect();
         assert!(validate_member_names(many.iter().map(String::as_str)).is_err());
     }
 

@@ -172,9 +172,8 @@ fn is_plain_media_type(t: &str) -> bool {
         !s.is_empty()
             && s.len() <= 63
             && s.as_bytes()[0].is_ascii_alphanumeric()
-            && s.bytes().all(|b| {
-                b.is_ascii_lowercase() || b.is_ascii_digit() || b"!#$&^_.+-".contains(&b)
-            })
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"!#$&^_.+-".contains(&b))
     };
     matches!(t.split_once('/'), Some((a, b)) if token(a) && token(b))
 }
@@ -358,9 +357,15 @@ mod decide_tests {
 
     #[test]
     fn text_that_starts_like_a_binary_signature_keeps_its_name() {
-        assert_eq!(decide(b"BM is a nice start for notes", "notes.txt", None, true), "text/plain");
+        assert_eq!(
+            decide(b"BM is a nice start for notes", "notes.txt", None, true),
+            "text/plain"
+        );
         assert_eq!(decide(b"ID3 tags explained", "x", None, true), "text/plain");
-        assert_eq!(decide(b"BM\x00\x00 binary bitmap header..", "x", None, false), "image/bmp");
+        assert_eq!(
+            decide(b"BM\x00\x00 binary bitmap header..", "x", None, false),
+            "image/bmp"
+        );
     }
 
     #[test]

@@ -248,7 +248,11 @@ pub struct DirView {
 impl DirView {
     pub fn new(d: &DirRecord, base_url: &str) -> Self {
         let mut v = Self::summary(d, base_url);
-        v.files = d.files.iter().map(|f| DirFileView::new(f, &v.url)).collect();
+        v.files = d
+            .files
+            .iter()
+            .map(|f| DirFileView::new(f, &v.url))
+            .collect();
         v
     }
 

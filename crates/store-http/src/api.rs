@@ -12,7 +12,7 @@ pub const SERVICE_NAME: &str = "storesrv";
 /// What each endpoint does, as `"METHOD path": description`. Only what
 /// this build answers is listed.
 pub const ENDPOINTS: &[(&str, &str)] = &[
-    ("POST /?name=<filename>[&ttl=<N>h|<N>d][&once=1][&tag=<t>]", "upload raw bytes, or multipart/form-data with one file part; answers the single file record"),
+    ("POST /?name=<filename>[&ttl=<N>h|<N>d][&once=1][&tag=<t>][&share=<name>]", "upload raw bytes, or multipart/form-data with one file part; answers the single file record"),
     ("GET /<id>", "file bytes; ?download=1 forces download; images and text render inline"),
     ("HEAD /<id>", "file headers; never burns a once=1 file"),
     ("PUT /<id>", "replace a text file's content"),
@@ -21,6 +21,21 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("POST /<id>?tag=<t>[&untag=<t>]", "add or remove tags; content and expiry untouched"),
     ("POST /<id>?retain=1", "retain indefinitely; needs the retain token"),
     ("GET /browse?tag=<t>[&q=<substr>][&sort=created|name|size|expires][&order=asc|desc]", "list live tagged files"),
+    ("POST / (multipart, 2+ file parts)", "create an immutable bundle; answers the bundle record"),
+    ("GET /<id>/<filename>", "one file of a bundle"),
+    ("POST /?dir=1[&name=<name>][&listed=1][&tag=<t>][&ttl=<N>h|<N>d][&write=1|<token>][&show=1]", "create (or get, when named) a dir; optional multipart parts become its first files"),
+    ("POST /?name=<filename>&share=<name>", "upload into the named dir (create-or-get)"),
+    ("POST /d/<key>", "add files (multipart parts, or a raw body with name=)"),
+    ("POST /d/<key>?show=1", "make a show-dir; needs the retain token"),
+    ("POST /d/<key>?retain=1", "retain a dir; needs the retain token"),
+    ("GET /d/<key>[?zip=1]", "the dir listing, or a zip of every file"),
+    ("GET /d/<key>/history", "the dir's history, newest first"),
+    ("GET /d/<key>/<file>", "one file of a dir"),
+    ("PUT /d/<key>/<file>", "replace (or create) a text file"),
+    ("PATCH /d/<key>/<file>", "append text to a text file"),
+    ("DELETE /d/<key>/<file>", "delete one file"),
+    ("DELETE /d/<key>", "delete the whole dir"),
+    ("GET /d[?q=<sub>][&created_after=<ts>][&created_before=<ts>][&updated_after=<ts>][&updated_before=<ts>][&sort=created|updated|name][&order=asc|desc]", "listed dirs"),
     ("GET /api", "this contract"),
 ];
 

@@ -5,7 +5,9 @@ use bytes::Bytes;
 use http::{header, HeaderMap};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use store_app::{App, AppError, AppResult, Upload};
+use std::time::Duration;
+
+use store_app::{App, AppError, AppResult, Part, Staged, Upload};
 use store_core::StoreError;
 
 /// The declared length of a bodied request. A chunked body (or any
@@ -32,11 +34,31 @@ fn body_error(e: hyper::Error) -> AppError {
     StoreError::bad_request(format!("the request body could not be read: {e}")).into()
 }
 
+/// A client sending a body must keep sending: this long without a byte and
+/// the request is dropped, so that a trickling client cannot hold a worker,
+/// a temp file and the shutdown grace period.
+const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn idle() -> AppError {
+    StoreError::bad_request(format!(
+        "the request body stalled: nothing arrived for {} s",
+        BODY_IDLE_TIMEOUT.as_secs()
+    ))
+    .into()
+}
+
+/// Awaits one step of a body, bounded by [`BODY_IDLE_TIMEOUT`].
+async fn step<T>(f: impl std::future::Future<Output = T>) -> AppResult<T> {
+    tokio::time::timeout(BODY_IDLE_TIMEOUT, f)
+        .await
+        .map_err(|_| idle())
+}
+
 /// Streams a raw body into `upload`. Disk writes go through
 /// `block_in_place`, so the executor thread is handed over while the chunk
 /// is written instead of stalling other connections.
 pub async fn stream_into(mut body: Incoming, upload: &mut Upload) -> AppResult<()> {
-    while let Some(frame) = body.frame().await {
+    while let Some(frame) = step(body.frame()).await? {
         let frame = frame.map_err(body_error)?;
         if let Ok(data) = frame.into_data() {
             tokio::task::block_in_place(|| upload.push(&data))?;
@@ -45,11 +67,18 @@ pub async fn stream_into(mut body: Incoming, upload: &mut Upload) -> AppResult<(
     Ok(())
 }
 
+/// Streams a raw body into a new blob of at most `limit_bytes`.
+pub async fn receive(app: &App, body: Incoming, limit_bytes: u64) -> AppResult<Staged> {
+    let mut upload = app.begin_upload(limit_bytes)?;
+    stream_into(body, &mut upload).await?;
+    tokio::task::block_in_place(|| upload.finish())
+}
+
 /// Reads a whole body of at most `limit_bytes` (already checked against
 /// Content-Length) into memory. For small bounded bodies only (PATCH text).
 pub async fn read_bounded(mut body: Incoming, limit_bytes: u64) -> AppResult<Bytes> {
     let mut buf = Vec::new();
-    while let Some(frame) = body.frame().await {
+    while let Some(frame) = step(body.frame()).await? {
         let frame = frame.map_err(body_error)?;
         if let Ok(data) = frame.into_data() {
             if buf.len() as u64 + data.len() as u64 > limit_bytes {
@@ -61,19 +90,11 @@ pub async fn read_bounded(mut body: Incoming, limit_bytes: u64) -> AppResult<Byt
     Ok(buf.into())
 }
 
-/// A file part received from a multipart body.
-#[derive(Debug)]
-pub struct FilePart {
-    pub file_name: Option<String>,
-    pub content_type: Option<String>,
-    pub upload: Upload,
-}
-
 /// What a multipart body held: file parts, and the plain form fields that
 /// came with them (a browser form sends `ttl`, `once`... this way).
 #[derive(Debug, Default)]
 pub struct Multipart {
-    pub files: Vec<FilePart>,
+    pub files: Vec<Part>,
     pub fields: Vec<(String, String)>,
 }
 
@@ -97,8 +118,10 @@ pub fn multipart_boundary(headers: &HeaderMap) -> Option<Result<String, StoreErr
     )
 }
 
-/// Reads a multipart body: each file part streams into its own upload of
-/// at most `file_limit_bytes`; at most `files_max` file parts.
+/// Reads a multipart body. Each file part streams into its own blob of at
+/// most `file_limit_bytes` and is committed before the next part starts, so
+/// one request holds one open file however many parts it has. At most
+/// `files_max` file parts.
 pub async fn read_multipart(
     app: &App,
     body: Incoming,
@@ -107,17 +130,22 @@ pub async fn read_multipart(
     files_max: usize,
 ) -> AppResult<Multipart> {
     let bad = |e: multer::Error| -> AppError {
-        StoreError::bad_request(format!("invalid multipart body: {e}")).into()
+        match e {
+            multer::Error::StreamReadFailed(_) => {
+                StoreError::bad_request(format!("the request body could not be read: {e}")).into()
+            }
+            e => StoreError::bad_request(format!("invalid multipart body: {e}")).into(),
+        }
     };
     let mut mp = multer::Multipart::new(body.into_data_stream(), boundary);
     let mut out = Multipart::default();
-    while let Some(mut field) = mp.next_field().await.map_err(bad)? {
+    while let Some(mut field) = step(mp.next_field()).await?.map_err(bad)? {
         let file_name = field.file_name().map(str::to_string);
         if file_name.is_none() {
             // A plain form field: keep it small and few.
             let name = field.name().unwrap_or("").to_string();
             let mut value = Vec::new();
-            while let Some(chunk) = field.chunk().await.map_err(bad)? {
+            while let Some(chunk) = step(field.chunk()).await?.map_err(bad)? {
                 value.extend_from_slice(&chunk);
                 if value.len() > FORM_FIELD_BYTES_MAX {
                     return Err(StoreError::bad_request(format!(
@@ -143,13 +171,14 @@ pub async fn read_multipart(
         }
         let content_type = field.content_type().map(|m| m.essence_str().to_string());
         let mut upload = app.begin_upload(file_limit_bytes)?;
-        while let Some(chunk) = field.chunk().await.map_err(bad)? {
+        while let Some(chunk) = step(field.chunk()).await?.map_err(bad)? {
             tokio::task::block_in_place(|| upload.push(&chunk))?;
         }
-        out.files.push(FilePart {
-            file_name: file_name.filter(|n| !n.is_empty()),
-            content_type,
-            upload,
+        let staged = tokio::task::block_in_place(|| upload.finish())?;
+        out.files.push(Part {
+            name: file_name.filter(|n| !n.is_empty()),
+            declared_type: content_type,
+            body: staged,
         });
     }
     Ok(out)

@@ -17,6 +17,7 @@ mod query;
 mod respond;
 pub mod router;
 mod server;
+mod zip;
 
 pub use api::{contract, SPEC_VERSION};
 pub use server::serve;

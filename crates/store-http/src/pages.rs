@@ -95,3 +95,98 @@ pub fn browse(entries: &[BrowseEntry]) -> Markup {
         },
     )
 }
+
+pub fn bundle(view: &store_core::views::BundleView) -> Markup {
+    page(
+        "Bundle",
+        html! {
+            h1 { "Bundle " code { (view.id) } }
+            p { a href={ (view.url) "?download=1" } { "Download all as zip" } }
+            table {
+                thead { tr { th { "File" } th { "Type" } th { "Size" } } }
+                tbody {
+                    @for f in &view.files {
+                        tr { td { a href=(f.url) { (f.name) } } td { (f.content_type) } td { (f.size) } }
+                    }
+                }
+            }
+            p { "Expires: " (view.expires_at.as_deref().unwrap_or("never")) }
+        },
+    )
+}
+
+pub fn dir(
+    view: &store_core::views::DirView,
+    history: &[store_core::views::HistoryView],
+) -> Markup {
+    let title = view.name.clone().unwrap_or_else(|| view.id.clone());
+    page(
+        &title,
+        html! {
+            h1 { "Dir " code { (title) } @if view.open { " (show-dir)" } }
+            @if let Some(token) = &view.write_token {
+                p { strong { "Write token (shown once): " } code { (token) } }
+            }
+            p {
+                a href={ (view.url) "?zip=1" } { "Download all as zip" }
+                " · " a href={ (view.url) "/history" } { "History" }
+            }
+            @if view.files.is_empty() {
+                p { "No files yet." }
+            } @else {
+                table {
+                    thead { tr { th { "File" } th { "Type" } th { "Size" } th { "Updated" } } }
+                    tbody {
+                        @for f in &view.files {
+                            tr {
+                                td { a href=(f.url) { (f.name) } }
+                                td { (f.content_type) }
+                                td { (f.size) }
+                                td { (f.updated_at) }
+                            }
+                        }
+                    }
+                }
+            }
+            form method="post" action=(view.url) enctype="multipart/form-data" {
+                label { "Add files " input type="file" name="file" multiple required; }
+                button type="submit" { "Upload" }
+            }
+            p { "Expires: " (view.expires_at.as_deref().unwrap_or("never")) }
+            @if !history.is_empty() {
+                h2 { "Recent activity" }
+                ul {
+                    @for h in history {
+                        li { (format!("{:?}", h.action).to_lowercase()) " " (h.file) " (" (h.bytes) " bytes)" }
+                    }
+                }
+            }
+        },
+    )
+}
+
+pub fn dir_index(dirs: &[store_core::views::DirView]) -> Markup {
+    page(
+        "Dirs",
+        html! {
+            h1 { "Listed dirs" }
+            @if dirs.is_empty() {
+                p { "No listed dirs." }
+            } @else {
+                table {
+                    thead { tr { th { "Dir" } th { "Files" } th { "Tags" } th { "Updated" } } }
+                    tbody {
+                        @for d in dirs {
+                            tr {
+                                td { a href=(d.url) { (d.name.as_deref().unwrap_or(&d.id)) } }
+                                td { (d.file_count) }
+                                td { (d.tags.join(", ")) }
+                                td { (d.updated_at) }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}

@@ -41,6 +41,15 @@ pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Res {
     with_type(status, "application/json", full(bytes))
 }
 
+pub fn redirect(location: &str) -> Res {
+    let mut res = Response::new(empty());
+    *res.status_mut() = StatusCode::SEE_OTHER;
+    if let Ok(v) = HeaderValue::from_str(location) {
+        res.headers_mut().insert(header::LOCATION, v);
+    }
+    res
+}
+
 pub fn html(status: StatusCode, markup: maud::Markup) -> Res {
     let mut res = with_type(
         status,
@@ -118,15 +127,21 @@ const STREAM_CHUNK_BYTES: usize = 64 * 1024;
 /// keep the socket busy, little enough that a slow reader holds ~256 KiB.
 const STREAM_CHUNKS_BUFFERED: usize = 4;
 
-/// A body fed by a blocking reader on the blocking pool, so that disk reads
-/// never stall the async executor and memory per download stays bounded.
-pub struct BlobBody {
+/// A body fed through a bounded channel by a thread of the blocking pool,
+/// so that disk reads never stall the async executor and memory per
+/// download stays bounded.
+pub struct ChannelBody {
     rx: tokio::sync::mpsc::Receiver<std::io::Result<Bytes>>,
-    len: u64,
+    len: Option<u64>,
 }
 
-impl BlobBody {
-    pub fn new(mut reader: Box<dyn BlobReader>) -> Self {
+impl ChannelBody {
+    pub fn new(rx: tokio::sync::mpsc::Receiver<std::io::Result<Bytes>>, len: Option<u64>) -> Self {
+        Self { rx, len }
+    }
+
+    /// Streams a blob of known length.
+    pub fn blob(mut reader: Box<dyn BlobReader>) -> Self {
         let len = reader.len();
         let (tx, rx) = tokio::sync::mpsc::channel(STREAM_CHUNKS_BUFFERED);
         tokio::task::spawn_blocking(move || {
@@ -149,11 +164,11 @@ impl BlobBody {
                 }
             }
         });
-        Self { rx, len }
+        Self::new(rx, Some(len))
     }
 }
 
-impl Body for BlobBody {
+impl Body for ChannelBody {
     type Data = Bytes;
     type Error = std::io::Error;
 
@@ -165,7 +180,8 @@ impl Body for BlobBody {
     }
 
     fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.len)
+        self.len
+            .map_or_else(SizeHint::default, SizeHint::with_exact)
     }
 }
 

@@ -50,6 +50,52 @@ pub enum Endpoint {
     DeleteFile {
         id: String,
     },
+    /// GET /d: listed dirs.
+    ListDirs,
+    /// GET or HEAD /d/<key> (listing, page, or `?zip=1`).
+    GetDir {
+        key: String,
+    },
+    /// POST /d/<key>: add files.
+    AddToDir {
+        key: String,
+    },
+    /// POST /d/<key>?show=1.
+    ShowDir {
+        key: String,
+    },
+    /// POST /d/<key>?retain=1.
+    RetainDir {
+        key: String,
+    },
+    /// DELETE /d/<key>.
+    DeleteDir {
+        key: String,
+    },
+    /// GET /d/<key>/history.
+    DirHistory {
+        key: String,
+    },
+    /// GET or HEAD /d/<key>/<file>.
+    GetDirFile {
+        key: String,
+        name: String,
+    },
+    /// PUT /d/<key>/<file>.
+    PutDirFile {
+        key: String,
+        name: String,
+    },
+    /// PATCH /d/<key>/<file>.
+    AppendDirFile {
+        key: String,
+        name: String,
+    },
+    /// DELETE /d/<key>/<file>.
+    DeleteDirFile {
+        key: String,
+        name: String,
+    },
     /// A known path with a method it does not support.
     MethodNotAllowed,
     /// POST /<id> without an action keyword.
@@ -86,6 +132,40 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
         ["api"] if get => Endpoint::Api,
         ["browse"] if get => Endpoint::Browse,
         ["api"] | ["browse"] => Endpoint::MethodNotAllowed,
+        ["d"] if get => Endpoint::ListDirs,
+        ["d"] => Endpoint::MethodNotAllowed,
+        ["d", raw_key] => {
+            let Some(key) = decode(raw_key).filter(|s| !s.is_empty()) else {
+                return Endpoint::NotFound;
+            };
+            match *method {
+                _ if get => Endpoint::GetDir { key },
+                Method::POST if query.has("show") => Endpoint::ShowDir { key },
+                Method::POST if query.has("retain") => Endpoint::RetainDir { key },
+                Method::POST => Endpoint::AddToDir { key },
+                Method::DELETE => Endpoint::DeleteDir { key },
+                _ => Endpoint::MethodNotAllowed,
+            }
+        }
+        ["d", raw_key, "history"] if get => match decode(raw_key) {
+            Some(key) if !key.is_empty() => Endpoint::DirHistory { key },
+            _ => Endpoint::NotFound,
+        },
+        ["d", raw_key, raw_name] => {
+            let (Some(key), Some(name)) = (decode(raw_key), decode(raw_name)) else {
+                return Endpoint::NotFound;
+            };
+            if key.is_empty() || name.is_empty() {
+                return Endpoint::NotFound;
+            }
+            match *method {
+                _ if get => Endpoint::GetDirFile { key, name },
+                Method::PUT => Endpoint::PutDirFile { key, name },
+                Method::PATCH => Endpoint::AppendDirFile { key, name },
+                Method::DELETE => Endpoint::DeleteDirFile { key, name },
+                _ => Endpoint::MethodNotAllowed,
+            }
+        }
         [word, ..] if is_route_word(word) => Endpoint::NotFound,
         [raw_id] => {
             let Some(id) = decode(raw_id).filter(|s| !s.is_empty()) else {
@@ -171,5 +251,65 @@ mod tests {
         check("GET", "/abc123/a/b", NotFound);
         check("GET", "/%ff", NotFound);
         check("GET", "/help/../api", NotFound);
+        check("GET", "/d", ListDirs);
+        check("POST", "/d", MethodNotAllowed);
+        check("GET", "/d/proj?zip=1", GetDir { key: id("proj") });
+        check("HEAD", "/d/proj", GetDir { key: id("proj") });
+        check("POST", "/d/proj", AddToDir { key: id("proj") });
+        check("POST", "/d/proj?show=1", ShowDir { key: id("proj") });
+        check("POST", "/d/proj?retain=1", RetainDir { key: id("proj") });
+        check("DELETE", "/d/proj", DeleteDir { key: id("proj") });
+        check("PUT", "/d/proj", MethodNotAllowed);
+        check("GET", "/d/proj/history", DirHistory { key: id("proj") });
+        check(
+            "DELETE",
+            "/d/proj/history",
+            DeleteDirFile {
+                key: id("proj"),
+                name: id("history"),
+            },
+        );
+        check(
+            "GET",
+            "/d/proj/a%20b.txt",
+            GetDirFile {
+                key: id("proj"),
+                name: id("a b.txt"),
+            },
+        );
+        check(
+            "PUT",
+            "/d/proj/a.txt",
+            PutDirFile {
+                key: id("proj"),
+                name: id("a.txt"),
+            },
+        );
+        check(
+            "PATCH",
+            "/d/proj/a.txt",
+            AppendDirFile {
+                key: id("proj"),
+                name: id("a.txt"),
+            },
+        );
+        check(
+            "DELETE",
+            "/d/proj/a.txt",
+            DeleteDirFile {
+                key: id("proj"),
+                name: id("a.txt"),
+            },
+        );
+        check("POST", "/d/proj/a.txt", MethodNotAllowed);
+        check("GET", "/d/proj/a/b", NotFound);
+        check(
+            "GET",
+            "/d/%2e%2e/x",
+            GetDirFile {
+                key: id(".."),
+                name: id("x"),
+            },
+        );
     }
 }

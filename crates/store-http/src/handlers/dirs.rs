@@ -1,0 +1,263 @@
+//! Dirs and show-dirs.
+
+use http::{header, StatusCode};
+use hyper::body::Incoming;
+use store_app::{AppResult, DirQuery, DirSort, NewDir, Part, WriteRequest};
+use store_core::{StoreError, Timestamp};
+
+use super::files::deleted;
+use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
+use crate::body::{self, declared_length, multipart_boundary};
+use crate::pages;
+use crate::query::Query;
+use crate::respond::{self, json, Res};
+
+/// POST /?dir=1's parameters.
+fn new_dir(params: &Query) -> Result<NewDir, StoreError> {
+    let write = match params.get("write") {
+        None | Some("0") | Some("false") | Some("no") | Some("off") => None,
+        Some("1") | Some("true") | Some("yes") | Some("on") => Some(WriteRequest::Generate),
+        Some(token) => Some(WriteRequest::Custom(token.to_string())),
+    };
+    let req = NewDir {
+        name: params.text("name")?,
+        listed: params.flag("listed")?,
+        tags: params.all("tag"),
+        ttl_secs: ttl_param(params)?,
+        write,
+        show: params.flag("show")?,
+    };
+    req.validate()?;
+    Ok(req)
+}
+
+/// Reads the files a dir request carries: multipart parts (with their form
+/// fields), or one raw body named by `name=`, or nothing at all.
+async fn read_parts(
+    ctx: &Ctx,
+    body: Incoming,
+    raw_name: Option<String>,
+) -> AppResult<(Vec<Part>, Vec<(String, String)>)> {
+    let limits = ctx.app.config().limits.clone();
+    if let Some(boundary) = multipart_boundary(&ctx.headers) {
+        let boundary = boundary?;
+        let body_limit = limits.pool_bytes.max(limits.file_bytes_max) + 1024 * 1024;
+        declared_length(&ctx.headers, body_limit)?;
+        let mp = body::read_multipart(
+            &ctx.app,
+            body,
+            boundary,
+            limits.file_bytes_max,
+            limits.files_per_container_max,
+        )
+        .await?;
+        return Ok((mp.files, mp.fields));
+    }
+    // No body at all is fine where files are optional; a body must say its
+    // length like any other.
+    let has_body = ctx.headers.contains_key(header::TRANSFER_ENCODING)
+        || ctx
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0");
+    if !has_body {
+        return Ok((vec![], vec![]));
+    }
+    declared_length(&ctx.headers, limits.file_bytes_max)?;
+    let Some(name) = raw_name else {
+        return Err(StoreError::bad_request(
+            "send files as multipart/form-data parts, or a raw body with name=<filename>",
+        )
+        .into());
+    };
+    let declared = ctx
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let staged = body::receive(&ctx.app, body, limits.file_bytes_max).await?;
+    Ok((
+        vec![Part {
+            name: Some(name),
+            declared_type: declared,
+            body: staged,
+        }],
+        vec![],
+    ))
+}
+
+/// POST /?dir=1: create-or-get.
+pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
+    new_dir(&ctx.query)?;
+    let (parts, fields) = read_parts(ctx, body, None).await?;
+    let req = new_dir(&merged(&ctx.query, fields))?;
+    let access = ctx.dir_access(false);
+    let (view, was_created) =
+        blocking(&ctx.app, move |app| app.create_dir(&req, parts, &access)).await?;
+    let res = if ctx.html {
+        respond::html(StatusCode::OK, pages::dir(&view, &[]))
+    } else {
+        json(StatusCode::OK, &view)
+    };
+    Ok(if was_created {
+        created(res, &view.url)
+    } else {
+        res
+    })
+}
+
+/// POST /d/<key>: the gate is checked before any body is read.
+pub(super) async fn add(ctx: &Ctx, key: String, body: Incoming) -> AppResult<Res> {
+    let access = ctx.dir_access(true);
+    let (k, a) = (key.clone(), access.clone());
+    blocking(&ctx.app, move |app| app.check_dir_write(&k, None, &a)).await?;
+    let (parts, _) = read_parts(ctx, body, ctx.query.text("name")?).await?;
+    let view = blocking(&ctx.app, move |app| app.add_to_dir(&key, parts, &access)).await?;
+    if ctx.html {
+        return Ok(respond::redirect(&view.url));
+    }
+    Ok(json(StatusCode::OK, &view))
+}
+
+/// GET /d/<key>: the listing (JSON or HTML), or `?zip=1`.
+pub(super) async fn get(ctx: &Ctx, key: String) -> AppResult<Res> {
+    let zip = ctx.query.flag("zip")?;
+    let record = blocking(&ctx.app, move |app| app.dir_record(&key)).await?;
+    if zip {
+        return Ok(serve_zip(ctx, &record.key, record.files));
+    }
+    let view = store_core::views::DirView::new(&record, &ctx.app.config().base_url);
+    if ctx.html {
+        let history: Vec<_> = record
+            .history
+            .iter()
+            .take(20)
+            .map(store_core::views::HistoryView::from)
+            .collect();
+        return Ok(respond::html(StatusCode::OK, pages::dir(&view, &history)));
+    }
+    Ok(json(StatusCode::OK, &view))
+}
+
+pub(super) async fn show(ctx: &Ctx, key: String) -> AppResult<Res> {
+    let auth = ctx.retain_auth();
+    let view = blocking(&ctx.app, move |app| app.show_dir(&key, auth)).await?;
+    Ok(json(StatusCode::OK, &view))
+}
+
+pub(super) async fn retain(ctx: &Ctx, key: String) -> AppResult<Res> {
+    let auth = ctx.retain_auth();
+    let view = blocking(&ctx.app, move |app| app.retain_dir(&key, auth)).await?;
+    Ok(json(StatusCode::OK, &view))
+}
+
+pub(super) async fn delete(ctx: &Ctx, key: String) -> AppResult<Res> {
+    let access = ctx.dir_access(true);
+    let k = key.clone();
+    blocking(&ctx.app, move |app| app.delete_dir(&k, &access)).await?;
+    Ok(deleted(&key))
+}
+
+pub(super) async fn history(ctx: &Ctx, key: String) -> AppResult<Res> {
+    let entries = blocking(&ctx.app, move |app| app.dir_history(&key)).await?;
+    Ok(json(StatusCode::OK, &entries))
+}
+
+pub(super) async fn get_file(ctx: &Ctx, key: String, name: String) -> AppResult<Res> {
+    let d = blocking(&ctx.app, move |app| app.open_dir_file(&key, &name)).await?;
+    serve_download(ctx, d)
+}
+
+/// PUT /d/<key>/<file>: replaces a text file, or creates one.
+pub(super) async fn put_file(
+    ctx: &Ctx,
+    key: String,
+    name: String,
+    body: Incoming,
+) -> AppResult<Res> {
+    let limit = ctx.app.config().limits.file_bytes_max;
+    declared_length(&ctx.headers, limit)?;
+    let access = ctx.dir_access(true);
+    let (k, n, a) = (key.clone(), name.clone(), access.clone());
+    blocking(&ctx.app, move |app| app.check_dir_write(&k, Some(&n), &a)).await?;
+    let staged = body::receive(&ctx.app, body, limit).await?;
+    let view = blocking(&ctx.app, move |app| {
+        app.put_dir_file(&key, &name, staged, &access)
+    })
+    .await?;
+    Ok(json(StatusCode::OK, &view))
+}
+
+/// PATCH /d/<key>/<file>.
+pub(super) async fn append_file(
+    ctx: &Ctx,
+    key: String,
+    name: String,
+    body: Incoming,
+) -> AppResult<Res> {
+    let limit = ctx.app.config().limits.file_bytes_max;
+    declared_length(&ctx.headers, limit)?;
+    let access = ctx.dir_access(true);
+    let (k, n, a) = (key.clone(), name.clone(), access.clone());
+    blocking(&ctx.app, move |app| app.check_dir_write(&k, Some(&n), &a)).await?;
+    let text = body::read_bounded(body, limit).await?;
+    let view = blocking(&ctx.app, move |app| {
+        app.append_dir_file(&key, &name, &text, &access)
+    })
+    .await?;
+    Ok(json(StatusCode::OK, &view))
+}
+
+pub(super) async fn delete_file(ctx: &Ctx, key: String, name: String) -> AppResult<Res> {
+    let access = ctx.dir_access(true);
+    let view = blocking(&ctx.app, move |app| {
+        app.delete_dir_file(&key, &name, &access)
+    })
+    .await?;
+    Ok(json(StatusCode::OK, &view))
+}
+
+/// A time filter of GET /d: RFC 3339 or Unix seconds.
+fn time_param(query: &Query, key: &str) -> Result<Option<Timestamp>, StoreError> {
+    match query.get(key) {
+        None | Some("") => Ok(None),
+        Some(v) => Timestamp::parse(v).map(Some).ok_or_else(|| {
+            StoreError::bad_request(format!(
+                "invalid {key} {v:?}: use RFC 3339 (2026-11-22T15:04:05Z) or Unix seconds"
+            ))
+        }),
+    }
+}
+
+/// GET /d: dirs created with listed=1.
+pub(super) async fn list(ctx: &Ctx) -> AppResult<Res> {
+    let sort = match ctx.query.get("sort") {
+        None | Some("created") => DirSort::Created,
+        Some("updated") => DirSort::Updated,
+        Some("name") => DirSort::Name,
+        Some(other) => {
+            return Err(StoreError::bad_request(format!(
+                "invalid sort {other:?}: use created, updated or name"
+            ))
+            .into())
+        }
+    };
+    let q = DirQuery {
+        q: ctx
+            .query
+            .get("q")
+            .filter(|q| !q.is_empty())
+            .map(str::to_lowercase),
+        created_after: time_param(&ctx.query, "created_after")?,
+        created_before: time_param(&ctx.query, "created_before")?,
+        updated_after: time_param(&ctx.query, "updated_after")?,
+        updated_before: time_param(&ctx.query, "updated_before")?,
+        sort,
+        order: order_param(&ctx.query)?,
+    };
+    let dirs = blocking(&ctx.app, move |app| app.list_dirs(&q)).await?;
+    if ctx.html {
+        return Ok(respond::html(StatusCode::OK, pages::dir_index(&dirs)));
+    }
+    Ok(json(StatusCode::OK, &dirs))
+}

@@ -1,0 +1,266 @@
+//! Single files and bundles.
+
+use http::{header, StatusCode};
+use hyper::body::Incoming;
+use serde::Serialize;
+use store_app::{AppResult, BrowseQuery, BrowseSort, NewDir, NewFile, Opened, Part};
+use store_core::StoreError;
+
+use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
+use crate::body::{self, declared_length, multipart_boundary};
+use crate::respond::{self, json, Res};
+use crate::{api, pages};
+
+pub(super) fn home(ctx: &Ctx) -> Res {
+    let base = &ctx.app.config().base_url;
+    if ctx.html {
+        return respond::html(StatusCode::OK, pages::home(base));
+    }
+    #[derive(Serialize)]
+    struct Pointer<'a> {
+        service: &'a str,
+        version: &'a str,
+        api: String,
+        upload: String,
+    }
+    json(
+        StatusCode::OK,
+        &Pointer {
+            service: api::SERVICE_NAME,
+            version: api::SPEC_VERSION,
+            api: format!("{base}/api"),
+            upload: format!("curl --data-binary @notes.txt '{base}/?name=notes.txt'"),
+        },
+    )
+}
+
+/// An upload's parameters from the query (and a form's fields).
+fn new_file(params: &crate::query::Query) -> Result<NewFile, StoreError> {
+    let req = NewFile {
+        name: params.text("name")?,
+        declared_type: None,
+        ttl_secs: ttl_param(params)?,
+        once: params.flag("once")?,
+        tags: params.all("tag"),
+        share: params.text("share")?,
+    };
+    req.validate()?;
+    Ok(req)
+}
+
+/// POST /: one body or part makes a single file, two or more parts a
+/// bundle; with `share=<name>` they go into that named dir instead.
+pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
+    let limits = ctx.app.config().limits.clone();
+    // Check the URL's own parameters before reading anything.
+    new_file(&ctx.query)?;
+    let (req, parts) = match multipart_boundary(&ctx.headers) {
+        Some(boundary) => {
+            let boundary = boundary?;
+            // Many parts may come; the pool bounds what can ever fit.
+            let body_limit = limits.pool_bytes.max(limits.file_bytes_max) + 1024 * 1024;
+            declared_length(&ctx.headers, body_limit)?;
+            let mp = body::read_multipart(
+                &ctx.app,
+                body,
+                boundary,
+                limits.file_bytes_max,
+                limits.files_per_container_max,
+            )
+            .await?;
+            let params = merged(&ctx.query, mp.fields);
+            if mp.files.is_empty() {
+                return Err(StoreError::bad_request("the multipart body has no file part").into());
+            }
+            (new_file(&params)?, mp.files)
+        }
+        None => {
+            declared_length(&ctx.headers, limits.file_bytes_max)?;
+            let req = new_file(&ctx.query)?;
+            let declared = ctx
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let staged = body::receive(&ctx.app, body, limits.file_bytes_max).await?;
+            let part = Part {
+                name: req.name.clone(),
+                declared_type: declared,
+                body: staged,
+            };
+            (req, vec![part])
+        }
+    };
+    if let Some(share) = req.share.clone() {
+        return share_into_dir(ctx, req, share, parts).await;
+    }
+    let auth = ctx.retain_auth();
+    if parts.len() >= 2 {
+        let view = blocking(&ctx.app, move |app| app.create_bundle(&req, parts, auth)).await?;
+        return Ok(created(json(StatusCode::OK, &view), &view.url));
+    }
+    let part = parts.into_iter().next().expect("one part");
+    let req = NewFile {
+        name: req.name.or(part.name),
+        declared_type: part.declared_type,
+        ..req
+    };
+    req.validate()?;
+    let staged = part.body;
+    let view = blocking(&ctx.app, move |app| app.create_file(&req, staged, auth)).await?;
+    if ctx.html {
+        return Ok(created(
+            respond::html(StatusCode::OK, pages::uploaded(&view)),
+            &view.url,
+        ));
+    }
+    Ok(created(json(StatusCode::OK, &view), &view.url))
+}
+
+/// `share=<name>`: the upload goes into the named dir (create-or-get), with
+/// the dir's sliding lifetime. The answer is the dir record.
+async fn share_into_dir(
+    ctx: &Ctx,
+    req: NewFile,
+    share: String,
+    parts: Vec<Part>,
+) -> AppResult<Res> {
+    let new_dir = NewDir {
+        name: Some(share),
+        tags: req.tags.clone(),
+        ttl_secs: req.ttl_secs,
+        ..NewDir::default()
+    };
+    let access = ctx.dir_access(false);
+    let (view, was_created) = blocking(&ctx.app, move |app| {
+        app.create_dir(&new_dir, parts, &access)
+    })
+    .await?;
+    let res = json(StatusCode::OK, &view);
+    Ok(if was_created {
+        created(res, &view.url)
+    } else {
+        res
+    })
+}
+
+/// GET or HEAD /<id>: a single file's bytes, or a bundle: a zip for agents,
+/// its index.html (or a listing) for browsers.
+pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
+    let intent = ctx.intent();
+    match blocking(&ctx.app, move |app| app.read(&id, intent)).await? {
+        Opened::File(d) => serve_download(ctx, d),
+        Opened::Bundle(b) => {
+            if ctx.html && !ctx.query.flag("download")? {
+                if b.member("index.html").is_some() {
+                    let id = b.id.clone();
+                    let d = blocking(&ctx.app, move |app| {
+                        app.open_member(&id, "index.html", intent)
+                    })
+                    .await?;
+                    return serve_download(ctx, d);
+                }
+                let view = ctx.app.bundle_view(&b);
+                return Ok(respond::html(StatusCode::OK, pages::bundle(&view)));
+            }
+            if ctx.query.flag("json")? {
+                return Ok(json(StatusCode::OK, &ctx.app.bundle_view(&b)));
+            }
+            Ok(serve_zip(ctx, &b.id, b.files))
+        }
+    }
+}
+
+/// GET or HEAD /<id>/<filename>.
+pub(super) async fn get_member(ctx: &Ctx, id: String, name: String) -> AppResult<Res> {
+    let intent = ctx.intent();
+    let d = blocking(&ctx.app, move |app| app.open_member(&id, &name, intent)).await?;
+    serve_download(ctx, d)
+}
+
+pub(super) async fn retain(ctx: &Ctx, id: String) -> AppResult<Res> {
+    let auth = ctx.retain_auth();
+    let view = blocking(&ctx.app, move |app| app.retain(&id, auth)).await?;
+    Ok(json(StatusCode::OK, &view))
+}
+
+pub(super) async fn tag(ctx: &Ctx, id: String) -> AppResult<Res> {
+    let (add, remove) = (ctx.query.all("tag"), ctx.query.all("untag"));
+    let auth = ctx.retain_auth();
+    let view = blocking(&ctx.app, move |app| app.tag_file(&id, &add, &remove, auth)).await?;
+    Ok(json(StatusCode::OK, &view))
+}
+
+pub(super) async fn delete(ctx: &Ctx, id: String) -> AppResult<Res> {
+    let auth = ctx.retain_auth();
+    let id2 = id.clone();
+    blocking(&ctx.app, move |app| app.delete(&id2, auth)).await?;
+    Ok(deleted(&id))
+}
+
+/// The answer to a successful delete.
+pub(super) fn deleted(id: &str) -> Res {
+    #[derive(Serialize)]
+    struct Deleted<'a> {
+        id: &'a str,
+        deleted: bool,
+    }
+    json(StatusCode::OK, &Deleted { id, deleted: true })
+}
+
+/// PUT /<id>: the gate is checked before the body is read, so a refused
+/// edit costs the client no upload.
+pub(super) async fn replace(ctx: &Ctx, id: String, body: Incoming) -> AppResult<Res> {
+    let limit = ctx.app.config().limits.file_bytes_max;
+    declared_length(&ctx.headers, limit)?;
+    let auth = ctx.retain_auth();
+    let id2 = id.clone();
+    blocking(&ctx.app, move |app| app.check_edit(&id2, auth)).await?;
+    let staged = body::receive(&ctx.app, body, limit).await?;
+    let view = blocking(&ctx.app, move |app| app.replace_file(&id, staged, auth)).await?;
+    Ok(json(StatusCode::OK, &view))
+}
+
+/// PATCH /<id>.
+pub(super) async fn append(ctx: &Ctx, id: String, body: Incoming) -> AppResult<Res> {
+    let limit = ctx.app.config().limits.file_bytes_max;
+    declared_length(&ctx.headers, limit)?;
+    let auth = ctx.retain_auth();
+    let id2 = id.clone();
+    blocking(&ctx.app, move |app| app.check_edit(&id2, auth)).await?;
+    // Bounded by the file size limit, so holding it whole is fine.
+    let text = body::read_bounded(body, limit).await?;
+    let view = blocking(&ctx.app, move |app| app.append_file(&id, &text, auth)).await?;
+    Ok(json(StatusCode::OK, &view))
+}
+
+pub(super) async fn browse(ctx: &Ctx) -> AppResult<Res> {
+    let sort = match ctx.query.get("sort") {
+        None | Some("created") => BrowseSort::Created,
+        Some("name") => BrowseSort::Name,
+        Some("size") => BrowseSort::Size,
+        Some("expires") => BrowseSort::Expires,
+        Some(other) => {
+            return Err(StoreError::bad_request(format!(
+                "invalid sort {other:?}: use created, name, size or expires"
+            ))
+            .into())
+        }
+    };
+    let q = BrowseQuery {
+        tags: ctx.query.all("tag"),
+        q: ctx
+            .query
+            .get("q")
+            .filter(|q| !q.is_empty())
+            .map(str::to_string),
+        sort,
+        order: order_param(&ctx.query)?,
+    };
+    let entries = blocking(&ctx.app, move |app| app.browse(&q)).await?;
+    if ctx.html {
+        Ok(respond::html(StatusCode::OK, pages::browse(&entries)))
+    } else {
+        Ok(json(StatusCode::OK, &entries))
+    }
+}

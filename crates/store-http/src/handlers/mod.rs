@@ -1,0 +1,265 @@
+//! One function per endpoint: parse what the request says, run the use case
+//! on the blocking pool, render the answer. No domain rule is decided here.
+
+mod dirs;
+mod files;
+
+use std::sync::Arc;
+
+use http::{header, HeaderMap, HeaderValue, Method, Request};
+use hyper::body::Incoming;
+use store_app::{App, AppError, AppResult, DirAccess, Download};
+use store_core::content::renders_inline;
+use store_core::{ReadIntent, RetainAuth, StorageError, StoreError};
+
+use crate::negotiate::wants_html;
+use crate::query::Query;
+use crate::respond::{self, content_disposition, ChannelBody, Res};
+use crate::router::{route, Endpoint};
+
+/// The sandbox of CONTRACT.md. Every response carrying user bytes gets it,
+/// not only HTML, SVG and XML: it costs an image or a text file nothing,
+/// and it stays a backstop should a type ever be misjudged.
+const SANDBOX_CSP: &str = "sandbox allow-scripts allow-forms allow-popups";
+
+/// What every handler gets besides the body.
+pub(crate) struct Ctx {
+    pub app: Arc<App>,
+    pub method: Method,
+    pub headers: HeaderMap,
+    pub query: Query,
+    pub html: bool,
+}
+
+impl Ctx {
+    /// The retain token, from `Authorization: Bearer` or `token=`.
+    fn presented_token(&self) -> Option<String> {
+        let bearer = self
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, token) = v.trim().split_once(' ')?;
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| token.trim().to_string())
+            });
+        bearer.or_else(|| self.query.get("token").map(str::to_string))
+    }
+
+    pub fn retain_auth(&self) -> RetainAuth {
+        self.app.retain_auth(self.presented_token().as_deref())
+    }
+
+    /// A dir write token: the X-Store-Write header, else `write=` (except
+    /// on creation, where `write=` is the flag that asks for a token).
+    pub fn dir_access(&self, write_query_is_token: bool) -> DirAccess {
+        let header = self
+            .headers
+            .get("x-store-write")
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.trim().to_string());
+        let query = write_query_is_token
+            .then(|| self.query.get("write").map(str::to_string))
+            .flatten();
+        DirAccess {
+            retain: self.retain_auth(),
+            write_token: header.or(query).filter(|t| !t.is_empty()),
+        }
+    }
+
+    pub fn intent(&self) -> ReadIntent {
+        if self.method == Method::HEAD {
+            ReadIntent::Head
+        } else {
+            ReadIntent::Get
+        }
+    }
+}
+
+/// Runs a use case on the blocking pool: use cases touch the disk and may
+/// fsync, which must never stall the executor.
+pub(crate) async fn blocking<T: Send + 'static>(
+    app: &Arc<App>,
+    f: impl FnOnce(&App) -> AppResult<T> + Send + 'static,
+) -> AppResult<T> {
+    let app = Arc::clone(app);
+    tokio::task::spawn_blocking(move || f(&app))
+        .await
+        .map_err(|e| AppError::Storage(StorageError::new(format!("a worker failed: {e}"))))?
+}
+
+pub async fn handle(app: Arc<App>, req: Request<Incoming>) -> Res {
+    let (parts, body) = req.into_parts();
+    let query = Query::parse(parts.uri.query().unwrap_or(""));
+    let endpoint = route(&parts.method, parts.uri.path(), &query);
+    let ctx = Ctx {
+        html: wants_html(&parts.headers, &query),
+        app,
+        method: parts.method,
+        headers: parts.headers,
+        query,
+    };
+    dispatch(ctx, endpoint, body)
+        .await
+        .unwrap_or_else(|e| respond::app_error(&e))
+}
+
+async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res> {
+    use Endpoint as E;
+    match endpoint {
+        E::Home => Ok(files::home(&ctx)),
+        E::Api => Ok(respond::json(
+            http::StatusCode::OK,
+            &crate::api::contract(ctx.app.config()),
+        )),
+        E::Browse => files::browse(&ctx).await,
+        E::Upload => files::upload(&ctx, body).await,
+        E::GetFile { id } => files::get(&ctx, id).await,
+        E::GetBundleMember { id, name } => files::get_member(&ctx, id, name).await,
+        E::RetainFile { id } => files::retain(&ctx, id).await,
+        E::TagFile { id } => files::tag(&ctx, id).await,
+        E::ReplaceFile { id } => files::replace(&ctx, id, body).await,
+        E::AppendFile { id } => files::append(&ctx, id, body).await,
+        E::DeleteFile { id } => files::delete(&ctx, id).await,
+        E::CreateDir => dirs::create(&ctx, body).await,
+        E::ListDirs => dirs::list(&ctx).await,
+        E::GetDir { key } => dirs::get(&ctx, key).await,
+        E::AddToDir { key } => dirs::add(&ctx, key, body).await,
+        E::ShowDir { key } => dirs::show(&ctx, key).await,
+        E::RetainDir { key } => dirs::retain(&ctx, key).await,
+        E::DeleteDir { key } => dirs::delete(&ctx, key).await,
+        E::DirHistory { key } => dirs::history(&ctx, key).await,
+        E::GetDirFile { key, name } => dirs::get_file(&ctx, key, name).await,
+        E::PutDirFile { key, name } => dirs::put_file(&ctx, key, name, body).await,
+        E::AppendDirFile { key, name } => dirs::append_file(&ctx, key, name, body).await,
+        E::DeleteDirFile { key, name } => dirs::delete_file(&ctx, key, name).await,
+        E::Import => Err(StoreError::Unsupported(
+            "import (POST /?url=) is not available in this build yet".into(),
+        )
+        .into()),
+        E::MissingAction { .. } => Err(StoreError::bad_request(
+            "POST /<id> needs an action: retain=1, or tag=<t> / untag=<t>",
+        )
+        .into()),
+        E::MethodNotAllowed => Err(StoreError::Unsupported(format!(
+            "method {} is not supported on this path",
+            ctx.method
+        ))
+        .into()),
+        E::NotFound => Err(StoreError::not_found().into()),
+    }
+}
+
+/// Serves user bytes: their type (with `charset=utf-8` for text), inline
+/// for images and text unless `download=1`, an RFC 6266 file name, and the
+/// headers that keep user content from acting with the service's origin.
+/// `thumb=` previews arrive with the media pipeline; until then every file
+/// falls back to its original bytes, as SPEC.md prescribes for non-images.
+pub(crate) fn serve_download(ctx: &Ctx, d: Download) -> AppResult<Res> {
+    let download = ctx.query.flag("download")?;
+    let len = d.reader.len();
+    let body = if ctx.method == Method::HEAD {
+        drop(d.reader);
+        respond::empty()
+    } else {
+        http_body_util::BodyExt::boxed(ChannelBody::blob(d.reader))
+    };
+    let mut res = http::Response::new(body);
+    let h = res.headers_mut();
+    let content_type = if d.text {
+        format!("{}; charset=utf-8", d.content_type)
+    } else {
+        d.content_type.clone()
+    };
+    let inline = !download && renders_inline(&d.content_type);
+    let disposition = content_disposition(if inline { "inline" } else { "attachment" }, &d.name);
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_str(&content_type)
+            .unwrap_or_else(|_| HeaderValue::from_static("application/octet-stream")),
+    );
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(SANDBOX_CSP),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(if d.once { "no-store" } else { "no-cache" }),
+    );
+    Ok(res)
+}
+
+/// A zip download of `files`, named `<name>.zip`.
+pub(crate) fn serve_zip(ctx: &Ctx, name: &str, files: Vec<store_core::MemberFile>) -> Res {
+    let body = if ctx.method == Method::HEAD {
+        respond::empty()
+    } else {
+        http_body_util::BodyExt::boxed(crate::zip::stream(Arc::clone(&ctx.app), files))
+    };
+    let mut res = http::Response::new(body);
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/zip"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&content_disposition("attachment", &format!("{name}.zip")))
+    {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    res
+}
+
+/// Multipart fields and URL parameters as one set: the URL's values come
+/// first and so win.
+pub(crate) fn merged(query: &Query, fields: Vec<(String, String)>) -> Query {
+    let mut q = query.clone();
+    q.extend(fields);
+    q
+}
+
+/// A ttl parameter, parsed.
+pub(crate) fn ttl_param(params: &Query) -> Result<Option<u64>, StoreError> {
+    params
+        .text("ttl")?
+        .as_deref()
+        .map(store_core::ttl::parse_ttl)
+        .transpose()
+}
+
+/// A created object answers 201 with its URL in `Location`.
+pub(crate) fn created(mut res: Res, url: &str) -> Res {
+    *res.status_mut() = http::StatusCode::CREATED;
+    if let Ok(v) = HeaderValue::from_str(url) {
+        res.headers_mut().insert(header::LOCATION, v);
+    }
+    res
+}
+
+/// Parses the shared sort order parameter.
+pub(crate) fn order_param(query: &Query) -> Result<store_app::SortOrder, StoreError> {
+    match query.get("order") {
+        None | Some("desc") => Ok(store_app::SortOrder::Desc),
+        Some("asc") => Ok(store_app::SortOrder::Asc),
+        Some(other) => Err(StoreError::bad_request(format!(
+            "invalid order {other:?}: use asc or desc"
+        ))),
+    }
+}
