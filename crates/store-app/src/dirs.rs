@@ -485,7 +485,10 @@ impl App {
     pub fn list_dirs(&self, query: &DirQuery) -> AppResult<Vec<DirView>> {
         let now = self.now();
         let q = query.q.as_deref().map(str::to_lowercase);
+        // Records show whole seconds, so filters compare whole seconds: a
+        // client passing back a `created_at` it was shown gets exact bounds.
         let within = |t: Timestamp, after: Option<Timestamp>, before: Option<Timestamp>| {
+            let t = Timestamp::from_secs(t.as_secs());
             after.is_none_or(|a| t > a) && before.is_none_or(|b| t < b)
         };
         let mut hits: Vec<DirRecord> = Vec::new();

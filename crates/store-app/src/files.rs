@@ -49,10 +49,6 @@ impl NewFile {
                 ));
             }
             validate_memorable_name(share)?;
-            return Err(StoreError::Unsupported(
-                "share=<name> stores into a named dir; dirs are not available in this build yet"
-                    .into(),
-            ));
         }
         Ok(())
     }

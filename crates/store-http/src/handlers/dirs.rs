@@ -54,12 +54,12 @@ async fn read_parts(
         return Ok((mp.files, mp.fields));
     }
     // No body at all is fine where files are optional; a body must say its
-    // length like any other.
+    // length like any other. With `name=` even an empty body is a file.
     let has_body = ctx.headers.contains_key(header::TRANSFER_ENCODING)
         || ctx
             .headers
             .get(header::CONTENT_LENGTH)
-            .is_some_and(|v| v.as_bytes() != b"0");
+            .is_some_and(|v| v.as_bytes() != b"0" || raw_name.is_some());
     if !has_body {
         return Ok((vec![], vec![]));
     }
