@@ -29,6 +29,8 @@ forbid store-app tokio hyper sled image ureq store-sled store-http
 forbid store-testkit tokio hyper sled image
 # The persistence adapter knows nothing of HTTP or the use cases.
 forbid store-sled tokio hyper store-app store-http
+# The fetcher is a blocking adapter of one port: no runtime, no storage, no web server.
+forbid store-fetch tokio hyper sled store-app store-http store-sled
 # The HTTP shell reaches storage only through the ports.
-forbid store-http sled store-sled
+forbid store-http sled store-sled ureq store-fetch
 echo "architecture invariants hold"

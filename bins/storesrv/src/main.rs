@@ -78,14 +78,33 @@ async fn run(config: Config) -> Result<(), String> {
         rate_limit_per_min: config.rate_limit_per_min,
         ..Limits::default()
     };
+    let guard = store_fetch::Guard {
+        policy: if config.import_allow_private {
+            store_fetch::Policy::AllowPrivate
+        } else {
+            store_fetch::Policy::PublicOnly
+        },
+        // Import never fetches from the service itself, by any of the
+        // addresses it answers on.
+        own: if bound.ip().is_unspecified() {
+            vec![
+                bound,
+                std::net::SocketAddr::from(([127, 0, 0, 1], bound.port())),
+                std::net::SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, bound.port())),
+            ]
+        } else {
+            vec![bound]
+        },
+    };
     let ports = Ports {
         repo: repo.clone(),
         blobs,
         clock: Arc::new(SystemClock),
         random: Arc::new(OsRandom),
+        fetcher: Arc::new(store_fetch::UreqFetcher::new(guard, &base_url)),
     };
     let app_config = AppConfig {
-        base_url,
+        base_url: base_url.clone(),
         limits,
         retain_tokens: RetainTokens::from_csv(&config.retain_tokens),
     };

@@ -151,6 +151,7 @@ impl App {
             content_type: m.content_type.clone(),
             text: m.text,
             once: false,
+            link: false,
             reader: self.ports.blobs.open(&m.blob)?,
         })
     }

@@ -317,6 +317,7 @@ impl App {
             content_type: f.content_type.clone(),
             text: f.text,
             once: false,
+            link: false,
             reader: self.ports.blobs.open(&f.blob)?,
         })
     }

@@ -64,6 +64,8 @@ pub struct Download {
     pub text: bool,
     /// A burn-after-reading file: never cache it.
     pub once: bool,
+    /// A `link=1` document: browsers are sent on to its target.
+    pub link: bool,
     pub reader: Box<dyn BlobReader>,
 }
 
@@ -145,6 +147,18 @@ impl App {
         upload: Staged,
         auth: RetainAuth,
     ) -> AppResult<FileView> {
+        self.store_file(req, upload, auth, false)
+    }
+
+    /// Stores a received body as a new single file; `link` marks a
+    /// `link=1` redirect document.
+    pub(crate) fn store_file(
+        &self,
+        req: &NewFile,
+        upload: Staged,
+        auth: RetainAuth,
+        link: bool,
+    ) -> AppResult<FileView> {
         let now = self.now();
         req.validate()?;
         let tags = apply_tags(&[], &req.tags, &[])?;
@@ -175,6 +189,7 @@ impl App {
             lifetime,
             once: req.once,
             tags,
+            link,
         };
         // 71 random bits make a collision all but impossible; the loop turns
         // "all but" into "never".
@@ -221,6 +236,7 @@ impl App {
             content_type: record.content_type,
             text: record.text,
             once: record.once,
+            link: record.link,
             reader,
         }))
     }

@@ -13,6 +13,7 @@ mod bundles;
 mod dirs;
 mod error;
 mod files;
+mod import;
 mod locks;
 mod pool;
 pub mod system;
@@ -30,6 +31,7 @@ pub use bundles::Part;
 pub use dirs::{DirAccess, DirQuery, DirSort, NewDir, WriteRequest};
 pub use error::{AppError, AppResult};
 pub use files::{BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder};
+pub use import::ImportRequest;
 pub use upload::{Staged, Upload};
 
 /// The ports an [`App`] runs on.
@@ -39,6 +41,7 @@ pub struct Ports {
     pub blobs: Arc<dyn BlobStore>,
     pub clock: Arc<dyn Clock>,
     pub random: Arc<dyn Random>,
+    pub fetcher: Arc<dyn store_core::Fetcher>,
 }
 
 impl std::fmt::Debug for Ports {

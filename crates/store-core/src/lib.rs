@@ -15,6 +15,7 @@ pub mod container;
 pub mod content;
 pub mod error;
 pub mod ids;
+pub mod import;
 pub mod lifetime;
 pub mod limits;
 pub mod names;
@@ -30,6 +31,9 @@ pub use container::{BundleRecord, DirAction, DirRecord, DirWrite, HistoryEntry, 
 pub use error::{ErrorCode, StoreError};
 pub use lifetime::Lifetime;
 pub use limits::Limits;
-pub use ports::{BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, StorageError};
+pub use ports::{
+    BlobReader, BlobStore, BlobWriter, Clock, FetchError, Fetched, Fetcher, Random, Repository,
+    StorageError,
+};
 pub use record::{dir_storage_key, BlobId, FileRecord, Object, ReadDecision, ReadIntent};
 pub use time::Timestamp;

@@ -101,3 +101,54 @@ pub trait BlobReader: std::io::Read + Send {
         self.len() == 0
     }
 }
+
+/// Why a fetch for an import failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// The URL itself is malformed or of a kind import never takes (scheme,
+    /// user info). Safe to explain: it says nothing about the network.
+    #[error("{0}")]
+    InvalidUrl(String),
+    /// Blocked address or port, DNS failure, refused connection, time-out,
+    /// an error status, too many redirects: one answer for all, so that
+    /// import cannot be used to probe a network.
+    #[error(
+        "the URL could not be imported: it is not allowed, or it did not answer with a document"
+    )]
+    Refused,
+    /// The document is larger than the limit.
+    #[error("the document is larger than the import limit of {0} bytes")]
+    TooLarge(u64),
+    /// The document is not of an accepted kind (pics import takes images only).
+    #[error("{0}")]
+    WrongKind(String),
+}
+
+/// A document being fetched: its metadata, and its (decoded) bytes to read.
+pub struct Fetched {
+    /// The URL that answered, after redirects.
+    pub final_url: String,
+    /// The Content-Type the server sent.
+    pub content_type: Option<String>,
+    /// The file name of a Content-Disposition header, if any.
+    pub disposition_name: Option<String>,
+    /// The body; reading past the limit is the caller's to refuse.
+    pub body: Box<dyn std::io::Read + Send>,
+}
+
+impl std::fmt::Debug for Fetched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetched")
+            .field("final_url", &self.final_url)
+            .field("content_type", &self.content_type)
+            .finish()
+    }
+}
+
+/// Fetches remote documents for import, refusing every address that is not
+/// allowed. Blocking: the use case runs it off the async executor.
+pub trait Fetcher: Send + Sync {
+    /// Fetches `url`, following redirects, and refuses a declared length
+    /// over `max_bytes` before reading the body.
+    fn fetch(&self, url: &str, max_bytes: u64) -> Result<Fetched, FetchError>;
+}

@@ -36,6 +36,9 @@ pub struct FileRecord {
     /// A text file (CONTRACT.md): a text-family type and valid UTF-8. Only
     /// these may be replaced or appended to.
     pub text: bool,
+    /// A `link=1` import: a redirect document browsers are sent on from.
+    #[serde(default)]
+    pub link: bool,
 }
 
 /// Whether a GET burns the file it serves.
@@ -181,6 +184,7 @@ mod tests {
             once,
             tags: vec![],
             text: true,
+            link: false,
         }
     }
 

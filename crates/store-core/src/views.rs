@@ -320,6 +320,7 @@ mod tests {
             once: false,
             tags: vec!["x".into()],
             text: true,
+            link: false,
         };
         let v = serde_json::to_value(FileView::new(&f, "http://h", now)).unwrap();
         assert_eq!(v["url"], "http://h/abc");

@@ -13,6 +13,7 @@ pub const SERVICE_NAME: &str = "storesrv";
 /// this build answers is listed.
 pub const ENDPOINTS: &[(&str, &str)] = &[
     ("POST /?name=<filename>[&ttl=<N>h|<N>d][&once=1][&tag=<t>][&share=<name>]", "upload raw bytes, or multipart/form-data with one file part; answers the single file record"),
+    ("POST /?url=<url>[&name=<name>][&link=1][&tag=<t>]", "import a public http(s) document (5 MB at most), or with link=1 store the URL as a redirect document"),
     ("GET /<id>", "file bytes; ?download=1 forces download; images and text render inline"),
     ("HEAD /<id>", "file headers; never burns a once=1 file"),
     ("PUT /<id>", "replace a text file's content"),

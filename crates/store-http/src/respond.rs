@@ -185,6 +185,27 @@ impl Body for ChannelBody {
     }
 }
 
+/// Bytes already in memory, readable as a blob.
+pub struct BytesReader(std::io::Cursor<Vec<u8>>);
+
+impl BytesReader {
+    pub fn new(bytes: Vec<u8>) -> Self {
+        Self(std::io::Cursor::new(bytes))
+    }
+}
+
+impl Read for BytesReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl BlobReader for BytesReader {
+    fn len(&self) -> u64 {
+        self.0.get_ref().len() as u64
+    }
+}
+
 /// `Content-Disposition` per RFC 6266 with an RFC 5987 `filename*` for
 /// names that are not plain ASCII.
 pub fn content_disposition(kind: &str, name: &str) -> String {

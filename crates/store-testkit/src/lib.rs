@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use store_core::ports::{
     BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, StorageResult,
 };
-use store_core::{BlobId, Object, StorageError, Timestamp};
+use store_core::{BlobId, FetchError, Fetched, Fetcher, Object, StorageError, Timestamp};
 
 /// A clock that moves only when told to.
 #[derive(Debug)]
@@ -280,6 +280,55 @@ impl BlobStore for MemoryBlobStore {
 
     fn list(&self) -> StorageResult<Vec<BlobId>> {
         Ok(lock(&self.blobs).keys().cloned().collect())
+    }
+}
+
+/// What [`FakeFetcher`] answers for one URL: (content type,
+/// Content-Disposition name, body), or an error.
+pub type FakeResponse = Result<(Option<String>, Option<String>, Vec<u8>), FetchError>;
+
+/// A fetcher answering from a table, for import tests without a network.
+#[derive(Debug, Default)]
+pub struct FakeFetcher {
+    pub responses: Mutex<HashMap<String, FakeResponse>>,
+}
+
+impl FakeFetcher {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn serve(&self, url: &str, content_type: Option<&str>, name: Option<&str>, body: &[u8]) {
+        lock(&self.responses).insert(
+            url.to_string(),
+            Ok((
+                content_type.map(String::from),
+                name.map(String::from),
+                body.to_vec(),
+            )),
+        );
+    }
+
+    pub fn fail(&self, url: &str, error: FetchError) {
+        lock(&self.responses).insert(url.to_string(), Err(error));
+    }
+}
+
+impl Fetcher for FakeFetcher {
+    fn fetch(&self, url: &str, max_bytes: u64) -> Result<Fetched, FetchError> {
+        let (content_type, disposition_name, body) = lock(&self.responses)
+            .get(url)
+            .cloned()
+            .unwrap_or(Err(FetchError::Refused))?;
+        if body.len() as u64 > max_bytes {
+            return Err(FetchError::TooLarge(max_bytes));
+        }
+        Ok(Fetched {
+            final_url: url.to_string(),
+            content_type,
+            disposition_name,
+            body: Box::new(std::io::Cursor::new(body)),
+        })
     }
 }
 

@@ -3,7 +3,9 @@
 use http::{header, StatusCode};
 use hyper::body::Incoming;
 use serde::Serialize;
-use store_app::{AppResult, BrowseQuery, BrowseSort, NewDir, NewFile, Opened, Part};
+use store_app::{
+    AppResult, BrowseQuery, BrowseSort, Download, ImportRequest, NewDir, NewFile, Opened, Part,
+};
 use store_core::StoreError;
 
 use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
@@ -149,6 +151,9 @@ async fn share_into_dir(
 pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     let intent = ctx.intent();
     match blocking(&ctx.app, move |app| app.read(&id, intent)).await? {
+        Opened::File(d) if d.link && ctx.html && !ctx.query.flag("download")? => {
+            follow_link(ctx, d).await
+        }
         Opened::File(d) => serve_download(ctx, d),
         Opened::Bundle(b) => {
             if ctx.html && !ctx.query.flag("download")? {
@@ -263,4 +268,69 @@ pub(super) async fn browse(ctx: &Ctx) -> AppResult<Res> {
     } else {
         Ok(json(StatusCode::OK, &entries))
     }
+}
+
+/// Largest link document read back to find its target; a bigger one is
+/// served as a plain document.
+const LINK_DOCUMENT_BYTES_MAX: u64 = 64 * 1024;
+
+/// Browsers opening a `link=1` document are redirected to its target (read
+/// from the document, which an agent may have edited). A document without
+/// a valid target is served as it is.
+async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
+    if d.reader.len() > LINK_DOCUMENT_BYTES_MAX {
+        return serve_download(ctx, d);
+    }
+    let Download {
+        name,
+        content_type,
+        text,
+        once,
+        link,
+        mut reader,
+    } = d;
+    let bytes = tokio::task::spawn_blocking(move || {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut reader, &mut bytes).map(|_| bytes)
+    })
+    .await
+    .map_err(|e| store_app::AppError::Storage(store_core::StorageError::new(e)))?
+    .map_err(|e| store_app::AppError::Storage(store_core::StorageError::new(e)))?;
+    let target = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(store_core::import::link_target);
+    if let Some(url) = target {
+        let mut res = respond::redirect(&url);
+        *res.status_mut() = StatusCode::FOUND;
+        return Ok(res);
+    }
+    // The blob was read to look for a target: serve those same bytes.
+    let reader = Box::new(crate::respond::BytesReader::new(bytes));
+    serve_download(
+        ctx,
+        Download {
+            name,
+            content_type,
+            text,
+            once,
+            link,
+            reader,
+        },
+    )
+}
+
+/// POST /?url=: fetch (or link) a remote document.
+pub(super) async fn import(ctx: &Ctx) -> AppResult<Res> {
+    let url = ctx
+        .query
+        .text("url")?
+        .ok_or_else(|| StoreError::bad_request("url must not be empty"))?;
+    let req = ImportRequest {
+        url,
+        file: new_file(&ctx.query)?,
+        link: ctx.query.flag("link")?,
+    };
+    let auth = ctx.retain_auth();
+    let view = blocking(&ctx.app, move |app| app.import(&req, auth)).await?;
+    Ok(created(json(StatusCode::OK, &view), &view.url))
 }

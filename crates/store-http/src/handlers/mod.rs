@@ -134,10 +134,7 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
         E::PutDirFile { key, name } => dirs::put_file(&ctx, key, name, body).await,
         E::AppendDirFile { key, name } => dirs::append_file(&ctx, key, name, body).await,
         E::DeleteDirFile { key, name } => dirs::delete_file(&ctx, key, name).await,
-        E::Import => Err(StoreError::Unsupported(
-            "import (POST /?url=) is not available in this build yet".into(),
-        )
-        .into()),
+        E::Import => files::import(&ctx).await,
         E::MissingAction { .. } => Err(StoreError::bad_request(
             "POST /<id> needs an action: retain=1, or tag=<t> / untag=<t>",
         )

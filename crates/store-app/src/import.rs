@@ -1,0 +1,84 @@
+//! Import: POST /?url=. The fetcher port does the network part behind its
+//! address guard; this use case turns what it fetched into a file.
+
+use std::io::Read;
+
+use store_core::import::{link_document, name_from_url, validate_link_url};
+use store_core::views::FileView;
+use store_core::{FetchError, RetainAuth, StoreError};
+
+use crate::{App, AppError, AppResult, NewFile};
+
+/// POST /?url=<url>[&name=][&link=1][&tag=..] and the upload options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportRequest {
+    pub url: String,
+    /// Name, ttl, once and tags, as for an upload.
+    pub file: NewFile,
+    /// Store the URL as a redirect document instead of fetching it.
+    pub link: bool,
+}
+
+/// What the client is told for each fetch failure.
+pub(crate) fn fetch_error(e: FetchError) -> AppError {
+    match e {
+        FetchError::InvalidUrl(msg) | FetchError::WrongKind(msg) => {
+            StoreError::BadRequest(msg).into()
+        }
+        FetchError::TooLarge(limit) => StoreError::too_large(limit).into(),
+        e @ FetchError::Refused => StoreError::BadRequest(e.to_string()).into(),
+    }
+}
+
+impl App {
+    pub fn import(&self, req: &ImportRequest, auth: RetainAuth) -> AppResult<FileView> {
+        req.file.validate()?;
+        if req.file.share.is_some() {
+            return Err(StoreError::bad_request("share does not apply to import").into());
+        }
+        let limit = self.config.limits.import_bytes_max;
+        if req.link {
+            validate_link_url(&req.url)?;
+            let doc = link_document(&req.url);
+            let mut upload = self.begin_upload(limit)?;
+            upload.push(doc.as_bytes())?;
+            let file = NewFile {
+                name: req.file.name.clone().or_else(|| Some("link.html".into())),
+                declared_type: Some("text/html".into()),
+                ..req.file.clone()
+            };
+            return self.store_file(&file, upload.finish()?, auth, true);
+        }
+        let fetched = self
+            .ports
+            .fetcher
+            .fetch(&req.url, limit)
+            .map_err(fetch_error)?;
+        let mut upload = self.begin_upload(limit)?;
+        let mut body = fetched.body;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            // A body that stalls or breaks mid-way is a refusal like any
+            // other network failure: the same answer, nothing stored.
+            let n = body
+                .read(&mut buf)
+                .map_err(|_| fetch_error(FetchError::Refused))?;
+            if n == 0 {
+                break;
+            }
+            upload.push(&buf[..n])?;
+        }
+        let name = req
+            .file
+            .name
+            .clone()
+            .or(fetched.disposition_name)
+            .or_else(|| name_from_url(&fetched.final_url));
+        let file = NewFile {
+            name,
+            declared_type: fetched.content_type,
+            ..req.file.clone()
+        };
+        self.store_file(&file, upload.finish()?, auth, false)
+    }
+}

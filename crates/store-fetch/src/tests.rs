@@ -1,0 +1,323 @@
+//! Fetcher tests against scripted HTTP servers on loopback, with policies
+//! that allow exactly the servers a test means to reach.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+
+/// A response: status line and headers, then the body.
+type Script = Arc<dyn Fn(&str) -> (String, Vec<u8>) + Send + Sync>;
+
+/// A one-thread HTTP/1.1 server answering each request path with `script`,
+/// counting the connections it accepts.
+struct TestServer {
+    addr: SocketAddr,
+    accepted: Arc<AtomicUsize>,
+}
+
+impl TestServer {
+    fn start(script: Script) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&accepted);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                count.fetch_add(1, Ordering::SeqCst);
+                let script = Arc::clone(&script);
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).is_err() {
+                        return;
+                    }
+                    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                            break;
+                        }
+                    }
+                    let (head, body) = script(&path);
+                    let _ = stream.write_all(head.as_bytes());
+                    let _ = stream.write_all(&body);
+                });
+            }
+        });
+        Self { addr, accepted }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+fn ok(body: &[u8], extra: &str) -> (String, Vec<u8>) {
+    (
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
+            body.len()
+        ),
+        body.to_vec(),
+    )
+}
+
+fn redirect(to: &str) -> (String, Vec<u8>) {
+    (format!("HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"), vec![])
+}
+
+fn fast() -> Timeouts {
+    Timeouts {
+        connect: Duration::from_secs(2),
+        headers: Duration::from_secs(1),
+        total: Duration::from_secs(3),
+    }
+}
+
+fn exactly(addrs: &[SocketAddr]) -> UreqFetcher {
+    UreqFetcher::with_lookup(
+        Guard {
+            policy: Policy::Exactly(addrs.to_vec()),
+            own: vec![],
+        },
+        "http://service.invalid",
+        None,
+        fast(),
+    )
+}
+
+fn read_all(f: Fetched) -> Vec<u8> {
+    let mut out = vec![];
+    let mut body = f.body;
+    body.read_to_end(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn fetches_from_an_allowed_server_with_its_name_and_type() {
+    let s = TestServer::start(Arc::new(|_| {
+        ok(b"hello", "Content-Type: text/plain\r\nContent-Disposition: attachment; filename=\"greeting.txt\"\r\n")
+    }));
+    let f = exactly(&[s.addr]).fetch(&s.url("/x/y.bin"), 100).unwrap();
+    assert_eq!(f.content_type.as_deref(), Some("text/plain"));
+    assert_eq!(f.disposition_name.as_deref(), Some("greeting.txt"));
+    assert_eq!(read_all(f), b"hello");
+}
+
+#[test]
+fn a_lookup_to_a_private_address_is_refused_without_connecting() {
+    let trap = TestServer::start(Arc::new(|_| ok(b"secret", "")));
+    let trap_addr = trap.addr;
+    // The name resolves to the trap's loopback address, which the default
+    // policy forbids: no connection may reach it.
+    let fetcher = UreqFetcher::with_lookup(
+        Guard {
+            policy: Policy::PublicOnly,
+            own: vec![],
+        },
+        "http://service.invalid",
+        Some(Arc::new(move |_| Ok(vec![trap_addr]))),
+        fast(),
+    );
+    for url in [
+        "http://internal.example/",
+        "https://internal.example/",
+        "http://rebind.example:80/",
+    ] {
+        assert_eq!(
+            fetcher.fetch(url, 100).unwrap_err(),
+            FetchError::Refused,
+            "{url}"
+        );
+    }
+    let private = UreqFetcher::with_lookup(
+        Guard {
+            policy: Policy::PublicOnly,
+            own: vec![],
+        },
+        "http://service.invalid",
+        Some(Arc::new(|_| {
+            Ok(vec![
+                "10.0.0.1:80".parse().unwrap(),
+                "8.8.8.8:80".parse().unwrap(),
+            ])
+        })),
+        fast(),
+    );
+    assert_eq!(
+        private.fetch("http://mixed.example/", 100).unwrap_err(),
+        FetchError::Refused
+    );
+    assert_eq!(
+        trap.accepted.load(Ordering::SeqCst),
+        0,
+        "no connection was attempted"
+    );
+    assert!(fetcher.refusals() >= 3);
+}
+
+#[test]
+fn numeric_host_spellings_meet_the_same_guard() {
+    let fetcher = UreqFetcher::with_lookup(
+        Guard {
+            policy: Policy::PublicOnly,
+            own: vec![],
+        },
+        "http://service.invalid",
+        None,
+        fast(),
+    );
+    for url in [
+        "http://127.0.0.1/",
+        "http://2130706433/",
+        "http://0x7f000001/",
+        "http://127.1/",
+        "http://0177.0.0.1/",
+        "http://[::1]/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://0.0.0.0/",
+        "http://localhost/",
+    ] {
+        assert_eq!(
+            fetcher.fetch(url, 100).unwrap_err(),
+            FetchError::Refused,
+            "{url}"
+        );
+    }
+}
+
+#[test]
+fn redirects_are_checked_hop_by_hop() {
+    let forbidden = TestServer::start(Arc::new(|_| ok(b"internal", "")));
+    let target = forbidden.url("/");
+    let s = TestServer::start(Arc::new(move |path| match path {
+        "/away" => redirect(&target),
+        "/meta" => redirect("http://169.254.169.254/"),
+        "/loop" => redirect("/loop"),
+        "/ftp" => redirect("ftp://example.com/x"),
+        "/rel" => redirect("/final"),
+        _ => ok(b"final", ""),
+    }));
+    let f = exactly(&[s.addr]);
+    assert_eq!(
+        read_all(f.fetch(&s.url("/rel"), 100).unwrap()),
+        b"final",
+        "allowed hops are followed"
+    );
+    assert_eq!(
+        f.fetch(&s.url("/away"), 100).unwrap_err(),
+        FetchError::Refused
+    );
+    assert_eq!(
+        forbidden.accepted.load(Ordering::SeqCst),
+        0,
+        "the blocked hop was never contacted"
+    );
+    assert_eq!(
+        f.fetch(&s.url("/meta"), 100).unwrap_err(),
+        FetchError::Refused
+    );
+    assert_eq!(
+        f.fetch(&s.url("/loop"), 100).unwrap_err(),
+        FetchError::Refused
+    );
+    assert_eq!(
+        f.fetch(&s.url("/ftp"), 100).unwrap_err(),
+        FetchError::Refused
+    );
+}
+
+#[test]
+fn url_syntax_is_checked_before_any_network() {
+    let f = exactly(&[]);
+    assert!(matches!(
+        f.fetch("ftp://example.com/a", 1),
+        Err(FetchError::InvalidUrl(_))
+    ));
+    assert!(matches!(
+        f.fetch("file:///etc/passwd", 1),
+        Err(FetchError::InvalidUrl(_))
+    ));
+    assert!(matches!(
+        f.fetch("http://user:pw@example.com/", 1),
+        Err(FetchError::InvalidUrl(_))
+    ));
+    assert!(matches!(
+        f.fetch("not a url", 1),
+        Err(FetchError::InvalidUrl(_))
+    ));
+    let own = UreqFetcher::with_lookup(
+        Guard {
+            policy: Policy::AllowPrivate,
+            own: vec![],
+        },
+        "http://127.0.0.1:9/",
+        None,
+        fast(),
+    );
+    assert_eq!(
+        own.fetch("http://127.0.0.1:9/x", 1).unwrap_err(),
+        FetchError::Refused,
+        "never the service itself"
+    );
+}
+
+#[test]
+fn declared_lengths_over_the_limit_are_refused_before_reading() {
+    let s = TestServer::start(Arc::new(|_| ok(&[7u8; 1000], "")));
+    assert_eq!(
+        exactly(&[s.addr]).fetch(&s.url("/"), 999).unwrap_err(),
+        FetchError::TooLarge(999)
+    );
+}
+
+#[test]
+fn gzip_is_decoded_so_limits_count_real_bytes() {
+    let bomb = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/zeros-10mib.gz"
+    ))
+    .unwrap();
+    assert!(bomb.len() < 100_000);
+    let s = TestServer::start(Arc::new(move |_| ok(&bomb, "Content-Encoding: gzip\r\n")));
+    let f = exactly(&[s.addr]).fetch(&s.url("/"), 200_000).unwrap();
+    // The caller counts what it reads: far more than the compressed size.
+    let mut body = f.body;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0usize;
+    while total <= 200_000 {
+        let n = body.read(&mut buf).unwrap();
+        assert!(n > 0, "the decoded stream ended early at {total}");
+        total += n;
+    }
+}
+
+#[test]
+fn a_silent_server_times_out() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = vec![];
+        for s in listener.incoming() {
+            held.push(s); // accept, then say nothing
+        }
+    });
+    let started = Instant::now();
+    assert_eq!(
+        exactly(&[addr])
+            .fetch(&format!("http://{addr}/"), 100)
+            .unwrap_err(),
+        FetchError::Refused
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+}
