@@ -20,6 +20,7 @@ pub mod lifetime;
 pub mod limits;
 pub mod names;
 pub mod pool;
+pub mod ratelimit;
 pub mod ports;
 pub mod record;
 pub mod time;

@@ -122,13 +122,17 @@ pub fn multipart_boundary(headers: &HeaderMap) -> Option<Result<String, StoreErr
 /// most `file_limit_bytes` and is committed before the next part starts, so
 /// one request holds one open file however many parts it has. At most
 /// `files_max` file parts.
-pub async fn read_multipart(
+pub async fn read_multipart<S, E>(
     app: &App,
-    body: Incoming,
+    body: S,
     boundary: String,
     file_limit_bytes: u64,
     files_max: usize,
-) -> AppResult<Multipart> {
+) -> AppResult<Multipart>
+where
+    S: futures_core::Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
+{
     let bad = |e: multer::Error| -> AppError {
         match e {
             multer::Error::StreamReadFailed(_) => {
@@ -137,7 +141,7 @@ pub async fn read_multipart(
             e => StoreError::bad_request(format!("invalid multipart body: {e}")).into(),
         }
     };
-    let mut mp = multer::Multipart::new(body.into_data_stream(), boundary);
+    let mut mp = multer::Multipart::new(body, boundary);
     let mut out = Multipart::default();
     while let Some(mut field) = step(mp.next_field()).await?.map_err(bad)? {
         let file_name = field.file_name().map(str::to_string);

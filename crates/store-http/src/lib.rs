@@ -9,15 +9,16 @@
 //! calls a use case of store-app, and renders what comes back.
 
 mod api;
-mod body;
+pub mod body;
 mod handlers;
 mod negotiate;
 mod pages;
-mod query;
+pub mod query;
 mod respond;
 pub mod router;
 mod server;
 mod zip;
 
 pub use api::{contract, SPEC_VERSION};
+pub use respond::content_disposition;
 pub use server::serve;

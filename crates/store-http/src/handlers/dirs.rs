@@ -45,7 +45,7 @@ async fn read_parts(
         declared_length(&ctx.headers, body_limit)?;
         let mp = body::read_multipart(
             &ctx.app,
-            body,
+            http_body_util::BodyExt::into_data_stream(body),
             boundary,
             limits.file_bytes_max,
             limits.files_per_container_max,

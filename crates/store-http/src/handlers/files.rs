@@ -64,7 +64,7 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
             declared_length(&ctx.headers, body_limit)?;
             let mp = body::read_multipart(
                 &ctx.app,
-                body,
+                http_body_util::BodyExt::into_data_stream(body),
                 boundary,
                 limits.file_bytes_max,
                 limits.files_per_container_max,

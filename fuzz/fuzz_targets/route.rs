@@ -1,0 +1,19 @@
+//! The route table and query parsing take any method, path and query
+//! without panicking, and never route a path with an empty id.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use store_http::query::Query;
+use store_http::router::{route, Endpoint};
+
+fuzz_target!(|data: (&[u8], &str, &str)| {
+    let (method, path, query) = data;
+    let Ok(method) = http::Method::from_bytes(method) else { return };
+    let q = Query::parse(query);
+    let _ = q.flag("once");
+    let _ = q.all("tag");
+    match route(&method, path, &q) {
+        Endpoint::GetFile { id } | Endpoint::DeleteFile { id } | Endpoint::ReplaceFile { id } => assert!(!id.is_empty()),
+        Endpoint::GetDirFile { key, name } => assert!(!key.is_empty() && !name.is_empty()),
+        _ => {}
+    }
+});
