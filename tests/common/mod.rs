@@ -72,6 +72,11 @@ impl Server {
     pub fn with_env(env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let data = dir.path().join("data");
+        Self::on(data, Some(dir), env)
+    }
+
+    /// Starts a server over a data dir the caller owns.
+    pub fn on(data: PathBuf, dir: Option<tempfile::TempDir>, env: &[(&str, &str)]) -> Self {
         let env: Vec<(String, String)> = env
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -82,7 +87,7 @@ impl Server {
             base,
             data,
             env,
-            _dir: Some(dir),
+            _dir: dir,
             agent: agent(),
         }
     }
@@ -95,6 +100,17 @@ impl Server {
             status.success(),
             "storesrv exits 0 on SIGTERM, got {status}"
         );
+        let (child, base) = spawn(&self.data, &self.env);
+        self.child = Some(child);
+        self.base = base;
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and starts it again
+    /// on the same data dir.
+    pub fn crash_and_restart(&mut self) {
+        let mut child = self.child.take().expect("the server is running");
+        child.kill().expect("SIGKILL");
+        child.wait().expect("the server is gone");
         let (child, base) = spawn(&self.data, &self.env);
         self.child = Some(child);
         self.base = base;

@@ -34,6 +34,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Logs go to stderr, one line each; stdout carries only the ready line.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -55,8 +61,14 @@ fn main() -> ExitCode {
 
 async fn run(config: Config) -> Result<(), String> {
     if config.import_allow_private {
-        eprintln!("storesrv: WARNING: STORE_IMPORT_ALLOW_PRIVATE=1 lets import reach private and loopback hosts; use it for tests only");
+        tracing::warn!("STORE_IMPORT_ALLOW_PRIVATE=1 lets import reach private and loopback hosts; use it for tests only");
     }
+    let trusted_proxies = config
+        .trusted_proxies
+        .iter()
+        .map(|p| store_http::client::Cidr::parse(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("STORE_TRUSTED_PROXIES: {e}"))?;
     std::fs::create_dir_all(&config.data)
         .map_err(|e| format!("cannot create the data dir {}: {e}", config.data.display()))?;
     let repo = Arc::new(SledRepository::open(&config.data).map_err(|e| e.to_string())?);
@@ -109,12 +121,13 @@ async fn run(config: Config) -> Result<(), String> {
         retain_tokens: RetainTokens::from_csv(&config.retain_tokens),
     };
     let (app, recovery) = App::open(ports, app_config).map_err(|e| e.to_string())?;
-    eprintln!(
-        "storesrv: data in {}: {} objects, {} pool bytes, {} orphaned blobs removed",
-        config.data.display(),
-        recovery.objects,
-        recovery.pool_used_bytes,
-        recovery.orphan_blobs_removed
+    tracing::info!(
+        data = %config.data.display(),
+        objects = recovery.objects,
+        pool_bytes = recovery.pool_used_bytes,
+        orphans_removed = recovery.orphan_blobs_removed,
+        "store opened: {} objects",
+        recovery.objects
     );
 
     // Signal handlers go in before the ready line: a SIGTERM sent the moment
@@ -126,11 +139,16 @@ async fn run(config: Config) -> Result<(), String> {
     use std::io::Write;
     let _ = std::io::stdout().flush();
 
-    store_http::serve(listener, Arc::new(app), shutdown)
+    let options = store_http::ServeOptions {
+        trusted_proxies,
+        rate_limit_per_min: config.rate_limit_per_min,
+        ..store_http::ServeOptions::default()
+    };
+    store_http::serve(listener, Arc::new(app), options, shutdown)
         .await
         .map_err(|e| e.to_string())?;
     repo.flush().map_err(|e| e.to_string())?;
-    eprintln!("storesrv: stopped");
+    tracing::info!("stopped");
     Ok(())
 }
 
@@ -145,6 +163,6 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
             _ = int.recv() => {}
             _ = term.recv() => {}
         }
-        eprintln!("storesrv: shutting down");
+        tracing::info!("shutting down");
     })
 }

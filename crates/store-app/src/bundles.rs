@@ -152,7 +152,7 @@ impl App {
             text: m.text,
             once: false,
             link: false,
-            reader: self.ports.blobs.open(&m.blob)?,
+            reader: self.open_record_blob(&m.blob)?,
         })
     }
 }

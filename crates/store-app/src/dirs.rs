@@ -318,7 +318,7 @@ impl App {
             text: f.text,
             once: false,
             link: false,
-            reader: self.ports.blobs.open(&f.blob)?,
+            reader: self.open_record_blob(&f.blob)?,
         })
     }
 
@@ -404,7 +404,7 @@ impl App {
         tail: &[u8],
     ) -> AppResult<store_core::BlobId> {
         let mut writer = self.ports.blobs.create()?;
-        let mut reader = self.ports.blobs.open(old)?;
+        let mut reader = self.open_record_blob(old)?;
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             let n = std::io::Read::read(&mut reader, &mut buf)

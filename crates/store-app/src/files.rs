@@ -227,7 +227,7 @@ impl App {
             Object::Dir(_) => unreachable!("live_object only returns files and bundles"),
         };
         let decision = record.decide_read(now, intent)?;
-        let reader = self.ports.blobs.open(&record.blob)?;
+        let reader = self.open_record_blob(&record.blob)?;
         if decision == ReadDecision::ServeAndBurn {
             self.remove_object(id, &Object::File(record.clone()))?;
         }
@@ -351,21 +351,9 @@ impl App {
             .into());
         }
         let grow = self.reserve(text.len() as u64)?;
-        let mut writer = self.ports.blobs.create()?;
-        let mut old = self.ports.blobs.open(&record.blob)?;
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n =
-                std::io::Read::read(&mut old, &mut buf).map_err(store_core::StorageError::new)?;
-            if n == 0 {
-                break;
-            }
-            writer.write(&buf[..n])?;
-        }
-        writer.write(text)?;
-        let blob = writer.commit()?;
-        self.swap_content(id, &mut record, blob, new_size, auth, now)?;
+        let blob = self.concat_blob(&record.blob, text)?;
         grow.keep();
+        self.swap_content(id, &mut record, blob, new_size, auth, now)?;
         Ok(self.view(&record, now))
     }
 

@@ -150,6 +150,23 @@ impl App {
         Ok(self.ports.blobs.open(blob)?)
     }
 
+    /// Opens the bytes a live record points at. Bytes that are gone (a
+    /// damaged disk, a hand-deleted file) make the object answer 404, and
+    /// the fault is logged: a reader is never shown a 500 for it.
+    pub(crate) fn open_record_blob(
+        &self,
+        blob: &store_core::BlobId,
+    ) -> AppResult<Box<dyn store_core::BlobReader>> {
+        self.ports.blobs.open(blob).map_err(|e| {
+            if e.kind == store_core::StorageErrorKind::Missing {
+                eprintln!("storesrv: a record points at missing bytes ({e}); answering 404");
+                AppError::Domain(store_core::StoreError::not_found())
+            } else {
+                AppError::Storage(e)
+            }
+        })
+    }
+
     /// Starts receiving a body of at most `limit_bytes`.
     pub fn begin_upload(&self, limit_bytes: u64) -> AppResult<Upload> {
         Ok(Upload::new(

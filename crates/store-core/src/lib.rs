@@ -20,8 +20,8 @@ pub mod lifetime;
 pub mod limits;
 pub mod names;
 pub mod pool;
-pub mod ratelimit;
 pub mod ports;
+pub mod ratelimit;
 pub mod record;
 pub mod time;
 pub mod ttl;
@@ -34,7 +34,7 @@ pub use lifetime::Lifetime;
 pub use limits::Limits;
 pub use ports::{
     BlobReader, BlobStore, BlobWriter, Clock, FetchError, Fetched, Fetcher, Random, Repository,
-    StorageError,
+    StorageError, StorageErrorKind,
 };
 pub use record::{dir_storage_key, BlobId, FileRecord, Object, ReadDecision, ReadIntent};
 pub use time::Timestamp;

@@ -14,12 +14,47 @@ use crate::time::Timestamp;
 /// A storage fault: the disk, the database, a corrupt record. Never the
 /// client's fault, so it is not a [`crate::StoreError`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("storage error: {0}")]
-pub struct StorageError(pub String);
+#[error("storage error: {message}")]
+pub struct StorageError {
+    pub kind: StorageErrorKind,
+    pub message: String,
+}
+
+/// What kind of storage fault, where the answer to the client differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageErrorKind {
+    /// The disk is full: the client may retry later (507).
+    Full,
+    /// Bytes a record points at are gone (404, and a log line).
+    Missing,
+    /// Anything else (500, and a log line).
+    Other,
+}
 
 impl StorageError {
     pub fn new(msg: impl std::fmt::Display) -> Self {
-        Self(msg.to_string())
+        Self::of(StorageErrorKind::Other, msg)
+    }
+
+    pub fn of(kind: StorageErrorKind, msg: impl std::fmt::Display) -> Self {
+        Self {
+            kind,
+            message: msg.to_string(),
+        }
+    }
+
+    /// Classifies an I/O error: ENOSPC and EDQUOT are "full", ENOENT is
+    /// "missing".
+    pub fn from_io(context: impl std::fmt::Display, e: &std::io::Error) -> Self {
+        let kind = match e.kind() {
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+                StorageErrorKind::Full
+            }
+            std::io::ErrorKind::NotFound => StorageErrorKind::Missing,
+            _ if e.raw_os_error() == Some(28) => StorageErrorKind::Full,
+            _ => StorageErrorKind::Other,
+        };
+        Self::of(kind, format!("{context}: {e}"))
     }
 }
 

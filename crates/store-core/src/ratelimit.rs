@@ -66,10 +66,20 @@ impl<K: Hash + Eq + Clone> RateLimiter<K> {
         Ok(())
     }
 
+    /// Drops keys whose allowance is fully restored; if that frees less
+    /// than an eighth of the table, drops arbitrary keys down to seven
+    /// eighths. Each call then buys room for many inserts, so the cost is
+    /// constant per request on average even under a flood of new keys.
+    /// A dropped active key merely starts afresh: under such a flood the
+    /// limiter degrades towards letting requests through rather than
+    /// growing without bound.
     fn make_room(&mut self, now: i64) {
         self.tat.retain(|_, tat| *tat > now);
-        if self.tat.len() >= self.keys_max {
-            if let Some(k) = self.tat.keys().next().cloned() {
+        let target = self.keys_max - self.keys_max / 8;
+        if self.tat.len() > target {
+            let excess = self.tat.len() - target;
+            let victims: Vec<K> = self.tat.keys().take(excess).cloned().collect();
+            for k in victims {
                 self.tat.remove(&k);
             }
         }
@@ -91,8 +101,13 @@ mod tests {
         assert_eq!(rl.check(&"a", t0), Err(1));
         assert_eq!(rl.check(&"b", t0), Ok(()), "keys are independent");
         // One more is admitted per 600 ms.
-        assert_eq!(rl.check(&"a", Timestamp::from_millis(t0.as_millis() + 600)), Ok(()));
-        assert!(rl.check(&"a", Timestamp::from_millis(t0.as_millis() + 600)).is_err());
+        assert_eq!(
+            rl.check(&"a", Timestamp::from_millis(t0.as_millis() + 600)),
+            Ok(())
+        );
+        assert!(rl
+            .check(&"a", Timestamp::from_millis(t0.as_millis() + 600))
+            .is_err());
         assert_eq!(rl.check(&"a", t0.plus_secs(60)), Ok(()));
     }
 

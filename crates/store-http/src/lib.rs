@@ -10,6 +10,7 @@
 
 mod api;
 pub mod body;
+pub mod client;
 mod handlers;
 mod negotiate;
 mod pages;
@@ -21,4 +22,4 @@ mod zip;
 
 pub use api::{contract, SPEC_VERSION};
 pub use respond::content_disposition;
-pub use server::serve;
+pub use server::{serve, ServeOptions};

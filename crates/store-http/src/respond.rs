@@ -11,7 +11,7 @@ use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
 use serde::Serialize;
 use store_app::AppError;
 use store_core::ports::BlobReader;
-use store_core::StoreError;
+use store_core::{StorageErrorKind, StoreError};
 
 /// The one response body type of the service.
 pub type ResBody = BoxBody<Bytes, std::io::Error>;
@@ -98,26 +98,84 @@ pub fn store_error(e: &StoreError) -> Res {
     res
 }
 
+/// 414 for a request target longer than `max` bytes.
+pub fn uri_too_long(max: usize) -> Res {
+    #[derive(Serialize)]
+    struct TooLong {
+        error: String,
+        code: &'static str,
+    }
+    json(
+        StatusCode::URI_TOO_LONG,
+        &TooLong {
+            error: format!("the request target is longer than {max} bytes"),
+            code: "uri_too_long",
+        },
+    )
+}
+
+/// 431 for request headers over `max` bytes in all.
+pub fn headers_too_large(max: usize) -> Res {
+    #[derive(Serialize)]
+    struct TooLarge {
+        error: String,
+        code: &'static str,
+    }
+    json(
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        &TooLarge {
+            error: format!("the request headers are larger than {max} bytes in all"),
+            code: "headers_too_large",
+        },
+    )
+}
+
+/// Seconds a client is asked to wait when the disk is full.
+const STORAGE_FULL_RETRY_AFTER_SECS: u64 = 300;
+
 /// A use-case failure: the client's errors with their code; storage faults
-/// as a 500 whose details go to the log, not to the client.
+/// as a 507 when the disk is full (the client may retry later), a 404 for
+/// bytes that are gone, else a 500 whose details go to the log only.
 pub fn app_error(e: &AppError) -> Res {
-    match e {
-        AppError::Domain(e) => store_error(e),
-        AppError::Storage(e) => {
-            eprintln!("storesrv: {e}");
-            #[derive(Serialize)]
-            struct Internal {
-                error: &'static str,
-                code: &'static str,
-            }
-            json(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                &Internal {
-                    error: "internal storage error; the server log has the details",
-                    code: "internal",
+    let AppError::Storage(e) = e else {
+        let AppError::Domain(d) = e else {
+            unreachable!()
+        };
+        return store_error(d);
+    };
+    #[derive(Serialize)]
+    struct Fault {
+        error: &'static str,
+        code: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_after: Option<u64>,
+    }
+    tracing::error!(error = %e, "storage fault");
+    match e.kind {
+        StorageErrorKind::Full => {
+            let mut res = json(
+                StatusCode::INSUFFICIENT_STORAGE,
+                &Fault {
+                    error: "the server's disk is full; nothing was stored. Try again later",
+                    code: "storage_full",
+                    retry_after: Some(STORAGE_FULL_RETRY_AFTER_SECS),
                 },
-            )
+            );
+            res.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(STORAGE_FULL_RETRY_AFTER_SECS),
+            );
+            res
         }
+        StorageErrorKind::Missing => store_error(&StoreError::not_found()),
+        StorageErrorKind::Other => json(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &Fault {
+                error: "internal storage error; the server log has the details",
+                code: "internal",
+                retry_after: None,
+            },
+        ),
     }
 }
 

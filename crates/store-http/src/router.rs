@@ -105,6 +105,41 @@ pub enum Endpoint {
     NotFound,
 }
 
+impl Endpoint {
+    /// The route's name, for logs: never an id, a name or a secret.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Home => "home",
+            Self::Upload => "upload",
+            Self::Import => "import",
+            Self::CreateDir => "create_dir",
+            Self::Api => "api",
+            Self::Browse => "browse",
+            Self::GetFile { .. } => "get_file",
+            Self::GetBundleMember { .. } => "get_bundle_member",
+            Self::RetainFile { .. } => "retain_file",
+            Self::TagFile { .. } => "tag_file",
+            Self::ReplaceFile { .. } => "replace_file",
+            Self::AppendFile { .. } => "append_file",
+            Self::DeleteFile { .. } => "delete_file",
+            Self::ListDirs => "list_dirs",
+            Self::GetDir { .. } => "get_dir",
+            Self::AddToDir { .. } => "add_to_dir",
+            Self::ShowDir { .. } => "show_dir",
+            Self::RetainDir { .. } => "retain_dir",
+            Self::DeleteDir { .. } => "delete_dir",
+            Self::DirHistory { .. } => "dir_history",
+            Self::GetDirFile { .. } => "get_dir_file",
+            Self::PutDirFile { .. } => "put_dir_file",
+            Self::AppendDirFile { .. } => "append_dir_file",
+            Self::DeleteDirFile { .. } => "delete_dir_file",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::MissingAction { .. } => "missing_action",
+            Self::NotFound => "not_found",
+        }
+    }
+}
+
 /// Decodes a percent-encoded path segment; `None` if it is not UTF-8.
 fn decode(segment: &str) -> Option<String> {
     percent_encoding::percent_decode_str(segment)

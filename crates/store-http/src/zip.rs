@@ -70,7 +70,7 @@ pub fn stream(app: Arc<App>, files: Vec<MemberFile>) -> ChannelBody {
             let mut buf = vec![0u8; 64 * 1024];
             for f in files {
                 let Ok(mut reader) = app.open_blob(&f.blob) else {
-                    eprintln!("storesrv: {} left out of a zip: its bytes are gone", f.name);
+                    tracing::warn!("a file was left out of a zip: its bytes are gone");
                     continue;
                 };
                 let method = if is_text_type(&f.content_type) {

@@ -24,7 +24,7 @@ impl std::fmt::Debug for FsBlobStore {
 }
 
 fn io(what: &str, path: &Path, e: std::io::Error) -> StorageError {
-    StorageError::new(format!("{what} {}: {e}", path.display()))
+    StorageError::from_io(format!("{what} {}", path.display()), &e)
 }
 
 /// fsync of a directory, so that a rename or unlink in it is durable.

@@ -24,6 +24,14 @@ fn storage(e: impl std::fmt::Display) -> StorageError {
     StorageError::new(e)
 }
 
+/// sled's own errors, with a full disk told apart from other faults.
+fn sled_error(e: sled::Error) -> StorageError {
+    match &e {
+        sled::Error::Io(io) => StorageError::from_io("database", io),
+        _ => StorageError::new(e),
+    }
+}
+
 /// Big-endian with the sign bit flipped, so that byte order is time order
 /// even for instants before 1970.
 fn expiry_key(at: Timestamp, key: &str) -> Vec<u8> {
@@ -95,7 +103,7 @@ fn tx_decode(bytes: &[u8]) -> TxResult<Object> {
 fn flatten<T>(r: Result<T, TransactionError<StorageError>>) -> StorageResult<T> {
     r.map_err(|e| match e {
         TransactionError::Abort(e) => e,
-        TransactionError::Storage(e) => storage(e),
+        TransactionError::Storage(e) => sled_error(e),
     })
 }
 
@@ -122,7 +130,7 @@ impl SledRepository {
     /// Makes every committed change durable. Called after each change, and
     /// by the server once more at shutdown.
     pub fn flush(&self) -> StorageResult<()> {
-        self.db.flush().map(|_| ()).map_err(storage)
+        self.db.flush().map(|_| ()).map_err(sled_error)
     }
 
     fn trees(&self) -> (&sled::Tree, &sled::Tree, &sled::Tree) {

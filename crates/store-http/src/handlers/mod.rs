@@ -89,10 +89,43 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| AppError::Storage(StorageError::new(format!("a worker failed: {e}"))))?
 }
 
-pub async fn handle(app: Arc<App>, req: Request<Incoming>) -> Res {
+/// Longest request target accepted (path and query): 414 past it.
+const URI_BYTES_MAX: usize = 8 * 1024;
+/// Bytes of header names and values accepted: 431 past it. Hyper's own
+/// buffer limit bounds memory; this makes the answer exact and explained.
+const HEADER_BYTES_MAX: usize = 32 * 1024;
+
+/// Handles one request; returns the response and the route's name (for the
+/// request log, which never sees ids, names or secrets).
+pub async fn handle(
+    app: Arc<App>,
+    shared: &crate::server::Shared,
+    req: Request<Incoming>,
+    peer: std::net::IpAddr,
+) -> (Res, &'static str) {
+    if req.uri().to_string().len() > URI_BYTES_MAX {
+        return (respond::uri_too_long(URI_BYTES_MAX), "uri_too_long");
+    }
+    let header_bytes: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len())
+        .sum();
+    if header_bytes > HEADER_BYTES_MAX {
+        return (respond::headers_too_large(HEADER_BYTES_MAX), "headers_too_large");
+    }
+    let client = crate::client::client_ip(peer, req.headers(), &shared.trusted);
+    if let Err(retry_after_secs) = shared
+        .limiter
+        .check(crate::client::rate_key(client), app.now())
+    {
+        let res = respond::store_error(&StoreError::RateLimited { retry_after_secs });
+        return (res, "rate_limited");
+    }
     let (parts, body) = req.into_parts();
     let query = Query::parse(parts.uri.query().unwrap_or(""));
     let endpoint = route(&parts.method, parts.uri.path(), &query);
+    let name = endpoint.name();
     let ctx = Ctx {
         html: wants_html(&parts.headers, &query),
         app,
@@ -100,9 +133,10 @@ pub async fn handle(app: Arc<App>, req: Request<Incoming>) -> Res {
         headers: parts.headers,
         query,
     };
-    dispatch(ctx, endpoint, body)
+    let res = dispatch(ctx, endpoint, body)
         .await
-        .unwrap_or_else(|e| respond::app_error(&e))
+        .unwrap_or_else(|e| respond::app_error(&e));
+    (res, name)
 }
 
 async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res> {
