@@ -15,6 +15,15 @@ lint:
     cargo clippy --workspace --all-targets -- -D warnings
     scripts/check-invariants.sh
 
+# Crash safety: 100 rounds of concurrent writes, SIGKILL and restart,
+# checking every acknowledged write (docs/RELIABILITY.md keeps the tally).
+crash runs="100":
+    CRASH_RUNS={{runs}} cargo test --release -p storesrv --test crash -- --nocapture
+
+# Fuzz every cargo-fuzz target for the given seconds each (nightly).
+fuzz seconds="600":
+    scripts/fuzz.sh {{seconds}}
+
 # What CI runs.
 ci:
     bash .ci/run

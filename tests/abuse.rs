@@ -15,7 +15,9 @@ fn the_rate_limit_holds_and_forwarded_for_is_not_believed_from_strangers() {
     }
     let mut res = s.get("/api");
     assert_eq!(res.status(), 429);
-    let retry: u64 = header(&res, "retry-after").parse().expect("an integer Retry-After");
+    let retry: u64 = header(&res, "retry-after")
+        .parse()
+        .expect("an integer Retry-After");
     let body = json(&mut res);
     assert_eq!(body["code"], "rate_limited");
     assert_eq!(body["retry_after"], retry, "header and body agree");
@@ -27,19 +29,47 @@ fn the_rate_limit_holds_and_forwarded_for_is_not_believed_from_strangers() {
 
 #[test]
 fn behind_a_trusted_proxy_each_client_has_its_own_allowance() {
-    let s = Server::with_env(&[("STORE_RATE_LIMIT_PER_MIN", "3"), ("STORE_TRUSTED_PROXIES", "127.0.0.1/32")]);
+    let s = Server::with_env(&[
+        ("STORE_RATE_LIMIT_PER_MIN", "3"),
+        ("STORE_TRUSTED_PROXIES", "127.0.0.1/32"),
+    ]);
     for _ in 0..3 {
-        assert_eq!(s.get_with("/api", &[("x-forwarded-for", "203.0.113.1")]).status(), 200);
+        assert_eq!(
+            s.get_with("/api", &[("x-forwarded-for", "203.0.113.1")])
+                .status(),
+            200
+        );
     }
-    assert_eq!(s.get_with("/api", &[("x-forwarded-for", "203.0.113.1")]).status(), 429);
-    assert_eq!(s.get_with("/api", &[("x-forwarded-for", "203.0.113.2")]).status(), 200, "another client");
+    assert_eq!(
+        s.get_with("/api", &[("x-forwarded-for", "203.0.113.1")])
+            .status(),
+        429
+    );
+    assert_eq!(
+        s.get_with("/api", &[("x-forwarded-for", "203.0.113.2")])
+            .status(),
+        200,
+        "another client"
+    );
     // The client is the rightmost untrusted hop: a forged left part is ignored.
-    assert_eq!(s.get_with("/api", &[("x-forwarded-for", "1.2.3.4, 203.0.113.1")]).status(), 429);
+    assert_eq!(
+        s.get_with("/api", &[("x-forwarded-for", "1.2.3.4, 203.0.113.1")])
+            .status(),
+        429
+    );
     // IPv6 clients share their /64.
     for _ in 0..3 {
-        assert_eq!(s.get_with("/api", &[("x-forwarded-for", "2001:db8:aa:bb::1")]).status(), 200);
+        assert_eq!(
+            s.get_with("/api", &[("x-forwarded-for", "2001:db8:aa:bb::1")])
+                .status(),
+            200
+        );
     }
-    assert_eq!(s.get_with("/api", &[("x-forwarded-for", "2001:db8:aa:bb::ffff")]).status(), 429);
+    assert_eq!(
+        s.get_with("/api", &[("x-forwarded-for", "2001:db8:aa:bb::ffff")])
+            .status(),
+        429
+    );
 }
 
 #[test]
@@ -47,18 +77,37 @@ fn secrets_never_reach_the_log() {
     let s = Server::start();
     let r = json(&mut s.post(&format!("/?name=a.txt&token={RETAIN_TOKEN}"), b"a"));
     let id = r["id"].as_str().unwrap();
-    s.post_empty(&format!("/{id}?retain=1&token={RETAIN_TOKEN}"), &[("authorization", &format!("Bearer {RETAIN_TOKEN}"))]);
+    s.post_empty(
+        &format!("/{id}?retain=1&token={RETAIN_TOKEN}"),
+        &[("authorization", &format!("Bearer {RETAIN_TOKEN}"))],
+    );
     let d = json(&mut s.post_empty("/?dir=1&name=secret-dir&write=my-secret-write-token-1", &[]));
     assert_eq!(d["write_token"], "my-secret-write-token-1");
-    s.post("/d/secret-dir?name=b.txt&write=my-secret-write-token-1", b"b");
-    s.post_with("/d/secret-dir?name=c.txt", &[("x-store-write", "my-secret-write-token-1")], b"c");
-    let generated = json(&mut s.post_empty("/?dir=1&write=1", &[]))["write_token"].as_str().unwrap().to_string();
+    s.post(
+        "/d/secret-dir?name=b.txt&write=my-secret-write-token-1",
+        b"b",
+    );
+    s.post_with(
+        "/d/secret-dir?name=c.txt",
+        &[("x-store-write", "my-secret-write-token-1")],
+        b"c",
+    );
+    let generated = json(&mut s.post_empty("/?dir=1&write=1", &[]))["write_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let log = s.log();
-    assert!(log.contains("route=\"upload\""), "requests are logged: {log}");
+    assert!(
+        log.contains("route=\"upload\""),
+        "requests are logged: {log}"
+    );
     for secret in [RETAIN_TOKEN, "my-secret-write-token-1", generated.as_str()] {
         assert!(!log.contains(secret), "the log contains a secret");
     }
-    assert!(!log.contains("secret-dir"), "names and ids stay out of the request log");
+    assert!(
+        !log.contains("secret-dir"),
+        "names and ids stay out of the request log"
+    );
 }
 
 #[test]
@@ -71,10 +120,16 @@ fn fifty_concurrent_reads_of_a_once_file_serve_it_once() {
         .map(|_| {
             let (url, barrier) = (url.clone(), barrier.clone());
             std::thread::spawn(move || {
-                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                let agent: ureq::Agent = ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .build()
+                    .into();
                 barrier.wait();
                 let mut res = agent.get(&url).call().unwrap();
-                (res.status().as_u16(), res.body_mut().read_to_string().unwrap())
+                (
+                    res.status().as_u16(),
+                    res.body_mut().read_to_string().unwrap(),
+                )
             })
         })
         .collect();
@@ -95,7 +150,11 @@ fn a_record_whose_bytes_are_gone_answers_404_not_500() {
             std::fs::remove_file(f.unwrap().path()).unwrap();
         }
     }
-    assert_error(&mut s.get(&format!("/{}", r["id"].as_str().unwrap())), 404, "not_found");
+    assert_error(
+        &mut s.get(&format!("/{}", r["id"].as_str().unwrap())),
+        404,
+        "not_found",
+    );
     assert!(s.log().contains("missing bytes"), "the fault is logged");
 }
 
@@ -106,7 +165,10 @@ fn a_corrupt_database_stops_the_server_with_a_message() {
     assert!(s.stop().success());
     {
         let db = sled::open(s.data_dir().join("db")).unwrap();
-        db.open_tree("objects").unwrap().insert("broken", &b"{not json"[..]).unwrap();
+        db.open_tree("objects")
+            .unwrap()
+            .insert("broken", &b"{not json"[..])
+            .unwrap();
         db.flush().unwrap();
     }
     let out = Command::new(env!("CARGO_BIN_EXE_storesrv"))
@@ -135,7 +197,10 @@ impl Tmpfs {
             .arg(&mnt)
             .status()
             .expect("mount runs");
-        assert!(status.success(), "this test needs to mount a tmpfs (run as root)");
+        assert!(
+            status.success(),
+            "this test needs to mount a tmpfs (run as root)"
+        );
         Self { dir }
     }
 
@@ -162,7 +227,11 @@ fn a_full_disk_answers_507_stores_nothing_partial_and_recovers() {
         if res.status() == 201 {
             stored.push(json(&mut res)["id"].as_str().unwrap().to_string());
         } else {
-            full = Some((res.status().as_u16(), header(&res, "retry-after"), json(&mut res)));
+            full = Some((
+                res.status().as_u16(),
+                header(&res, "retry-after"),
+                json(&mut res),
+            ));
             break;
         }
     }
@@ -171,9 +240,17 @@ fn a_full_disk_answers_507_stores_nothing_partial_and_recovers() {
     assert_eq!(body["code"], "storage_full");
     assert_eq!(retry, "300");
     assert!(!stored.is_empty());
-    assert_eq!(std::fs::read_dir(fs.path().join("tmp")).unwrap().count(), 0, "no partial upload left behind");
+    assert_eq!(
+        std::fs::read_dir(fs.path().join("tmp")).unwrap().count(),
+        0,
+        "no partial upload left behind"
+    );
     for id in &stored {
-        assert_eq!(bytes(&mut s.get(&format!("/{id}"))), chunk, "what was stored is whole");
+        assert_eq!(
+            bytes(&mut s.get(&format!("/{id}"))),
+            chunk,
+            "what was stored is whole"
+        );
     }
     // Freeing space is enough to recover.
     for id in stored.drain(..2) {

@@ -12,7 +12,11 @@ use store_http::ServeOptions;
 use store_testkit::{FakeFetcher, ManualClock, MemoryBlobStore, MemoryRepository, SeededRandom};
 
 fn start(options: ServeOptions) -> (std::net::SocketAddr, tokio::runtime::Runtime) {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let ports = Ports {
         repo: Arc::new(MemoryRepository::new()),
         blobs: Arc::new(MemoryBlobStore::new()),
@@ -20,18 +24,30 @@ fn start(options: ServeOptions) -> (std::net::SocketAddr, tokio::runtime::Runtim
         random: Arc::new(SeededRandom::new(9)),
         fetcher: Arc::new(FakeFetcher::new()),
     };
-    let config = AppConfig { base_url: "http://test".into(), limits: Limits::default(), retain_tokens: RetainTokens::default() };
+    let config = AppConfig {
+        base_url: "http://test".into(),
+        limits: Limits::default(),
+        retain_tokens: RetainTokens::default(),
+    };
     let (app, _) = App::open(ports, config).unwrap();
-    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
     let addr = listener.local_addr().unwrap();
-    rt.spawn(store_http::serve(listener, Arc::new(app), options, std::future::pending()));
+    rt.spawn(store_http::serve(
+        listener,
+        Arc::new(app),
+        options,
+        std::future::pending(),
+    ));
     (addr, rt)
 }
 
 fn get_api(addr: std::net::SocketAddr) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(b"GET /api HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    s.write_all(b"GET /api HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
     out
@@ -39,7 +55,10 @@ fn get_api(addr: std::net::SocketAddr) -> String {
 
 #[test]
 fn the_header_read_timeout_is_armed() {
-    let (addr, _rt) = start(ServeOptions { header_read_timeout: Duration::from_millis(500), ..ServeOptions::default() });
+    let (addr, _rt) = start(ServeOptions {
+        header_read_timeout: Duration::from_millis(500),
+        ..ServeOptions::default()
+    });
     let mut slow = TcpStream::connect(addr).unwrap();
     slow.write_all(b"GET /api HTTP/1.1\r\nHost: x\r\n").unwrap(); // never finishes
     slow.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -47,27 +66,41 @@ fn the_header_read_timeout_is_armed() {
     let mut buf = [0u8; 1024];
     let n = slow.read(&mut buf).unwrap_or(0);
     let answer = String::from_utf8_lossy(&buf[..n]).to_string();
-    assert!(started.elapsed() < Duration::from_secs(3), "the server dropped the slow client in time");
-    assert!(n == 0 || answer.starts_with("HTTP/1.1 408"), "closed or 408, got {answer:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the server dropped the slow client in time"
+    );
+    assert!(
+        n == 0 || answer.starts_with("HTTP/1.1 408"),
+        "closed or 408, got {answer:?}"
+    );
     // An idle kept-alive connection is closed the same way.
     let mut idle = TcpStream::connect(addr).unwrap();
-    idle.write_all(b"GET /api HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    idle.write_all(b"GET /api HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     idle.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut all = vec![];
     let started = Instant::now();
     let _ = idle.read_to_end(&mut all);
-    assert!(started.elapsed() < Duration::from_secs(3), "an idle keep-alive connection is closed");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "an idle keep-alive connection is closed"
+    );
     assert!(String::from_utf8_lossy(&all).starts_with("HTTP/1.1 200"));
 }
 
 #[test]
 fn slowloris_connections_do_not_starve_a_fresh_client() {
-    let (addr, _rt) = start(ServeOptions { max_connections: 512, ..ServeOptions::default() });
+    let (addr, _rt) = start(ServeOptions {
+        max_connections: 512,
+        ..ServeOptions::default()
+    });
     // Hundreds of clients that start a request and trickle.
     let mut held = vec![];
     for _ in 0..300 {
         let mut s = TcpStream::connect(addr).unwrap();
-        s.write_all(b"POST /?name=a HTTP/1.1\r\nHost: x\r\nX-Slow: ").unwrap();
+        s.write_all(b"POST /?name=a HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            .unwrap();
         held.push(s);
     }
     for s in &mut held {
@@ -76,7 +109,11 @@ fn slowloris_connections_do_not_starve_a_fresh_client() {
     let started = Instant::now();
     let answer = get_api(addr);
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    assert!(started.elapsed() < Duration::from_secs(2), "served in {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "served in {:?}",
+        started.elapsed()
+    );
     drop(held);
 }
 
@@ -96,18 +133,37 @@ fn oversized_heads_are_refused() {
         many.extend_from_slice(format!("X-H{i}: v\r\n").as_bytes());
     }
     many.extend_from_slice(b"Connection: close\r\n\r\n");
-    assert!(send(many).starts_with("HTTP/1.1 431"), "too many header fields");
-    let huge = format!("GET /api HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\nConnection: close\r\n\r\n", "a".repeat(100_000));
+    assert!(
+        send(many).starts_with("HTTP/1.1 431"),
+        "too many header fields"
+    );
+    let huge = format!(
+        "GET /api HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\nConnection: close\r\n\r\n",
+        "a".repeat(100_000)
+    );
     // The server answers 431 and closes while the client is still sending,
     // so the client may see the reset before the answer: it is never served.
     let answer = send(huge.into_bytes());
-    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 431"), "a header too large: {answer:?}");
-    let long = format!("GET /api?x={} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "a".repeat(10_000));
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 431"),
+        "a header too large: {answer:?}"
+    );
+    let long = format!(
+        "GET /api?x={} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        "a".repeat(10_000)
+    );
     let answer = send(long.into_bytes());
-    assert!(answer.starts_with("HTTP/1.1 414"), "{}", &answer[..answer.len().min(200)]);
+    assert!(
+        answer.starts_with("HTTP/1.1 414"),
+        "{}",
+        &answer[..answer.len().min(200)]
+    );
     assert!(answer.contains("uri_too_long"));
     // Transfer-Encoding together with Content-Length is refused.
     let both = b"POST /?name=a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n".to_vec();
     let answer = send(both);
-    assert!(answer.starts_with("HTTP/1.1 400") || answer.starts_with("HTTP/1.1 411"), "{answer}");
+    assert!(
+        answer.starts_with("HTTP/1.1 400") || answer.starts_with("HTTP/1.1 411"),
+        "{answer}"
+    );
 }

@@ -112,7 +112,10 @@ pub async fn handle(
         .map(|(k, v)| k.as_str().len() + v.len())
         .sum();
     if header_bytes > HEADER_BYTES_MAX {
-        return (respond::headers_too_large(HEADER_BYTES_MAX), "headers_too_large");
+        return (
+            respond::headers_too_large(HEADER_BYTES_MAX),
+            "headers_too_large",
+        );
     }
     let client = crate::client::client_ip(peer, req.headers(), &shared.trusted);
     if let Err(retry_after_secs) = shared
