@@ -187,15 +187,13 @@ fn round(run: u64) -> Vec<String> {
                     ));
                 }
             }
-            Ack::Deleted { id } => {
-                if s.get(&format!("/{id}")).status() != 404 {
-                    broken.push(format!("acknowledged delete of {id} came back"));
-                }
+            Ack::Deleted { id } if s.get(&format!("/{id}")).status() != 404 => {
+                broken.push(format!("acknowledged delete of {id} came back"));
             }
-            Ack::Retained { id } if !deleted.contains(id) => {
-                if s.delete(&format!("/{id}"), &[]).status() != 401 {
-                    broken.push(format!("acknowledged retention of {id} was lost"));
-                }
+            Ack::Retained { id }
+                if !deleted.contains(id) && s.delete(&format!("/{id}"), &[]).status() != 401 =>
+            {
+                broken.push(format!("acknowledged retention of {id} was lost"));
             }
             Ack::DirFile { name, bytes } => {
                 let mut res = s.get(&format!("/d/crash-dir/{name}"));

@@ -558,6 +558,22 @@ fn an_oversized_multipart_part_is_refused_while_streaming() {
 }
 
 #[test]
+fn a_multipart_part_with_huge_headers_is_refused() {
+    let s = Server::start();
+    let boundary = "b0undary";
+    let mut body = format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nX-Pad: ").into_bytes();
+    body.extend(std::iter::repeat_n(b'p', 64 * 1024));
+    body.extend_from_slice(format!("\r\n\r\nhello\r\n--{boundary}--\r\n").as_bytes());
+    let ct = format!("multipart/form-data; boundary={boundary}");
+    assert_error(
+        &mut s.post_with("/", &[("content-type", &ct)], &body),
+        400,
+        "bad_request",
+    );
+    assert_eq!(s.blob_count(), 0);
+}
+
+#[test]
 fn unsupported_methods_answer_501() {
     let s = Server::start();
     let r = s.upload("a.txt", b"a");

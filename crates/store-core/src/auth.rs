@@ -50,11 +50,16 @@ impl RetainTokens {
         match presented {
             None => RetainAuth::Absent,
             Some(p) => {
-                // Compare against every token so that timing reveals neither
-                // which token matched nor how much of one did.
+                // Compare digests, against every token, so that timing
+                // reveals neither a token's length, nor which token
+                // matched, nor how much of one did.
+                let presented = crate::container::hash_token(p);
                 let mut ok = false;
                 for t in &self.0 {
-                    ok |= constant_time_eq(t.as_bytes(), p.as_bytes());
+                    ok |= constant_time_eq(
+                        crate::container::hash_token(t).as_bytes(),
+                        presented.as_bytes(),
+                    );
                 }
                 if ok {
                     RetainAuth::Valid

@@ -130,7 +130,7 @@ pub async fn read_multipart<S, E>(
     files_max: usize,
 ) -> AppResult<Multipart>
 where
-    S: futures_core::Stream<Item = Result<Bytes, E>> + Send + 'static,
+    S: futures_core::Stream<Item = Result<Bytes, E>> + Send + Unpin + 'static,
     E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
 {
     let bad = |e: multer::Error| -> AppError {
@@ -141,7 +141,8 @@ where
             e => StoreError::bad_request(format!("invalid multipart body: {e}")).into(),
         }
     };
-    let mut mp = multer::Multipart::new(body, boundary);
+    let guarded = crate::partguard::Guarded::new(body, &boundary);
+    let mut mp = multer::Multipart::new(guarded, boundary);
     let mut out = Multipart::default();
     while let Some(mut field) = step(mp.next_field()).await?.map_err(bad)? {
         let file_name = field.file_name().map(str::to_string);

@@ -14,6 +14,7 @@ pub mod client;
 mod handlers;
 mod negotiate;
 mod pages;
+mod partguard;
 pub mod query;
 mod respond;
 pub mod router;
