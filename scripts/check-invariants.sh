@@ -31,6 +31,8 @@ forbid store-testkit tokio hyper sled image
 forbid store-sled tokio hyper store-app store-http
 # The fetcher is a blocking adapter of one port: no runtime, no storage, no web server.
 forbid store-fetch tokio hyper sled store-app store-http store-sled
+# The media pipeline is pure computation over bytes.
+forbid store-media tokio hyper sled ureq store-core store-app store-http store-sled store-fetch
 # The HTTP shell reaches storage only through the ports.
 forbid store-http sled store-sled ureq store-fetch
 echo "architecture invariants hold"
