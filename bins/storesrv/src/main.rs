@@ -119,6 +119,7 @@ async fn run(config: Config) -> Result<(), String> {
         base_url: base_url.clone(),
         limits,
         retain_tokens: RetainTokens::from_csv(&config.retain_tokens),
+        superadmin_token: config.superadmin_token.clone(),
     };
     let (app, recovery) = App::open(ports, app_config).map_err(|e| e.to_string())?;
     tracing::info!(

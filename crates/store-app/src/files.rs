@@ -190,6 +190,7 @@ impl App {
             once: req.once,
             tags,
             link,
+            thumbs: Default::default(),
         };
         // 71 random bits make a collision all but impossible; the loop turns
         // "all but" into "never".
@@ -224,7 +225,9 @@ impl App {
         let record = match self.live_object(id, now)? {
             Object::File(f) => f,
             Object::Bundle(b) => return Ok(Opened::Bundle(b)),
-            Object::Dir(_) => unreachable!("live_object only returns files and bundles"),
+            Object::Dir(_) | Object::Gallery(_) | Object::Image(_) => {
+                unreachable!("live_object only returns files and bundles")
+            }
         };
         let decision = record.decide_read(now, intent)?;
         let reader = self.open_record_blob(&record.blob)?;
@@ -291,7 +294,9 @@ impl App {
                 b.updated_at = now;
                 PersistenceType::Bundle
             }
-            Object::Dir(_) => unreachable!("live_object only returns files and bundles"),
+            Object::Dir(_) | Object::Gallery(_) | Object::Image(_) => {
+                unreachable!("live_object only returns files and bundles")
+            }
         };
         self.ports.repo.put(id, &obj)?;
         Ok(RetainView::new(

@@ -13,6 +13,7 @@ mod bundles;
 mod dirs;
 mod error;
 mod files;
+mod galleries;
 mod import;
 mod locks;
 mod pool;
@@ -31,6 +32,7 @@ pub use bundles::Part;
 pub use dirs::{DirAccess, DirQuery, DirSort, NewDir, WriteRequest};
 pub use error::{AppError, AppResult};
 pub use files::{BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder};
+pub use galleries::{AdminAction, GalleryCreated, GalleryEntry, GalleryView, ImageView, Visitor};
 pub use import::ImportRequest;
 pub use upload::{Staged, Upload};
 
@@ -57,6 +59,8 @@ pub struct AppConfig {
     pub base_url: String,
     pub limits: Limits,
     pub retain_tokens: RetainTokens,
+    /// STORE_SUPERADMIN_TOKEN: administers every gallery.
+    pub superadmin_token: Option<String>,
 }
 
 /// What one sweep did.
@@ -82,6 +86,11 @@ pub struct App {
     config: AppConfig,
     locks: locks::KeyLocks,
     pool: Mutex<PoolLedger>,
+    /// The pics pool: counted apart, and never evicted.
+    pics_pool: Mutex<PoolLedger>,
+    /// Image decoding and encoding at once, at most: a burst of 30 MB
+    /// uploads waits here instead of exhausting memory.
+    media_slots: galleries::Slots,
 }
 
 impl App {
@@ -90,11 +99,13 @@ impl App {
     /// record points at (left by a crash between the two steps of a write).
     pub fn open(ports: Ports, config: AppConfig) -> AppResult<(Self, Recovery)> {
         let mut used = 0u64;
+        let mut pics_used = 0u64;
         let mut objects = 0usize;
         let mut referenced = HashSet::new();
         ports.repo.for_each(&mut |_, obj| {
             objects += 1;
             used = used.saturating_add(obj.pool_bytes());
+            pics_used = pics_used.saturating_add(obj.pics_bytes());
             referenced.extend(obj.blobs().into_iter().cloned());
             ControlFlow::Continue(())
         })?;
@@ -107,6 +118,8 @@ impl App {
         }
         let app = Self {
             pool: Mutex::new(PoolLedger::new(config.limits.pool_bytes, used)),
+            pics_pool: Mutex::new(PoolLedger::new(config.limits.pics_pool_bytes, pics_used)),
+            media_slots: galleries::Slots::new(galleries::MEDIA_JOBS_MAX),
             ports,
             config,
             locks: locks::KeyLocks::default(),

@@ -53,6 +53,7 @@ fn config(pool_bytes: u64) -> AppConfig {
             ..Limits::default()
         },
         retain_tokens: RetainTokens::from_csv("secret"),
+        superadmin_token: None,
     }
 }
 
@@ -1530,5 +1531,288 @@ mod imports {
             )),
             ErrorCode::BadRequest
         );
+    }
+}
+
+mod pics {
+    use super::*;
+
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        // A minimal valid PNG of w x h (one grey row repeated), made by hand
+        // so the app tests need no image library.
+        fn chunk(t: &[u8], d: &[u8]) -> Vec<u8> {
+            let mut c = (d.len() as u32).to_be_bytes().to_vec();
+            c.extend_from_slice(t);
+            c.extend_from_slice(d);
+            let mut crc = 0xFFFF_FFFFu32;
+            for b in t.iter().chain(d) {
+                crc ^= u32::from(*b);
+                for _ in 0..8 {
+                    crc = if crc & 1 == 1 {
+                        (crc >> 1) ^ 0xEDB8_8320
+                    } else {
+                        crc >> 1
+                    };
+                }
+            }
+            c.extend_from_slice(&(!crc).to_be_bytes());
+            c
+        }
+        let mut ihdr = w.to_be_bytes().to_vec();
+        ihdr.extend_from_slice(&h.to_be_bytes());
+        ihdr.extend_from_slice(&[8, 0, 0, 0, 0]);
+        // Stored (uncompressed) deflate blocks of filter byte 0 + w grey bytes per row.
+        let raw: Vec<u8> = (0..h)
+            .flat_map(|_| std::iter::once(0u8).chain(std::iter::repeat_n(128u8, w as usize)))
+            .collect();
+        let mut z = vec![0x78, 0x01];
+        for (i, block) in raw.chunks(65_535).enumerate() {
+            let last = (i + 1) * 65_535 >= raw.len();
+            z.push(u8::from(last));
+            z.extend_from_slice(&(block.len() as u16).to_le_bytes());
+            z.extend_from_slice(&(!(block.len() as u16)).to_le_bytes());
+            z.extend_from_slice(block);
+        }
+        let (mut a, mut b) = (1u32, 0u32);
+        for x in &raw {
+            a = (a + u32::from(*x)) % 65_521;
+            b = (b + a) % 65_521;
+        }
+        z.extend_from_slice(&((b << 16) | a).to_be_bytes());
+        let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+        out.extend(chunk(b"IHDR", &ihdr));
+        out.extend(chunk(b"IDAT", &z));
+        out.extend(chunk(b"IEND", &[]));
+        out
+    }
+
+    fn visitor(ua: &str) -> Visitor {
+        Visitor {
+            ip: "203.0.113.9".into(),
+            user_agent: ua.into(),
+        }
+    }
+
+    fn put_image(w: &World, gid: &str) -> crate::ImageView {
+        w.app
+            .upload_image(gid, Some("p.png"), upload(&w.app, &png(40, 30)))
+            .unwrap()
+    }
+
+    #[test]
+    fn galleries_are_created_once_per_name() {
+        let w = world();
+        let (g, created) = w.app.create_gallery(Some("holiday-2026"), true).unwrap();
+        assert!(created);
+        assert_eq!(g.id, "holiday-2026");
+        let token = g.token.clone().unwrap();
+        assert_eq!(
+            g.admin_url,
+            Some(format!("http://test/pics/g/holiday-2026/{token}"))
+        );
+        let (again, created) = w.app.create_gallery(Some("holiday-2026"), false).unwrap();
+        assert!(!created);
+        assert_eq!(
+            (again.existed, again.token, again.admin_url),
+            (Some(true), None, None)
+        );
+        let (other, _) = w
+            .app
+            .create_gallery(Some("Summer in Köln!"), false)
+            .unwrap();
+        assert_eq!(other.id.len(), 32, "a display name gets a hex id");
+        assert_eq!(other.name.as_deref(), Some("Summer in Köln!"));
+        assert_eq!(w.app.list_galleries().unwrap().len(), 1, "only listed ones");
+    }
+
+    #[test]
+    fn uploads_likes_and_visibility() {
+        let w = world();
+        let (g, _) = w.app.create_gallery(Some("likes-test"), false).unwrap();
+        let img = put_image(&w, &g.id);
+        assert_eq!(
+            (img.width, img.height, img.content_type.as_str()),
+            (40, 30, "image/png")
+        );
+        assert_eq!(w.app.pics_used_bytes(), img.size);
+        let a = w.app.like_image(&img.id, &visitor("a")).unwrap();
+        assert_eq!((a.likes, a.liked), (1, true));
+        let b = w.app.like_image(&img.id, &visitor("b")).unwrap();
+        assert_eq!((b.likes, b.liked), (2, true));
+        let a = w.app.like_image(&img.id, &visitor("a")).unwrap();
+        assert_eq!((a.likes, a.liked), (1, false), "a second toggle unlikes");
+        assert_eq!(w.app.counters(&g.id).unwrap().likes[&img.id], 1);
+        let secret = g.token.unwrap();
+        w.app
+            .administer(&g.id, &secret, AdminAction::Hide, &img.id)
+            .unwrap();
+        assert_eq!(code(w.app.open_image(&img.id, None)), ErrorCode::NotFound);
+        assert_eq!(
+            code(w.app.open_image(&img.id, Some("160"))),
+            ErrorCode::NotFound
+        );
+        assert_eq!(
+            code(w.app.like_image(&img.id, &visitor("a"))),
+            ErrorCode::NotFound
+        );
+        assert!(w
+            .app
+            .gallery(&g.id, 1, &[], None)
+            .unwrap()
+            .images
+            .is_empty());
+        assert_eq!(
+            w.app
+                .gallery(&g.id, 1, &[], Some(&secret))
+                .unwrap()
+                .images
+                .len(),
+            1,
+            "admins see hidden images"
+        );
+        w.app
+            .administer(&g.id, &secret, AdminAction::Unhide, &img.id)
+            .unwrap();
+        assert!(w.app.open_image(&img.id, None).is_ok());
+        // Images expire after 90 days.
+        w.clock.advance_secs(90 * 86_400);
+        assert_eq!(code(w.app.open_image(&img.id, None)), ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn comments_cool_down_per_visitor_and_admins_act() {
+        let w = world();
+        let (g, _) = w.app.create_gallery(Some("guestbook"), false).unwrap();
+        let c = w.app.comment(&g.id, &visitor("a"), None, "hello").unwrap();
+        assert_eq!(c.name, "Gast");
+        let err = w.app.comment(&g.id, &visitor("a"), Some("A"), "again");
+        assert!(matches!(
+            err,
+            Err(AppError::Domain(store_core::StoreError::RateLimited {
+                retry_after_secs: 20
+            }))
+        ));
+        w.app
+            .comment(&g.id, &visitor("b"), Some("B"), "another visitor")
+            .unwrap();
+        w.clock.advance_secs(20);
+        w.app
+            .comment(&g.id, &visitor("a"), Some("A"), "later")
+            .unwrap();
+        let liked = w.app.like_comment(&g.id, &c.id, &visitor("z")).unwrap();
+        assert_eq!((liked.likes, liked.liked), (1, true));
+        assert_eq!(w.app.counters(&g.id).unwrap().cl[&c.id], 1);
+        assert_eq!(w.app.counters(&g.id).unwrap().comments, 3);
+        let secret = g.token.unwrap();
+        assert_eq!(
+            code(
+                w.app
+                    .administer(&g.id, "wrong", AdminAction::DeleteComment, &c.id)
+            ),
+            ErrorCode::NotFound
+        );
+        w.app
+            .administer(&g.id, &secret, AdminAction::DeleteComment, &c.id)
+            .unwrap();
+        assert_eq!(w.app.counters(&g.id).unwrap().comments, 2);
+        let one = put_image(&w, &g.id);
+        let two = put_image(&w, &g.id);
+        w.app
+            .administer(&g.id, &secret, AdminAction::Up, &two.id)
+            .unwrap();
+        let order: Vec<_> = w
+            .app
+            .gallery(&g.id, 1, &[], None)
+            .unwrap()
+            .images
+            .into_iter()
+            .map(|i| i.id)
+            .collect();
+        assert_eq!(order, [two.id.clone(), one.id.clone()]);
+        let starred = w
+            .app
+            .gallery(&g.id, 1, &[one.id.clone(), "nope".into()], None)
+            .unwrap();
+        assert_eq!(starred.selected, [one.id.clone()]);
+        assert_eq!(starred.images[0].id, one.id, "stars sort first");
+        w.app
+            .administer(&g.id, &secret, AdminAction::Delete, &one.id)
+            .unwrap();
+        assert_eq!(code(w.app.open_image(&one.id, None)), ErrorCode::NotFound);
+        assert_eq!(w.app.pics_used_bytes(), two.size);
+    }
+
+    #[test]
+    fn the_superadmin_administers_every_gallery() {
+        let clock = Arc::new(ManualClock::new(Timestamp::from_secs(T0)));
+        let blobs = Arc::new(MemoryBlobStore::new());
+        let repo = Arc::new(MemoryRepository::new());
+        let mut cfg = config(1 << 30);
+        cfg.superadmin_token = Some("root-secret".into());
+        let (app, _) = App::open(ports(&clock, &blobs, &repo), cfg).unwrap();
+        let (g, _) = app.create_gallery(None, false).unwrap();
+        assert!(app.gallery(&g.id, 1, &[], Some("root-secret")).is_ok());
+        assert_eq!(
+            code(app.gallery(&g.id, 1, &[], Some("root-secre"))),
+            ErrorCode::NotFound
+        );
+    }
+
+    #[test]
+    fn the_pics_pool_never_evicts() {
+        let clock = Arc::new(ManualClock::new(Timestamp::from_secs(T0)));
+        let blobs = Arc::new(MemoryBlobStore::new());
+        let repo = Arc::new(MemoryRepository::new());
+        let mut cfg = config(1 << 30);
+        cfg.limits.pics_pool_bytes = 3000;
+        let (app, _) = App::open(ports(&clock, &blobs, &repo), cfg).unwrap();
+        let w = World {
+            app,
+            clock,
+            blobs,
+            repo,
+        };
+        let (g, _) = w.app.create_gallery(Some("tiny-pool"), false).unwrap();
+        let first = put_image(&w, &g.id);
+        let mut refused = None;
+        for _ in 0..10 {
+            if let Err(e) = w
+                .app
+                .upload_image(&g.id, None, upload(&w.app, &png(40, 30)))
+            {
+                refused = Some(e);
+                break;
+            }
+        }
+        let Some(AppError::Domain(e)) = refused else {
+            panic!("the pool filled")
+        };
+        assert_eq!(e.code(), ErrorCode::PoolFull);
+        assert_eq!(e.retry_after_secs(), Some(300));
+        assert!(
+            w.app.open_image(&first.id, None).is_ok(),
+            "nothing was evicted"
+        );
+    }
+
+    #[test]
+    fn hostile_images_are_refused() {
+        let w = world();
+        let (g, _) = w.app.create_gallery(Some("hostile"), false).unwrap();
+        assert_eq!(
+            code(
+                w.app
+                    .upload_image(&g.id, None, upload(&w.app, b"<svg onload=alert(1)>"))
+            ),
+            ErrorCode::BadRequest
+        );
+        assert_eq!(
+            code(
+                w.app
+                    .upload_image("no-such-gallery", None, upload(&w.app, &png(2, 2)))
+            ),
+            ErrorCode::NotFound
+        );
+        assert_eq!(w.app.pics_used_bytes(), 0);
     }
 }

@@ -111,6 +111,13 @@ impl Staged {
         self.utf8_text
     }
 
+    /// The blob, for reading it back before it is handed on.
+    pub(crate) fn blob_id(&self) -> &BlobId {
+        self.blob
+            .as_ref()
+            .expect("a staged blob is present until taken")
+    }
+
     /// Hands the blob to a record: from here on the record owns it.
     pub(crate) fn into_blob(mut self) -> BlobId {
         self.blob.take().expect("a staged blob is taken once")

@@ -14,6 +14,7 @@ pub mod auth;
 pub mod container;
 pub mod content;
 pub mod error;
+pub mod gallery;
 pub mod ids;
 pub mod import;
 pub mod lifetime;

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::container::{BundleRecord, DirRecord};
 use crate::error::StoreError;
+use crate::gallery::{GalleryRecord, ImageRecord};
 use crate::lifetime::Lifetime;
 use crate::time::Timestamp;
 
@@ -39,6 +40,9 @@ pub struct FileRecord {
     /// A `link=1` import: a redirect document browsers are sent on from.
     #[serde(default)]
     pub link: bool,
+    /// Cached `thumb=` previews of a raster image, by box size.
+    #[serde(default)]
+    pub thumbs: std::collections::BTreeMap<u32, BlobId>,
 }
 
 /// Whether a GET burns the file it serves.
@@ -92,6 +96,18 @@ pub enum Object {
     File(FileRecord),
     Bundle(BundleRecord),
     Dir(DirRecord),
+    Gallery(GalleryRecord),
+    Image(ImageRecord),
+}
+
+/// The repository key of a gallery.
+pub fn gallery_storage_key(gid: &str) -> String {
+    format!("g/{gid}")
+}
+
+/// The repository key of a gallery image.
+pub fn image_storage_key(id: &str) -> String {
+    format!("i/{id}")
 }
 
 /// The repository key of a dir. Dirs live in their own key space, so that a
@@ -107,6 +123,8 @@ impl Object {
             Self::File(f) => f.id.clone(),
             Self::Bundle(b) => b.id.clone(),
             Self::Dir(d) => dir_storage_key(&d.key),
+            Self::Gallery(g) => gallery_storage_key(&g.gid),
+            Self::Image(i) => image_storage_key(&i.id),
         }
     }
 
@@ -115,6 +133,8 @@ impl Object {
             Self::File(f) => &f.lifetime,
             Self::Bundle(b) => &b.lifetime,
             Self::Dir(d) => &d.lifetime,
+            Self::Gallery(g) => &g.lifetime,
+            Self::Image(i) => &i.lifetime,
         }
     }
 
@@ -122,7 +142,7 @@ impl Object {
     pub fn tags(&self) -> &[String] {
         match self {
             Self::File(f) => &f.tags,
-            Self::Bundle(_) => &[],
+            Self::Bundle(_) | Self::Gallery(_) | Self::Image(_) => &[],
             Self::Dir(d) => &d.tags,
         }
     }
@@ -132,31 +152,46 @@ impl Object {
             Self::File(f) => f.created_at,
             Self::Bundle(b) => b.created_at,
             Self::Dir(d) => d.created_at,
+            Self::Gallery(g) => g.created_at,
+            Self::Image(i) => i.created_at,
         }
     }
 
-    /// Bytes this object counts against the store pool.
+    /// Bytes this object counts against the store pool (gallery images
+    /// count against the pics pool instead).
     pub fn pool_bytes(&self) -> u64 {
         match self {
             Self::File(f) => f.size,
             Self::Bundle(b) => b.size(),
             Self::Dir(d) => d.size(),
+            Self::Gallery(_) | Self::Image(_) => 0,
+        }
+    }
+
+    /// Bytes this object counts against the pics pool.
+    pub fn pics_bytes(&self) -> u64 {
+        match self {
+            Self::Image(i) => i.size,
+            _ => 0,
         }
     }
 
     /// The blobs this object owns, for deletion and orphan collection.
     pub fn blobs(&self) -> Vec<&BlobId> {
         match self {
-            Self::File(f) => vec![&f.blob],
+            Self::File(f) => std::iter::once(&f.blob).chain(f.thumbs.values()).collect(),
             Self::Bundle(b) => b.files.iter().map(|f| &f.blob).collect(),
             Self::Dir(d) => d.files.iter().map(|f| &f.blob).collect(),
+            Self::Gallery(_) => vec![],
+            Self::Image(i) => std::iter::once(&i.blob).chain(i.thumbs.values()).collect(),
         }
     }
 
-    /// Whether pool eviction may remove it: anything not retained (a
-    /// show-dir is retained).
+    /// Whether store pool eviction may remove it: a file, bundle or dir
+    /// that is not retained (a show-dir is retained). The pics pool never
+    /// evicts, so galleries and their images never are.
     pub fn is_evictable(&self) -> bool {
-        !self.lifetime().is_retained()
+        !matches!(self, Self::Gallery(_) | Self::Image(_)) && !self.lifetime().is_retained()
     }
 
     pub fn as_file(&self) -> Option<&FileRecord> {
@@ -185,6 +220,7 @@ mod tests {
             tags: vec![],
             text: true,
             link: false,
+            thumbs: Default::default(),
         }
     }
 

@@ -321,6 +321,7 @@ mod tests {
             tags: vec!["x".into()],
             text: true,
             link: false,
+            thumbs: Default::default(),
         };
         let v = serde_json::to_value(FileView::new(&f, "http://h", now)).unwrap();
         assert_eq!(v["url"], "http://h/abc");

@@ -85,6 +85,7 @@ mod tests {
             base_url: "http://h".into(),
             limits: Limits::default(),
             retain_tokens: RetainTokens::from_csv(""),
+            superadmin_token: None,
         };
         let c = contract(&config);
         assert_eq!(c["ttl_seconds"], 14_400);

@@ -190,3 +190,128 @@ pub fn dir_index(dirs: &[store_core::views::DirView]) -> Markup {
         },
     )
 }
+
+pub fn pics_index(list: &[store_app::GalleryEntry]) -> Markup {
+    page(
+        "Galleries",
+        html! {
+            h1 { "Galleries" }
+            form method="post" action="/pics?create=1" {
+                label { "New gallery name " input type="text" name="name" maxlength="100"; }
+                button type="submit" formaction="/pics?create=1" { "Create" }
+            }
+            @if list.is_empty() {
+                p { "No listed galleries." }
+            } @else {
+                ul {
+                    @for g in list {
+                        li { a href=(g.url) { (g.name.as_deref().unwrap_or(&g.id)) } " · " (g.images) " images" }
+                    }
+                }
+            }
+        },
+    )
+}
+
+pub fn gallery_created(v: &store_app::GalleryCreated) -> Markup {
+    page(
+        "Gallery",
+        html! {
+            h1 { "Gallery " (v.name.as_deref().unwrap_or(&v.id)) }
+            p { "Share: " a href=(v.url) { (v.url) } }
+            @if let Some(admin) = &v.admin_url {
+                p { strong { "Admin link (shown once, keep it secret): " } a href=(admin) { (admin) } }
+            } @else {
+                p { "This gallery already existed; its admin link was shown when it was created." }
+            }
+        },
+    )
+}
+
+fn comments(view: &store_app::GalleryView) -> Markup {
+    html! {
+        section id="comments" {
+            h2 { "Guestbook" }
+            @for c in &view.comments {
+                article { strong { (c.name) } " · " (c.likes) " likes" p { (c.text) } }
+            }
+            form method="post" action={ (view.url) "?comment=1" } {
+                label { "Name " input type="text" name="name" maxlength="40" placeholder="Gast"; }
+                label { "Comment " textarea name="text" maxlength="500" required {} }
+                button type="submit" { "Post" }
+            }
+        }
+    }
+}
+
+pub fn gallery(view: &store_app::GalleryView, embed: bool) -> Markup {
+    let title = view.name.clone().unwrap_or_else(|| view.id.clone());
+    let body = html! {
+        @if !embed { h1 { (title) } }
+        div class="grid" {
+            @for i in &view.images {
+                figure {
+                    a href=(i.url) { img src=(i.thumb_url) alt=(i.name) loading="lazy" width="160"; }
+                    figcaption { (i.likes) " ♥ "
+                        form method="post" action={ (i.url) "?like=1" } style="display:inline" { button type="submit" { "Like" } }
+                    }
+                }
+            }
+        }
+        @if view.pages > 1 {
+            nav {
+                @for p in 1..=view.pages {
+                    @if p == view.page { strong { (p) } " " } @else { a href={ "?p=" (p) } { (p) } " " }
+                }
+            }
+        }
+        @if !embed {
+            form method="post" action=(view.url) enctype="multipart/form-data" {
+                label { "Add photos " input type="file" name="file" accept="image/*" multiple required; }
+                button type="submit" { "Upload" }
+            }
+            (comments(view))
+        }
+    };
+    page(&title, body)
+}
+
+pub fn gallery_admin(view: &store_app::GalleryView, secret: &str) -> Markup {
+    let admin_url = format!("{}/{secret}", view.url);
+    let button = |id: &str, action: &str| {
+        html! {
+            form method="post" action=(admin_url) style="display:inline" {
+                input type="hidden" name="id" value=(id);
+                input type="hidden" name="action" value=(action);
+                button type="submit" { (action) }
+            }
+        }
+    };
+    page(
+        "Gallery admin",
+        html! {
+            h1 { "Admin: " (view.name.as_deref().unwrap_or(&view.id)) }
+            p { a href=(view.url) { "Public view" } }
+            table {
+                thead { tr { th { "Image" } th { "State" } th { "Likes" } th { "Actions" } } }
+                tbody {
+                    @for i in &view.images {
+                        tr {
+                            td { img src=(i.thumb_url) alt=(i.name) width="80"; " " (i.name) }
+                            td { @if i.hidden { "hidden" } @else { "visible" } }
+                            td { (i.likes) }
+                            td {
+                                @if i.hidden { (button(&i.id, "unhide")) } @else { (button(&i.id, "hide")) }
+                                (button(&i.id, "up")) (button(&i.id, "down")) (button(&i.id, "delete"))
+                            }
+                        }
+                    }
+                }
+            }
+            h2 { "Comments" }
+            @for c in &view.comments {
+                p { strong { (c.name) } ": " (c.text) " " (button(&c.id, "cdel")) }
+            }
+        },
+    )
+}

@@ -96,6 +96,49 @@ pub enum Endpoint {
         key: String,
         name: String,
     },
+    /// GET /pics: listed galleries.
+    PicsIndex,
+    /// POST /pics?create=1.
+    CreateGallery,
+    /// GET /pics/g/<gid> (grid or JSON; `?likes=1` counters).
+    Gallery {
+        gid: String,
+    },
+    /// POST /pics/g/<gid>?name=: upload.
+    UploadImage {
+        gid: String,
+    },
+    /// POST /pics/g/<gid>?url=.
+    ImportImage {
+        gid: String,
+    },
+    /// POST /pics/g/<gid>?comment=1.
+    Comment {
+        gid: String,
+    },
+    /// POST /pics/g/<gid>?clike=<cid>.
+    LikeComment {
+        gid: String,
+    },
+    /// GET /pics/g/<gid>/<secret> (page) or .../json.
+    GalleryAdmin {
+        gid: String,
+        secret: String,
+        json: bool,
+    },
+    /// POST /pics/g/<gid>/<secret>.
+    GalleryAdminAction {
+        gid: String,
+        secret: String,
+    },
+    /// GET /pics/i/<id>.
+    Image {
+        id: String,
+    },
+    /// POST /pics/i/<id>?like=1.
+    LikeImage {
+        id: String,
+    },
     /// A known path with a method it does not support.
     MethodNotAllowed,
     /// POST /<id> without an action keyword.
@@ -133,6 +176,17 @@ impl Endpoint {
             Self::PutDirFile { .. } => "put_dir_file",
             Self::AppendDirFile { .. } => "append_dir_file",
             Self::DeleteDirFile { .. } => "delete_dir_file",
+            Self::PicsIndex => "pics_index",
+            Self::CreateGallery => "create_gallery",
+            Self::Gallery { .. } => "gallery",
+            Self::UploadImage { .. } => "upload_image",
+            Self::ImportImage { .. } => "import_image",
+            Self::Comment { .. } => "comment",
+            Self::LikeComment { .. } => "like_comment",
+            Self::GalleryAdmin { .. } => "gallery_admin",
+            Self::GalleryAdminAction { .. } => "gallery_admin_action",
+            Self::Image { .. } => "image",
+            Self::LikeImage { .. } => "like_image",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::MissingAction { .. } => "missing_action",
             Self::NotFound => "not_found",
@@ -167,6 +221,43 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
         ["api"] if get => Endpoint::Api,
         ["browse"] if get => Endpoint::Browse,
         ["api"] | ["browse"] => Endpoint::MethodNotAllowed,
+        ["pics"] if get => Endpoint::PicsIndex,
+        ["pics"] if *method == Method::POST && query.has("create") => Endpoint::CreateGallery,
+        ["pics"] => Endpoint::MethodNotAllowed,
+        ["pics", "g", raw] => {
+            let Some(gid) = decode(raw).filter(|s| !s.is_empty()) else {
+                return Endpoint::NotFound;
+            };
+            match *method {
+                _ if get => Endpoint::Gallery { gid },
+                Method::POST if query.has("comment") => Endpoint::Comment { gid },
+                Method::POST if query.has("clike") => Endpoint::LikeComment { gid },
+                Method::POST if query.has("url") => Endpoint::ImportImage { gid },
+                Method::POST => Endpoint::UploadImage { gid },
+                _ => Endpoint::MethodNotAllowed,
+            }
+        }
+        ["pics", "g", raw, secret] | ["pics", "g", raw, secret, "json"] => {
+            let json = segments.len() == 5;
+            let (Some(gid), Some(secret)) = (decode(raw), decode(secret)) else {
+                return Endpoint::NotFound;
+            };
+            match *method {
+                _ if get => Endpoint::GalleryAdmin { gid, secret, json },
+                Method::POST if !json => Endpoint::GalleryAdminAction { gid, secret },
+                _ => Endpoint::MethodNotAllowed,
+            }
+        }
+        ["pics", "i", raw] => {
+            let Some(id) = decode(raw).filter(|s| !s.is_empty()) else {
+                return Endpoint::NotFound;
+            };
+            match *method {
+                _ if get => Endpoint::Image { id },
+                Method::POST if query.has("like") => Endpoint::LikeImage { id },
+                _ => Endpoint::MethodNotAllowed,
+            }
+        }
         ["d"] if get => Endpoint::ListDirs,
         ["d"] => Endpoint::MethodNotAllowed,
         ["d", raw_key] => {
@@ -286,6 +377,60 @@ mod tests {
         check("GET", "/abc123/a/b", NotFound);
         check("GET", "/%ff", NotFound);
         check("GET", "/help/../api", NotFound);
+        check("GET", "/pics", PicsIndex);
+        check("POST", "/pics?create=1&name=x", CreateGallery);
+        check("POST", "/pics", MethodNotAllowed);
+        check("GET", "/pics/g/holiday?p=2", Gallery { gid: id("holiday") });
+        check(
+            "POST",
+            "/pics/g/holiday?name=a.jpg",
+            UploadImage { gid: id("holiday") },
+        );
+        check(
+            "POST",
+            "/pics/g/holiday?url=http://x",
+            ImportImage { gid: id("holiday") },
+        );
+        check(
+            "POST",
+            "/pics/g/holiday?comment=1",
+            Comment { gid: id("holiday") },
+        );
+        check(
+            "POST",
+            "/pics/g/holiday?clike=c1",
+            LikeComment { gid: id("holiday") },
+        );
+        check(
+            "GET",
+            "/pics/g/holiday/s3cret",
+            GalleryAdmin {
+                gid: id("holiday"),
+                secret: id("s3cret"),
+                json: false,
+            },
+        );
+        check(
+            "GET",
+            "/pics/g/holiday/s3cret/json",
+            GalleryAdmin {
+                gid: id("holiday"),
+                secret: id("s3cret"),
+                json: true,
+            },
+        );
+        check(
+            "POST",
+            "/pics/g/holiday/s3cret",
+            GalleryAdminAction {
+                gid: id("holiday"),
+                secret: id("s3cret"),
+            },
+        );
+        check("GET", "/pics/i/img1?thumb=160", Image { id: id("img1") });
+        check("POST", "/pics/i/img1?like=1", LikeImage { id: id("img1") });
+        check("POST", "/pics/i/img1", MethodNotAllowed);
+        check("GET", "/pics/x", NotFound);
         check("GET", "/d", ListDirs);
         check("POST", "/d", MethodNotAllowed);
         check("GET", "/d/proj?zip=1", GetDir { key: id("proj") });

@@ -28,6 +28,7 @@ fn start(options: ServeOptions) -> (std::net::SocketAddr, tokio::runtime::Runtim
         base_url: "http://test".into(),
         limits: Limits::default(),
         retain_tokens: RetainTokens::default(),
+        superadmin_token: None,
     };
     let (app, _) = App::open(ports, config).unwrap();
     let listener = rt

@@ -28,6 +28,7 @@ pub fn sample_file(key: &str, expires_secs: Option<i64>, tags: &[&str]) -> Objec
         tags: tags.iter().map(|t| t.to_string()).collect(),
         text: true,
         link: false,
+        thumbs: Default::default(),
     })
 }
 

@@ -150,6 +150,12 @@ async fn share_into_dir(
 /// its index.html (or a listing) for browsers.
 pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     let intent = ctx.intent();
+    if let Some(thumb) = ctx.query.get("thumb").map(str::to_string) {
+        let i = id.clone();
+        if let Some(d) = blocking(&ctx.app, move |app| app.file_thumb(&i, &thumb)).await? {
+            return serve_download(ctx, d);
+        }
+    }
     match blocking(&ctx.app, move |app| app.read(&id, intent)).await? {
         Opened::File(d) if d.link && ctx.html && !ctx.query.flag("download")? => {
             follow_link(ctx, d).await

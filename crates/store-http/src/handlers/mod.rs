@@ -3,6 +3,7 @@
 
 mod dirs;
 mod files;
+mod pics;
 
 use std::sync::Arc;
 
@@ -29,6 +30,8 @@ pub(crate) struct Ctx {
     pub headers: HeaderMap,
     pub query: Query,
     pub html: bool,
+    /// The client's address (behind trusted proxies, the forwarded one).
+    pub client: std::net::IpAddr,
 }
 
 impl Ctx {
@@ -135,6 +138,7 @@ pub async fn handle(
         method: parts.method,
         headers: parts.headers,
         query,
+        client,
     };
     let res = dispatch(ctx, endpoint, body)
         .await
@@ -172,6 +176,17 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
         E::AppendDirFile { key, name } => dirs::append_file(&ctx, key, name, body).await,
         E::DeleteDirFile { key, name } => dirs::delete_file(&ctx, key, name).await,
         E::Import => files::import(&ctx).await,
+        E::PicsIndex => pics::index(&ctx).await,
+        E::CreateGallery => pics::create(&ctx).await,
+        E::Gallery { gid } => pics::gallery(&ctx, gid).await,
+        E::UploadImage { gid } => pics::upload(&ctx, gid, body).await,
+        E::ImportImage { gid } => pics::import(&ctx, gid).await,
+        E::Comment { gid } => pics::comment(&ctx, gid, body).await,
+        E::LikeComment { gid } => pics::like_comment(&ctx, gid).await,
+        E::GalleryAdmin { gid, secret, json } => pics::admin(&ctx, gid, secret, json).await,
+        E::GalleryAdminAction { gid, secret } => pics::admin_action(&ctx, gid, secret, body).await,
+        E::Image { id } => pics::image(&ctx, id).await,
+        E::LikeImage { id } => pics::like(&ctx, id).await,
         E::MissingAction { .. } => Err(StoreError::bad_request(
             "POST /<id> needs an action: retain=1, or tag=<t> / untag=<t>",
         )

@@ -1,0 +1,341 @@
+//! Galleries (pics): records and rules. Images live 90 days; each upload
+//! pushes the gallery's own expiry to 90 days from then. Likes toggle per
+//! visitor, where a visitor is a pseudonymous fingerprint: an HMAC of the
+//! client's IP and User-Agent keyed with the gallery's own secret key, so
+//! raw addresses are never stored and fingerprints mean nothing across
+//! galleries.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+use crate::error::StoreError;
+use crate::lifetime::Lifetime;
+use crate::limits;
+use crate::record::BlobId;
+use crate::time::Timestamp;
+
+/// Display names of galleries (names that are not keys), in characters.
+pub const GALLERY_DISPLAY_NAME_CHARS_MAX: usize = 100;
+/// The default comment author.
+pub const DEFAULT_COMMENT_NAME: &str = "Gast";
+/// Thumbnail boxes offered; `thumb=1` means 320.
+pub const THUMB_SIZES: [u32; 3] = [160, 320, 640];
+
+/// A visitor's fingerprint for one gallery.
+pub fn fingerprint(gallery_key: &str, ip: &str, user_agent: &str) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(gallery_key.as_bytes())
+        .expect("HMAC takes keys of any length");
+    mac.update(ip.as_bytes());
+    mac.update(b"\n");
+    mac.update(user_agent.as_bytes());
+    // 128 bits tell visitors apart well enough, at half the storage.
+    mac.finalize().into_bytes()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `thumb=` to a box size: 1 means 320; 160, 320 and 640 are themselves.
+pub fn thumb_box(value: &str) -> Result<u32, StoreError> {
+    match value {
+        "1" | "true" => Ok(320),
+        v => v
+            .parse::<u32>()
+            .ok()
+            .filter(|n| THUMB_SIZES.contains(n))
+            .ok_or_else(|| StoreError::bad_request("thumb takes 1, 160, 320 or 640")),
+    }
+}
+
+/// A guestbook comment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comment {
+    pub id: String,
+    pub name: String,
+    pub text: String,
+    pub ts: Timestamp,
+    /// Fingerprints of the visitors who like it.
+    pub likes: BTreeSet<String>,
+}
+
+/// Checks and normalises a comment: name at most 40 characters (blank
+/// means "Gast"), text 1 to 500 characters; both trimmed, no control
+/// characters but newlines in the text.
+pub fn validate_comment(name: Option<&str>, text: &str) -> Result<(String, String), StoreError> {
+    let name = name
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .unwrap_or(DEFAULT_COMMENT_NAME);
+    let text = text.trim();
+    if name.chars().count() > limits::COMMENT_NAME_CHARS_MAX || name.chars().any(char::is_control) {
+        return Err(StoreError::bad_request(format!(
+            "the name must be at most {} characters, without control characters",
+            limits::COMMENT_NAME_CHARS_MAX
+        )));
+    }
+    let len = text.chars().count();
+    if len == 0
+        || len > limits::COMMENT_TEXT_CHARS_MAX
+        || text.chars().any(|c| c.is_control() && c != '\n')
+    {
+        return Err(StoreError::bad_request(format!(
+            "the text must be 1 to {} characters",
+            limits::COMMENT_TEXT_CHARS_MAX
+        )));
+    }
+    Ok((name.to_string(), text.to_string()))
+}
+
+/// A gallery.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GalleryRecord {
+    /// The key in URLs: a chosen dir-style name, or 32 hex characters.
+    pub gid: String,
+    /// The display name (the key itself for named galleries).
+    pub name: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub lifetime: Lifetime,
+    pub listed: bool,
+    /// SHA-256 of the admin token.
+    pub token_hash: String,
+    /// The HMAC key of visitor fingerprints; never shown.
+    pub fingerprint_key: String,
+    /// Image ids, in display order.
+    pub images: Vec<String>,
+    /// Oldest first, at most the configured number.
+    pub comments: Vec<Comment>,
+    /// When each visitor last commented, for the cooldown.
+    pub last_comment: BTreeMap<String, Timestamp>,
+}
+
+impl GalleryRecord {
+    /// An upload keeps the gallery for at least the images' lifetime.
+    pub fn extend_for_upload(&mut self, now: Timestamp) {
+        let until = now.plus_secs(limits::PICS_LIFETIME_SECS);
+        if let Lifetime::Fixed { expires_at } = &mut self.lifetime {
+            *expires_at = (*expires_at).max(until);
+        }
+        self.updated_at = now;
+    }
+
+    /// Adds a comment after the cooldown and size checks; the oldest goes
+    /// when the gallery already holds `max` comments.
+    pub fn add_comment(
+        &mut self,
+        now: Timestamp,
+        visitor: &str,
+        id: String,
+        name: String,
+        text: String,
+        max: usize,
+    ) -> Result<&Comment, StoreError> {
+        let cooldown = limits::COMMENT_COOLDOWN_SECS;
+        if let Some(last) = self.last_comment.get(visitor) {
+            let ready = last.plus_secs(cooldown);
+            if now < ready {
+                return Err(StoreError::RateLimited {
+                    retry_after_secs: now.secs_until(ready).max(1),
+                });
+            }
+        }
+        // Old cooldown entries carry no information: keep the map small.
+        self.last_comment.retain(|_, t| t.plus_secs(cooldown) > now);
+        self.last_comment.insert(visitor.to_string(), now);
+        if self.comments.len() >= max.max(1) {
+            let drop = self.comments.len() + 1 - max.max(1);
+            self.comments.drain(..drop);
+        }
+        self.comments.push(Comment {
+            id,
+            name,
+            text,
+            ts: now,
+            likes: BTreeSet::new(),
+        });
+        Ok(self.comments.last().expect("just pushed"))
+    }
+
+    /// Moves an image one place up (towards the first) or down.
+    pub fn move_image(&mut self, id: &str, up: bool) -> Result<(), StoreError> {
+        let i = self
+            .images
+            .iter()
+            .position(|x| x == id)
+            .ok_or_else(StoreError::not_found)?;
+        let j = if up {
+            i.checked_sub(1)
+        } else {
+            Some(i + 1).filter(|j| *j < self.images.len())
+        };
+        if let Some(j) = j {
+            self.images.swap(i, j);
+        }
+        Ok(())
+    }
+}
+
+/// Toggles `visitor` in a like set; returns whether it now likes.
+pub fn toggle_like(likes: &mut BTreeSet<String>, visitor: &str) -> bool {
+    if likes.remove(visitor) {
+        false
+    } else {
+        likes.insert(visitor.to_string());
+        true
+    }
+}
+
+/// An image in a gallery.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageRecord {
+    pub id: String,
+    pub gallery: String,
+    pub name: String,
+    pub content_type: String,
+    pub size: u64,
+    pub width: u32,
+    pub height: u32,
+    pub blob: BlobId,
+    pub created_at: Timestamp,
+    /// 90 days from upload.
+    pub lifetime: Lifetime,
+    pub hidden: bool,
+    pub likes: BTreeSet<String>,
+    /// Cached previews by box size.
+    pub thumbs: BTreeMap<u32, BlobId>,
+}
+
+impl ImageRecord {
+    /// Visible to visitors: live and not hidden.
+    pub fn is_visible(&self, now: Timestamp) -> bool {
+        !self.hidden && self.lifetime.is_live(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gallery() -> GalleryRecord {
+        GalleryRecord {
+            gid: "g".into(),
+            name: None,
+            created_at: Timestamp::EPOCH,
+            updated_at: Timestamp::EPOCH,
+            lifetime: Lifetime::fixed(Timestamp::EPOCH, limits::PICS_LIFETIME_SECS),
+            listed: false,
+            token_hash: String::new(),
+            fingerprint_key: "k".into(),
+            images: vec!["a".into(), "b".into(), "c".into()],
+            comments: vec![],
+            last_comment: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn fingerprints_are_per_gallery_and_visitor() {
+        let a = fingerprint("key1", "1.2.3.4", "curl");
+        assert_eq!(a, fingerprint("key1", "1.2.3.4", "curl"));
+        assert_ne!(
+            a,
+            fingerprint("key2", "1.2.3.4", "curl"),
+            "keyed by the gallery"
+        );
+        assert_ne!(a, fingerprint("key1", "1.2.3.5", "curl"));
+        assert_ne!(a, fingerprint("key1", "1.2.3.4", "firefox"));
+        assert!(!a.contains("1.2.3.4"));
+        assert_eq!(a.len(), 32);
+    }
+
+    #[test]
+    fn likes_toggle() {
+        let mut set = BTreeSet::new();
+        assert!(toggle_like(&mut set, "v"));
+        assert!(toggle_like(&mut set, "w"));
+        assert_eq!(set.len(), 2);
+        assert!(!toggle_like(&mut set, "v"));
+        assert_eq!(set.len(), 1);
+    }
+
+    #[test]
+    fn comments_have_limits_and_a_cooldown() {
+        assert_eq!(
+            validate_comment(None, " hi ").unwrap(),
+            ("Gast".into(), "hi".into())
+        );
+        assert_eq!(validate_comment(Some("  "), "x").unwrap().0, "Gast");
+        assert!(validate_comment(Some(&"n".repeat(41)), "x").is_err());
+        assert!(
+            validate_comment(Some(&"ü".repeat(40)), "x").is_ok(),
+            "characters, not bytes"
+        );
+        assert!(validate_comment(None, &"ä".repeat(500)).is_ok());
+        assert!(validate_comment(None, &"ä".repeat(501)).is_err());
+        assert!(validate_comment(None, "").is_err());
+        assert!(validate_comment(None, "a\u{0}b").is_err());
+        let mut g = gallery();
+        let t0 = Timestamp::from_secs(100);
+        g.add_comment(t0, "v", "c1".into(), "n".into(), "t".into(), 3)
+            .unwrap();
+        let err = g
+            .add_comment(t0.plus_secs(5), "v", "c2".into(), "n".into(), "t".into(), 3)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            StoreError::RateLimited {
+                retry_after_secs: 15
+            }
+        );
+        g.add_comment(t0.plus_secs(5), "w", "c2".into(), "n".into(), "t".into(), 3)
+            .unwrap();
+        g.add_comment(
+            t0.plus_secs(20),
+            "v",
+            "c3".into(),
+            "n".into(),
+            "t".into(),
+            3,
+        )
+        .unwrap();
+        g.add_comment(
+            t0.plus_secs(60),
+            "v",
+            "c4".into(),
+            "n".into(),
+            "t".into(),
+            3,
+        )
+        .unwrap();
+        let ids: Vec<_> = g.comments.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["c2", "c3", "c4"], "the oldest goes past the cap");
+    }
+
+    #[test]
+    fn reorder_and_thumbs() {
+        let mut g = gallery();
+        g.move_image("b", true).unwrap();
+        assert_eq!(g.images, ["b", "a", "c"]);
+        g.move_image("b", true).unwrap();
+        assert_eq!(g.images, ["b", "a", "c"], "the first stays first");
+        g.move_image("a", false).unwrap();
+        assert_eq!(g.images, ["b", "c", "a"]);
+        assert!(g.move_image("zzz", false).is_err());
+        assert_eq!(thumb_box("1"), Ok(320));
+        assert_eq!(thumb_box("640"), Ok(640));
+        assert!(thumb_box("500").is_err());
+    }
+
+    #[test]
+    fn uploads_extend_the_gallery() {
+        let mut g = gallery();
+        let later = Timestamp::from_secs(86_400 * 10);
+        g.extend_for_upload(later);
+        assert_eq!(
+            g.lifetime.expires_at(),
+            Some(later.plus_secs(limits::PICS_LIFETIME_SECS))
+        );
+    }
+}
