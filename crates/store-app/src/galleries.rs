@@ -387,7 +387,7 @@ impl App {
             }
             std::ops::ControlFlow::Continue(())
         })?;
-        out.sort_by(|a, b| b.0.cmp(&a.0));
+        out.sort_by_key(|e| std::cmp::Reverse(e.0));
         out.truncate(self.config.limits.browse_results_max);
         Ok(out.into_iter().map(|(_, e)| e).collect())
     }

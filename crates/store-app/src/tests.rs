@@ -1733,7 +1733,7 @@ mod pics {
             .app
             .gallery(&g.id, 1, &[one.id.clone(), "nope".into()], None)
             .unwrap();
-        assert_eq!(starred.selected, [one.id.clone()]);
+        assert_eq!(starred.selected, std::slice::from_ref(&one.id));
         assert_eq!(starred.images[0].id, one.id, "stars sort first");
         w.app
             .administer(&g.id, &secret, AdminAction::Delete, &one.id)

@@ -14,7 +14,7 @@ use sha2::Sha256;
 use crate::error::StoreError;
 use crate::lifetime::Lifetime;
 use crate::limits;
-use crate::record::BlobId;
+use crate::record::{BlobId, Thumbs};
 use crate::time::Timestamp;
 
 /// Display names of galleries (names that are not keys), in characters.
@@ -205,7 +205,7 @@ pub struct ImageRecord {
     pub hidden: bool,
     pub likes: BTreeSet<String>,
     /// Cached previews by box size.
-    pub thumbs: BTreeMap<u32, BlobId>,
+    pub thumbs: Thumbs,
 }
 
 impl ImageRecord {
@@ -326,6 +326,36 @@ mod tests {
         assert_eq!(thumb_box("1"), Ok(320));
         assert_eq!(thumb_box("640"), Ok(640));
         assert!(thumb_box("500").is_err());
+    }
+
+    #[test]
+    fn images_with_thumbs_round_trip_through_the_record_encoding() {
+        let mut thumbs = Thumbs::default();
+        thumbs.insert(320, BlobId("ab".into()));
+        thumbs.insert(320, BlobId("cd".into()));
+        thumbs.insert(160, BlobId("ef".into()));
+        let img = crate::Object::Image(ImageRecord {
+            id: "i".into(),
+            gallery: "g".into(),
+            name: "a.png".into(),
+            content_type: "image/png".into(),
+            size: 1,
+            width: 1,
+            height: 1,
+            blob: BlobId("00".into()),
+            created_at: Timestamp::EPOCH,
+            lifetime: Lifetime::fixed(Timestamp::EPOCH, 1),
+            hidden: false,
+            likes: BTreeSet::new(),
+            thumbs,
+        });
+        let json = serde_json::to_string(&img).unwrap();
+        let back: crate::Object = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, img);
+        let crate::Object::Image(i) = back else {
+            unreachable!()
+        };
+        assert_eq!(i.thumbs.get(&320), Some(&BlobId("cd".into())));
     }
 
     #[test]

@@ -37,5 +37,5 @@ pub use ports::{
     BlobReader, BlobStore, BlobWriter, Clock, FetchError, Fetched, Fetcher, Random, Repository,
     StorageError, StorageErrorKind,
 };
-pub use record::{dir_storage_key, BlobId, FileRecord, Object, ReadDecision, ReadIntent};
+pub use record::{dir_storage_key, BlobId, FileRecord, Object, ReadDecision, ReadIntent, Thumbs};
 pub use time::Timestamp;

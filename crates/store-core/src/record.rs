@@ -20,6 +20,27 @@ impl BlobId {
     }
 }
 
+/// Cached previews by box size. A list, not a map: integer map keys do
+/// not survive serde's internally tagged enums, which buffer the record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Thumbs(Vec<(u32, BlobId)>);
+
+impl Thumbs {
+    pub fn get(&self, size: &u32) -> Option<&BlobId> {
+        self.0.iter().find(|(s, _)| s == size).map(|(_, b)| b)
+    }
+
+    pub fn insert(&mut self, size: u32, blob: BlobId) {
+        self.0.retain(|(s, _)| *s != size);
+        self.0.push((size, blob));
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &BlobId> {
+        self.0.iter().map(|(_, b)| b)
+    }
+}
+
 /// A single file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRecord {
@@ -42,7 +63,7 @@ pub struct FileRecord {
     pub link: bool,
     /// Cached `thumb=` previews of a raster image, by box size.
     #[serde(default)]
-    pub thumbs: std::collections::BTreeMap<u32, BlobId>,
+    pub thumbs: Thumbs,
 }
 
 /// Whether a GET burns the file it serves.
