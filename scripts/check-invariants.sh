@@ -23,8 +23,9 @@ forbid() {
 
 # The core is pure: no runtime, no HTTP, no database, no image codecs, no OS randomness.
 forbid store-core tokio hyper sled image getrandom ureq
-# The use cases know the ports, not the adapters or the web.
-forbid store-app tokio hyper sled image ureq store-sled store-http
+# The use cases know the ports, not the adapters or the web. They may use
+# store-media, which is pure computation over bytes.
+forbid store-app tokio hyper sled ureq store-sled store-http store-fetch
 # The test kit is as pure as the core it serves.
 forbid store-testkit tokio hyper sled image
 # The persistence adapter knows nothing of HTTP or the use cases.
