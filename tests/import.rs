@@ -82,6 +82,7 @@ fn origin() -> Origin {
         "/big" => ok(&vec![b'x'; 5_242_881], "Content-Type: text/plain\r\n"),
         "/bomb" => ok(&bomb, "Content-Type: application/octet-stream\r\nContent-Encoding: gzip\r\n"),
         "/to-metadata" => ("HTTP/1.1 302 Found\r\nLocation: http://169.254.169.254/latest/meta-data/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(), vec![]),
+        "/cat.gif" => ok(&std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/media/animated.gif")).unwrap(), "Content-Type: image/gif\r\n"),
         "/to-zero" => ("HTTP/1.1 302 Found\r\nLocation: http://0.0.0.0/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(), vec![]),
         _ => ("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(), vec![]),
     }
@@ -262,4 +263,49 @@ fn bad_urls_are_explained() {
         );
     }
     assert_error(&mut import(&s, "url="), 400, "bad_request");
+}
+
+#[test]
+fn galleries_import_images_only() {
+    let o = origin();
+    let s = allowing();
+    assert_eq!(
+        s.post_empty("/pics?create=1&name=imported", &[]).status(),
+        201
+    );
+    let mut res = s.post_empty(
+        &format!("/pics/g/imported?url={}", enc(&o.url("/cat.gif"))),
+        &[],
+    );
+    assert_eq!(res.status(), 201);
+    let img = json(&mut res);
+    assert_eq!(img["content_type"], "image/gif");
+    assert_eq!(img["name"], "cat.gif");
+    let gallery = json(&mut s.get("/pics/g/imported"));
+    assert_eq!(gallery["images"][0]["id"], img["id"]);
+    // Not an image: refused, nothing stored.
+    assert_error(
+        &mut s.post_empty(
+            &format!("/pics/g/imported?url={}", enc(&o.url("/docs/guide.md"))),
+            &[],
+        ),
+        400,
+        "bad_request",
+    );
+    // The guard applies as for any import.
+    assert_error(
+        &mut s.post_empty(
+            &format!("/pics/g/imported?url={}", enc(&o.url("/to-metadata"))),
+            &[],
+        ),
+        400,
+        "bad_request",
+    );
+    assert_eq!(
+        json(&mut s.get("/pics/g/imported"))["images"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 }

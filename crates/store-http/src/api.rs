@@ -37,6 +37,18 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("DELETE /d/<key>/<file>", "delete one file"),
     ("DELETE /d/<key>", "delete the whole dir"),
     ("GET /d[?q=<sub>][&created_after=<ts>][&created_before=<ts>][&updated_after=<ts>][&updated_before=<ts>][&sort=created|updated|name][&order=asc|desc]", "listed dirs"),
+    ("POST /pics?create=1[&name=<name>][&listed=1]", "create a gallery; a dir-style name is its key (create-or-get); the token comes back once, in admin_url"),
+    ("GET /pics", "listed galleries"),
+    ("GET /pics/g/<gid>[?p=N][&embed=1][&stars=<pid1>,<pid2>]", "the gallery: a grid for browsers, JSON (images, selected, pool, limits, upload how-to) for agents"),
+    ("GET /pics/g/<gid>?likes=1", "like and comment counters"),
+    ("POST /pics/g/<gid>?name=<filename>", "upload an image (raw bytes, or multipart for several): JPEG, PNG, WebP, GIF or HEIC, 30 MB at most"),
+    ("POST /pics/g/<gid>?url=<image URL>", "import an image from a public host"),
+    ("POST /pics/g/<gid>?comment=1", "post a comment: form or JSON with name (optional, 40 chars) and text (500 chars)"),
+    ("POST /pics/g/<gid>?clike=<cid>", "toggle your like of a comment"),
+    ("GET /pics/i/<id>[?thumb=1|160|320|640]", "an image, or a WebP preview fitting that box"),
+    ("POST /pics/i/<id>?like=1", "toggle your like of an image"),
+    ("GET /pics/g/<gid>/<secret>[/json]", "the admin page (or JSON, hidden images included)"),
+    ("POST /pics/g/<gid>/<secret>", "admin action: form fields id and action (hide, unhide, delete, up, down, cdel)"),
     ("GET /api", "this contract"),
 ];
 
