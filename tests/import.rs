@@ -6,68 +6,10 @@
 mod common;
 
 use common::*;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::net::TcpListener;
 use std::sync::Arc;
 
-type Script = Arc<dyn Fn(&str) -> (String, Vec<u8>) + Send + Sync>;
-
-/// A scripted origin: answers each path with `script`, counts connections.
-struct Origin {
-    addr: SocketAddr,
-    hits: Arc<AtomicUsize>,
-}
-
-impl Origin {
-    fn start(script: Script) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let hits = Arc::new(AtomicUsize::new(0));
-        let h = Arc::clone(&hits);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                h.fetch_add(1, Ordering::SeqCst);
-                let script = Arc::clone(&script);
-                std::thread::spawn(move || {
-                    let mut reader = BufReader::new(stream.try_clone().unwrap());
-                    let mut line = String::new();
-                    let _ = reader.read_line(&mut line);
-                    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-                    loop {
-                        let mut h = String::new();
-                        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                            break;
-                        }
-                    }
-                    if path == "/silent" {
-                        std::thread::sleep(std::time::Duration::from_secs(40));
-                        return;
-                    }
-                    let (head, body) = script(&path);
-                    let _ = stream.write_all(head.as_bytes());
-                    let _ = stream.write_all(&body);
-                });
-            }
-        });
-        Self { addr, hits }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-}
-
-fn ok(body: &[u8], extra: &str) -> (String, Vec<u8>) {
-    (
-        format!(
-            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
-            body.len()
-        ),
-        body.to_vec(),
-    )
-}
+use store_testkit::origin::{not_found, ok, redirect, Origin};
 
 fn origin() -> Origin {
     let bomb = std::fs::read(concat!(
@@ -81,10 +23,11 @@ fn origin() -> Origin {
         "/download?id=1" => ok(b"%PDF-1.4 fake", "Content-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"paper.pdf\"\r\n"),
         "/big" => ok(&vec![b'x'; 5_242_881], "Content-Type: text/plain\r\n"),
         "/bomb" => ok(&bomb, "Content-Type: application/octet-stream\r\nContent-Encoding: gzip\r\n"),
-        "/to-metadata" => ("HTTP/1.1 302 Found\r\nLocation: http://169.254.169.254/latest/meta-data/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(), vec![]),
+        "/to-metadata" => redirect("http://169.254.169.254/latest/meta-data/"),
+        "/silent" => None,
         "/cat.gif" => ok(&std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/media/animated.gif")).unwrap(), "Content-Type: image/gif\r\n"),
-        "/to-zero" => ("HTTP/1.1 302 Found\r\nLocation: http://0.0.0.0/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(), vec![]),
-        _ => ("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(), vec![]),
+        "/to-zero" => redirect("http://0.0.0.0/"),
+        _ => not_found(),
     }
     }))
 }
@@ -220,7 +163,7 @@ fn blocked_refused_and_silent_look_the_same() {
     }
     // The default server refuses the origin itself: loopback is blocked.
     let strict = Server::with_env(&[]);
-    let hits = o.hits.load(Ordering::SeqCst);
+    let hits = o.hits();
     for url in [
         o.url("/docs/guide.md"),
         "http://2130706433/".into(),
@@ -231,11 +174,7 @@ fn blocked_refused_and_silent_look_the_same() {
         assert_eq!(res.status(), 400, "{url}");
         bodies.push(text(&mut res));
     }
-    assert_eq!(
-        o.hits.load(Ordering::SeqCst),
-        hits,
-        "the strict server never connected"
-    );
+    assert_eq!(o.hits(), hits, "the strict server never connected");
     assert!(
         bodies.windows(2).all(|w| w[0] == w[1]),
         "one body for every refusal: {bodies:?}"

@@ -6,8 +6,7 @@ use store_core::content::{self, is_text_type};
 use store_core::names::default_file_name;
 use store_core::views::BundleView;
 use store_core::{
-    ids, ttl, BundleRecord, Lifetime, MemberFile, Object, ReadIntent, RetainAuth, StoreError,
-    Timestamp,
+    ttl, BundleRecord, Lifetime, MemberFile, Object, ReadIntent, RetainAuth, StoreError, Timestamp,
 };
 
 use crate::files::Download;
@@ -112,24 +111,13 @@ impl App {
             lifetime,
             files,
         };
-        loop {
-            record.id = ids::object_id(self.ports.random.as_ref());
-            match self
-                .ports
-                .repo
-                .insert_new(&record.id, &Object::Bundle(record.clone()))
-            {
-                Ok(true) => break,
-                Ok(false) => continue,
-                Err(e) => {
-                    // Maybe written, maybe not: leave blobs and pool bytes
-                    // to start-up recovery.
-                    reservation.keep();
-                    return Err(e.into());
-                }
-            }
-        }
+        let inserted = self.insert_with_fresh_id(|id| {
+            record.id = id.to_string();
+            Object::Bundle(record.clone())
+        });
+        // Kept even when the insert failed: see `store_file`.
         reservation.keep();
+        inserted?;
         Ok(BundleView::new(&record, &self.config.base_url))
     }
 

@@ -370,14 +370,7 @@ impl App {
         if !file.text {
             return Err(StoreError::forbidden("only text files can be appended to (PATCH)").into());
         }
-        let limit = self.config.limits.file_bytes_max;
-        let new_size = file.size + text.len() as u64;
-        if new_size > limit {
-            return Err(StoreError::TooLarge(format!(
-                "the file would grow to {new_size} bytes, over the limit of {limit}"
-            ))
-            .into());
-        }
+        let new_size = self.appended_size(file.size, text.len())?;
         let reservation = self.reserve(text.len() as u64)?;
         let blob = self.concat_blob(&file.blob, text)?;
         reservation.keep();

@@ -13,7 +13,7 @@ use store_core::names::{
 use store_core::ports::BlobReader;
 use store_core::views::{BrowseEntry, FileView, PersistenceType, RetainView};
 use store_core::{
-    ids, ttl, BundleRecord, FileRecord, Lifetime, Object, ReadDecision, ReadIntent, RetainAuth,
+    ttl, BundleRecord, FileRecord, Lifetime, Object, ReadDecision, ReadIntent, RetainAuth,
     StoreError,
 };
 
@@ -192,28 +192,15 @@ impl App {
             link,
             thumbs: Default::default(),
         };
-        // 71 random bits make a collision all but impossible; the loop turns
-        // "all but" into "never".
-        loop {
-            record.id = ids::object_id(self.ports.random.as_ref());
-            match self
-                .ports
-                .repo
-                .insert_new(&record.id, &Object::File(record.clone()))
-            {
-                Ok(true) => break,
-                Ok(false) => continue,
-                Err(e) => {
-                    // The record may or may not have been written (a failed
-                    // flush after the commit): keep the blob and the pool
-                    // bytes. If nothing points at them, start-up collects
-                    // the blob and recounts the pool.
-                    reservation.keep();
-                    return Err(e.into());
-                }
-            }
-        }
+        let inserted = self.insert_with_fresh_id(|id| {
+            record.id = id.to_string();
+            Object::File(record.clone())
+        });
+        // Kept even when the insert failed: the record may have been
+        // written before a failed flush. Start-up recovery settles blobs
+        // and the pool either way.
         reservation.keep();
+        inserted?;
         Ok(self.view(&record, now))
     }
 
@@ -347,14 +334,7 @@ impl App {
         let mut record = self.live_file(id, now)?;
         authorize_write(&record.lifetime, auth)?;
         record.ensure_editable()?;
-        let limit = self.config.limits.file_bytes_max;
-        let new_size = record.size + text.len() as u64;
-        if new_size > limit {
-            return Err(StoreError::TooLarge(format!(
-                "the file would grow to {new_size} bytes, over the limit of {limit}"
-            ))
-            .into());
-        }
+        let new_size = self.appended_size(record.size, text.len())?;
         let grow = self.reserve(text.len() as u64)?;
         let blob = self.concat_blob(&record.blob, text)?;
         grow.keep();

@@ -220,6 +220,35 @@ impl App {
         })
     }
 
+    /// Inserts a new object under a fresh random id and returns the id.
+    /// 71 random bits make a collision all but impossible; the loop turns
+    /// "all but" into "never".
+    pub(crate) fn insert_with_fresh_id(
+        &self,
+        mut object: impl FnMut(&str) -> Object,
+    ) -> Result<String, store_core::StorageError> {
+        loop {
+            let id = store_core::ids::object_id(self.ports.random.as_ref());
+            if self.ports.repo.insert_new(&id, &object(&id))? {
+                return Ok(id);
+            }
+        }
+    }
+
+    /// The size a text file would grow to by appending `extra` bytes, or
+    /// 413 past the file size limit.
+    pub(crate) fn appended_size(&self, current: u64, extra: usize) -> AppResult<u64> {
+        let limit = self.config.limits.file_bytes_max;
+        let new_size = current + extra as u64;
+        if new_size > limit {
+            return Err(store_core::StoreError::TooLarge(format!(
+                "the file would grow to {new_size} bytes, over the limit of {limit}"
+            ))
+            .into());
+        }
+        Ok(new_size)
+    }
+
     /// Deletes a record, then its bytes, then gives its pool bytes back.
     /// The caller holds the key's lock.
     fn remove_object(&self, key: &str, obj: &Object) -> AppResult<()> {

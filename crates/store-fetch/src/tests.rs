@@ -1,75 +1,14 @@
 //! Fetcher tests against scripted HTTP servers on loopback, with policies
 //! that allow exactly the servers a test means to reach.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Read;
 use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
 
-/// A response: status line and headers, then the body.
-type Script = Arc<dyn Fn(&str) -> (String, Vec<u8>) + Send + Sync>;
-
-/// A one-thread HTTP/1.1 server answering each request path with `script`,
-/// counting the connections it accepts.
-struct TestServer {
-    addr: SocketAddr,
-    accepted: Arc<AtomicUsize>,
-}
-
-impl TestServer {
-    fn start(script: Script) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let count = Arc::clone(&accepted);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                count.fetch_add(1, Ordering::SeqCst);
-                let script = Arc::clone(&script);
-                std::thread::spawn(move || {
-                    let mut reader = BufReader::new(stream.try_clone().unwrap());
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).is_err() {
-                        return;
-                    }
-                    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-                    loop {
-                        let mut h = String::new();
-                        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                            break;
-                        }
-                    }
-                    let (head, body) = script(&path);
-                    let _ = stream.write_all(head.as_bytes());
-                    let _ = stream.write_all(&body);
-                });
-            }
-        });
-        Self { addr, accepted }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-}
-
-fn ok(body: &[u8], extra: &str) -> (String, Vec<u8>) {
-    (
-        format!(
-            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
-            body.len()
-        ),
-        body.to_vec(),
-    )
-}
-
-fn redirect(to: &str) -> (String, Vec<u8>) {
-    (format!("HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"), vec![])
-}
+use store_testkit::origin::{ok, redirect, Origin as TestServer};
 
 fn fast() -> Timeouts {
     Timeouts {
@@ -153,11 +92,7 @@ fn a_lookup_to_a_private_address_is_refused_without_connecting() {
         private.fetch("http://mixed.example/", 100).unwrap_err(),
         FetchError::Refused
     );
-    assert_eq!(
-        trap.accepted.load(Ordering::SeqCst),
-        0,
-        "no connection was attempted"
-    );
+    assert_eq!(trap.hits(), 0, "no connection was attempted");
     assert!(fetcher.refusals() >= 3);
 }
 
@@ -214,11 +149,7 @@ fn redirects_are_checked_hop_by_hop() {
         f.fetch(&s.url("/away"), 100).unwrap_err(),
         FetchError::Refused
     );
-    assert_eq!(
-        forbidden.accepted.load(Ordering::SeqCst),
-        0,
-        "the blocked hop was never contacted"
-    );
+    assert_eq!(forbidden.hits(), 0, "the blocked hop was never contacted");
     assert_eq!(
         f.fetch(&s.url("/meta"), 100).unwrap_err(),
         FetchError::Refused

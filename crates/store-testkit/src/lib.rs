@@ -7,6 +7,7 @@
 //! [`suite`] holds the adapter conformance tests: every repository and blob
 //! store adapter (memory here, sled in store-sled) runs the same suite.
 
+pub mod origin;
 pub mod suite;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -40,17 +40,7 @@ async fn read_parts(
 ) -> AppResult<(Vec<Part>, Vec<(String, String)>)> {
     let limits = ctx.app.config().limits.clone();
     if let Some(boundary) = multipart_boundary(&ctx.headers) {
-        let boundary = boundary?;
-        let body_limit = limits.pool_bytes.max(limits.file_bytes_max) + 1024 * 1024;
-        declared_length(&ctx.headers, body_limit)?;
-        let mp = body::read_multipart(
-            &ctx.app,
-            http_body_util::BodyExt::into_data_stream(body),
-            boundary,
-            limits.file_bytes_max,
-            limits.files_per_container_max,
-        )
-        .await?;
+        let mp = super::container_parts(ctx, body, boundary).await?;
         return Ok((mp.files, mp.fields));
     }
     // No body at all is fine where files are optional; a body must say its

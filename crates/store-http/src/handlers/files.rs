@@ -58,18 +58,7 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     new_file(&ctx.query)?;
     let (req, parts) = match multipart_boundary(&ctx.headers) {
         Some(boundary) => {
-            let boundary = boundary?;
-            // Many parts may come; the pool bounds what can ever fit.
-            let body_limit = limits.pool_bytes.max(limits.file_bytes_max) + 1024 * 1024;
-            declared_length(&ctx.headers, body_limit)?;
-            let mp = body::read_multipart(
-                &ctx.app,
-                http_body_util::BodyExt::into_data_stream(body),
-                boundary,
-                limits.file_bytes_max,
-                limits.files_per_container_max,
-            )
-            .await?;
+            let mp = super::container_parts(ctx, body, boundary).await?;
             let params = merged(&ctx.query, mp.fields);
             if mp.files.is_empty() {
                 return Err(StoreError::bad_request("the multipart body has no file part").into());

@@ -276,6 +276,27 @@ pub(crate) fn serve_zip(ctx: &Ctx, name: &str, files: Vec<store_core::MemberFile
     res
 }
 
+/// Reads a multipart body of files for the store (uploads, bundles, dirs):
+/// each file within the file limit, at most a container's worth of files,
+/// and the whole body bounded by the pool, which is all that could ever fit.
+pub(crate) async fn container_parts(
+    ctx: &Ctx,
+    body: Incoming,
+    boundary: Result<String, StoreError>,
+) -> AppResult<crate::body::Multipart> {
+    let limits = &ctx.app.config().limits;
+    let body_limit = limits.pool_bytes.max(limits.file_bytes_max) + 1024 * 1024;
+    crate::body::declared_length(&ctx.headers, body_limit)?;
+    crate::body::read_multipart(
+        &ctx.app,
+        http_body_util::BodyExt::into_data_stream(body),
+        boundary?,
+        limits.file_bytes_max,
+        limits.files_per_container_max,
+    )
+    .await
+}
+
 /// Multipart fields and URL parameters as one set: the URL's values come
 /// first and so win.
 pub(crate) fn merged(query: &Query, fields: Vec<(String, String)>) -> Query {

@@ -1,0 +1,100 @@
+//! A scripted HTTP/1.1 origin on loopback, for import tests: it answers
+//! each request path with what the script says (or stays silent, to test
+//! time-outs) and counts the connections it accepts, so a test can prove
+//! that a blocked fetch never connected.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A reply: the status line and headers (ending in a blank line), then
+/// the body. `None` keeps the connection open and says nothing.
+pub type Reply = Option<(String, Vec<u8>)>;
+
+/// Maps a request path (with its query) to a reply.
+pub type Script = Arc<dyn Fn(&str) -> Reply + Send + Sync>;
+
+/// How long a silent reply holds the connection.
+const SILENCE: Duration = Duration::from_secs(40);
+
+#[derive(Debug)]
+pub struct Origin {
+    pub addr: SocketAddr,
+    hits: Arc<AtomicUsize>,
+}
+
+impl Origin {
+    pub fn start(script: Script) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let addr = listener.local_addr().expect("a bound address");
+        let hits = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&hits);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                counter.fetch_add(1, Ordering::SeqCst);
+                let script = Arc::clone(&script);
+                std::thread::spawn(move || {
+                    let Ok(read_half) = stream.try_clone() else {
+                        return;
+                    };
+                    let mut reader = BufReader::new(read_half);
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).is_err() {
+                        return;
+                    }
+                    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                            break;
+                        }
+                    }
+                    match script(&path) {
+                        Some((head, body)) => {
+                            let _ = stream.write_all(head.as_bytes());
+                            let _ = stream.write_all(&body);
+                        }
+                        None => std::thread::sleep(SILENCE),
+                    }
+                });
+            }
+        });
+        Self { addr, hits }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Connections accepted so far.
+    pub fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+}
+
+/// A 200 with `extra` header lines (each ending in CRLF).
+pub fn ok(body: &[u8], extra: &str) -> Reply {
+    Some((
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
+            body.len()
+        ),
+        body.to_vec(),
+    ))
+}
+
+/// A 302 to `to`.
+pub fn redirect(to: &str) -> Reply {
+    Some((format!("HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"), vec![]))
+}
+
+/// A 404.
+pub fn not_found() -> Reply {
+    Some((
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(),
+        vec![],
+    ))
+}
