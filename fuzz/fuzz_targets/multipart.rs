@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         random: Arc::new(SeededRandom::new(1)),
         fetcher: Arc::new(FakeFetcher::new()),
     };
-    let config = AppConfig { base_url: "http://f".into(), limits: Limits::default(), retain_tokens: RetainTokens::default() };
+    let config = AppConfig { base_url: "http://f".into(), limits: Limits::default(), retain_tokens: RetainTokens::default(), superadmin_token: None };
     let (app, _) = App::open(ports, config).unwrap();
     let body = bytes::Bytes::copy_from_slice(data);
     let stream = futures_stream(body);
