@@ -399,3 +399,36 @@ fn single_files_get_previews_when_they_are_raster_images() {
         "other files fall back to their bytes"
     );
 }
+
+#[test]
+fn a_browser_creates_likes_and_comments_without_javascript() {
+    let s = Server::start();
+    let form = [
+        ("content-type", "application/x-www-form-urlencoded"),
+        ("accept", "text/html"),
+    ];
+    let mut res = s.post_with("/pics?create=1", &form, b"name=from-a-form");
+    assert_eq!(res.status(), 201);
+    let page = text(&mut res);
+    assert!(
+        page.contains("/pics/g/from-a-form/"),
+        "the admin link is shown once: {page}"
+    );
+    let img = upload(&s, "from-a-form", "a.gif", &media("animated.gif"));
+    let id = img["id"].as_str().unwrap();
+    let res = s.post_with(&format!("/pics/i/{id}?like=1"), &form, b"");
+    assert_eq!(res.status(), 303);
+    assert!(header(&res, "location").ends_with(&format!("/pics/g/from-a-form#{id}")));
+    let res = s.post_with("/pics/g/from-a-form?comment=1", &form, b"text=nice");
+    assert_eq!(res.status(), 303);
+    let c = &json(&mut s.get("/pics/g/from-a-form"))["comments"][0];
+    let res = s.post_with(
+        &format!("/pics/g/from-a-form?clike={}", c["id"].as_str().unwrap()),
+        &form,
+        b"",
+    );
+    assert_eq!(res.status(), 303);
+    let counters = json(&mut s.get("/pics/g/from-a-form?likes=1"));
+    assert_eq!(counters["likes"][id], 1);
+    assert_eq!(counters["cl"][c["id"].as_str().unwrap()], 1);
+}

@@ -133,6 +133,9 @@ pub struct LikeView {
     pub id: String,
     pub likes: usize,
     pub liked: bool,
+    /// The gallery, so a browser can be sent back to it.
+    #[serde(skip)]
+    pub gallery: String,
 }
 
 /// Counters response (SPEC.md, `?likes=1`).
@@ -671,6 +674,7 @@ impl App {
             id: id.to_string(),
             likes: image.likes.len(),
             liked,
+            gallery: image.gallery,
         })
     }
 
@@ -741,6 +745,7 @@ impl App {
             id: cid.to_string(),
             likes: c.likes.len(),
             liked,
+            gallery: gid.to_string(),
         };
         self.ports.repo.put(&key, &Object::Gallery(g))?;
         Ok(view)

@@ -233,7 +233,11 @@ fn comments(view: &store_app::GalleryView) -> Markup {
         section id="comments" {
             h2 { "Guestbook" }
             @for c in &view.comments {
-                article { strong { (c.name) } " · " (c.likes) " likes" p { (c.text) } }
+                article {
+                    strong { (c.name) } " · " (c.likes) " likes "
+                    form method="post" action={ (view.url) "?clike=" (c.id) } style="display:inline" { button type="submit" { "Like" } }
+                    p { (c.text) }
+                }
             }
             form method="post" action={ (view.url) "?comment=1" } {
                 label { "Name " input type="text" name="name" maxlength="40" placeholder="Gast"; }
@@ -250,7 +254,7 @@ pub fn gallery(view: &store_app::GalleryView, embed: bool) -> Markup {
         @if !embed { h1 { (title) } }
         div class="grid" {
             @for i in &view.images {
-                figure {
+                figure id=(i.id) {
                     a href=(i.url) { img src=(i.thumb_url) alt=(i.name) loading="lazy" width="160"; }
                     figcaption { (i.likes) " ♥ "
                         form method="post" action={ (i.url) "?like=1" } style="display:inline" { button type="submit" { "Like" } }

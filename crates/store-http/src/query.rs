@@ -27,6 +27,11 @@ impl Query {
         self.0.extend(pairs.into_iter().take(room));
     }
 
+    /// The pairs, in order.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        self.0.clone()
+    }
+
     pub fn has(&self, key: &str) -> bool {
         self.0.iter().any(|(k, _)| k == key)
     }

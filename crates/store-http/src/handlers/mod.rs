@@ -177,7 +177,7 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
         E::DeleteDirFile { key, name } => dirs::delete_file(&ctx, key, name).await,
         E::Import => files::import(&ctx).await,
         E::PicsIndex => pics::index(&ctx).await,
-        E::CreateGallery => pics::create(&ctx).await,
+        E::CreateGallery => pics::create(&ctx, body).await,
         E::Gallery { gid } => pics::gallery(&ctx, gid).await,
         E::UploadImage { gid } => pics::upload(&ctx, gid, body).await,
         E::ImportImage { gid } => pics::import(&ctx, gid).await,

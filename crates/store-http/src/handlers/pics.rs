@@ -50,9 +50,22 @@ pub(super) async fn index(ctx: &Ctx) -> AppResult<Res> {
     Ok(json(StatusCode::OK, &list))
 }
 
-pub(super) async fn create(ctx: &Ctx) -> AppResult<Res> {
-    let name = ctx.query.get("name").map(str::to_string);
-    let listed = ctx.query.flag("listed")?;
+pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
+    // A browser form sends its fields in the body; the URL's values win.
+    let has_form = ctx
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .is_some_and(|v| v.as_bytes() != b"0");
+    let params = if has_form {
+        super::merged(&ctx.query, form(ctx, body).await?.pairs())
+    } else {
+        ctx.query.clone()
+    };
+    let name = params
+        .get("name")
+        .filter(|n| !n.is_empty())
+        .map(str::to_string);
+    let listed = params.flag("listed")?;
     let (view, was_created) = blocking(&ctx.app, move |app| {
         app.create_gallery(name.as_deref(), listed)
     })
@@ -188,6 +201,13 @@ pub(super) async fn image(ctx: &Ctx, id: String) -> AppResult<Res> {
 pub(super) async fn like(ctx: &Ctx, id: String) -> AppResult<Res> {
     let v = visitor(ctx);
     let view = blocking(&ctx.app, move |app| app.like_image(&id, &v)).await?;
+    if ctx.html {
+        let base = &ctx.app.config().base_url;
+        return Ok(respond::redirect(&format!(
+            "{base}/pics/g/{}#{}",
+            view.gallery, view.id
+        )));
+    }
     Ok(json(StatusCode::OK, &view))
 }
 
@@ -198,6 +218,13 @@ pub(super) async fn like_comment(ctx: &Ctx, gid: String) -> AppResult<Res> {
         .ok_or_else(|| StoreError::bad_request("clike names a comment id"))?;
     let v = visitor(ctx);
     let view = blocking(&ctx.app, move |app| app.like_comment(&gid, &cid, &v)).await?;
+    if ctx.html {
+        let base = &ctx.app.config().base_url;
+        return Ok(respond::redirect(&format!(
+            "{base}/pics/g/{}#comments",
+            view.gallery
+        )));
+    }
     Ok(json(StatusCode::OK, &view))
 }
 
