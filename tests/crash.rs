@@ -16,6 +16,11 @@ use std::time::Duration;
 /// What a 2xx answer promised.
 #[derive(Debug, Clone)]
 enum Ack {
+    /// A like of the round's image by a visitor who never likes it again.
+    Like,
+    Comment {
+        text: String,
+    },
     File {
         id: String,
         bytes: Vec<u8>,
@@ -59,7 +64,14 @@ fn content(seed: u64, len: usize) -> Vec<u8> {
     (0..len).map(|_| (g.next() & 0xff) as u8).collect()
 }
 
-fn worker(base: String, t: u64, seed: u64, stop: Arc<AtomicBool>, acks: Arc<Mutex<Vec<Ack>>>) {
+fn worker(
+    base: String,
+    t: u64,
+    seed: u64,
+    image: String,
+    stop: Arc<AtomicBool>,
+    acks: Arc<Mutex<Vec<Ack>>>,
+) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(5)))
@@ -72,7 +84,7 @@ fn worker(base: String, t: u64, seed: u64, stop: Arc<AtomicBool>, acks: Arc<Mute
     let mut seq = 0u64;
     while !stop.load(Ordering::SeqCst) {
         seq += 1;
-        let op = g.next() % 6;
+        let op = g.next() % 8;
         let result: Result<(), ureq::Error> = (|| {
             match op {
                 0 | 1 => {
@@ -128,6 +140,30 @@ fn worker(base: String, t: u64, seed: u64, stop: Arc<AtomicBool>, acks: Arc<Mute
                         ack(Ack::Retained { id });
                     }
                 }
+                6 => {
+                    // A fresh visitor each time, so every acknowledged like
+                    // must still be counted after the crash.
+                    let visitor = format!("crash-visitor-{t}-{seq}");
+                    let res = agent
+                        .post(&format!("{base}/pics/i/{image}?like=1"))
+                        .header("user-agent", &visitor)
+                        .send_empty()?;
+                    if res.status() == 200 {
+                        ack(Ack::Like);
+                    }
+                }
+                7 => {
+                    // Each comment from its own visitor: no cooldown applies.
+                    let text = format!("comment {t}-{seq}");
+                    let res = agent
+                        .post(&format!("{base}/pics/g/crash-gallery?comment=1"))
+                        .header("user-agent", &format!("crash-commenter-{t}-{seq}"))
+                        .header("content-type", "application/x-www-form-urlencoded")
+                        .send(format!("text={}", text.replace(' ', "+")).as_bytes())?;
+                    if res.status() == 201 {
+                        ack(Ack::Comment { text });
+                    }
+                }
                 _ => {}
             }
             Ok(())
@@ -144,6 +180,19 @@ fn round(run: u64) -> Vec<String> {
     let mut s = Server::start();
     assert_eq!(s.post_empty("/?dir=1&name=crash-dir", &[]).status(), 201);
     let writers = 4u64;
+    assert_eq!(
+        s.post_empty("/pics?create=1&name=crash-gallery", &[])
+            .status(),
+        201
+    );
+    let gif = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/media/animated.gif"
+    ))
+    .unwrap();
+    let mut res = s.post("/pics/g/crash-gallery?name=a.gif", &gif);
+    assert_eq!(res.status(), 201);
+    let image = common::json(&mut res)["id"].as_str().unwrap().to_string();
     for t in 0..writers {
         assert_eq!(
             s.put(&format!("/d/crash-dir/log-{t}.txt"), &[], b"")
@@ -155,8 +204,9 @@ fn round(run: u64) -> Vec<String> {
     let acks = Arc::new(Mutex::new(vec![]));
     let handles: Vec<_> = (0..writers)
         .map(|t| {
-            let (base, stop, acks) = (s.base.clone(), stop.clone(), acks.clone());
-            std::thread::spawn(move || worker(base, t, run * 1000 + t, stop, acks))
+            let (base, stop, acks, image) =
+                (s.base.clone(), stop.clone(), acks.clone(), image.clone());
+            std::thread::spawn(move || worker(base, t, run * 1000 + t, image, stop, acks))
         })
         .collect();
     let mut g = Lcg(run.wrapping_mul(7919) + 17);
@@ -205,6 +255,33 @@ fn round(run: u64) -> Vec<String> {
             }
             Ack::Line { file, line } => lines.entry(file.clone()).or_default().push(line.clone()),
             _ => {}
+        }
+    }
+    // Acknowledged likes and comments: all counted after the restart.
+    let likes_acked = acks.iter().filter(|a| matches!(a, Ack::Like)).count();
+    let comments: Vec<&String> = acks
+        .iter()
+        .filter_map(|a| {
+            if let Ack::Comment { text } = a {
+                Some(text)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let gallery = common::json(&mut s.get("/pics/g/crash-gallery"));
+    let liked = gallery["images"][0]["likes"].as_u64().unwrap_or(0) as usize;
+    // At most one more: a like in flight at the kill.
+    if liked < likes_acked || liked > likes_acked + writers as usize {
+        broken.push(format!("{likes_acked} likes acknowledged, {liked} counted"));
+    }
+    let texts: Vec<&str> = gallery["comments"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|c| c["text"].as_str()).collect())
+        .unwrap_or_default();
+    for c in &comments {
+        if !texts.contains(&c.as_str()) {
+            broken.push(format!("acknowledged comment {c:?} is missing"));
         }
     }
     for t in 0..writers {
