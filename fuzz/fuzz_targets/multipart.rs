@@ -14,7 +14,7 @@ const FILES_MAX: usize = 3;
 
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(1).build().unwrap())
+    RT.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap())
 }
 
 fuzz_target!(|data: &[u8]| {
