@@ -282,6 +282,9 @@ impl App {
     /// Whether `secret` administers `g`: its own token or the superadmin's,
     /// compared as digests in constant time.
     fn is_admin(&self, g: &GalleryRecord, secret: &str) -> bool {
+        if secret.is_empty() {
+            return false;
+        }
         let presented = hash_token(secret);
         let own = constant_time_eq(g.token_hash.as_bytes(), presented.as_bytes());
         let superadmin = self
@@ -565,16 +568,34 @@ impl App {
             likes: Default::default(),
             thumbs: Default::default(),
         };
-        // Image first, then the gallery that lists it: a crash between the
-        // two leaves an unlisted image that expires on its own.
-        self.ports
-            .repo
-            .put(&image_storage_key(&image.id), &Object::Image(image.clone()))?;
+        // Under the gallery's lock: the image record first, then the gallery
+        // that lists it. A crash between the two leaves an unlisted image
+        // that expires on its own; a refusal undoes the image here.
         let key = gallery_storage_key(gid);
+        let ikey = image_storage_key(&image.id);
         let _guard = self.locks.lock(&key);
-        let mut g = self.live_gallery(gid, now)?;
+        let undo = |app: &App, written: bool| {
+            if written {
+                let _ = app.ports.repo.remove(&ikey);
+            }
+            let _ = app.ports.blobs.remove(&image.blob);
+            give_back(app);
+        };
+        let mut g = match self.live_gallery(gid, now) {
+            Ok(g) => g,
+            Err(e) => {
+                undo(self, false);
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.ports.repo.put(&ikey, &Object::Image(image.clone())) {
+            undo(self, true);
+            return Err(e.into());
+        }
         g.images.push(image.id.clone());
         g.extend_for_upload(now);
+        // A failed gallery write may still have landed: keep the image then
+        // (at worst it is unlisted and expires on its own).
         self.ports.repo.put(&key, &Object::Gallery(g))?;
         Ok(self.image_view(&image))
     }
@@ -594,10 +615,14 @@ impl App {
             });
         };
         let size = thumb_box(thumb)?;
+        let cached = |obj: &Object| match obj {
+            Object::Image(i) => i.thumbs.get(&size).cloned(),
+            _ => None,
+        };
         let blob = self.thumb_blob(
             &image_storage_key(id),
             &image.blob,
-            image.thumbs.get(&size),
+            cached,
             size,
             |obj, b| {
                 if let Object::Image(i) = obj {
@@ -627,12 +652,18 @@ impl App {
         &self,
         key: &str,
         source: &BlobId,
-        cached: Option<&BlobId>,
+        cached: impl Fn(&Object) -> Option<BlobId>,
         size: u32,
         record: impl Fn(&mut Object, BlobId),
     ) -> AppResult<BlobId> {
-        if let Some(b) = cached {
-            return Ok(b.clone());
+        let current = || -> AppResult<Object> {
+            self.ports
+                .repo
+                .get(key)?
+                .ok_or_else(|| StoreError::not_found().into())
+        };
+        if let Some(b) = cached(&current()?) {
+            return Ok(b);
         }
         let mut bytes = vec![];
         self.open_record_blob(source)?
@@ -647,17 +678,22 @@ impl App {
         writer.write(&thumb)?;
         let blob = writer.commit()?;
         let _guard = self.locks.lock(key);
-        match self.ports.repo.get(key)? {
-            Some(mut obj) => {
-                record(&mut obj, blob.clone());
-                self.ports.repo.put(key, &obj)?;
-                Ok(blob)
-            }
-            None => {
+        // Re-read under the lock: a concurrent request may have made the
+        // same preview meanwhile; keep one, drop the other.
+        let mut obj = match current() {
+            Ok(obj) => obj,
+            Err(e) => {
                 let _ = self.ports.blobs.remove(&blob);
-                Err(StoreError::not_found().into())
+                return Err(e);
             }
+        };
+        if let Some(existing) = cached(&obj) {
+            let _ = self.ports.blobs.remove(&blob);
+            return Ok(existing);
         }
+        record(&mut obj, blob.clone());
+        self.ports.repo.put(key, &obj)?;
+        Ok(blob)
     }
 
     /// POST /pics/i/<id>?like=1: toggles this visitor's like.
@@ -785,6 +821,13 @@ impl App {
                 let ikey = image_storage_key(target);
                 let _iguard = self.locks.lock(&ikey);
                 let Some(mut image) = self.image(target)? else {
+                    // A listed id without a record (an image that expired
+                    // and was swept): deleting it just drops the id.
+                    if action == AdminAction::Delete {
+                        g.images.retain(|i| i != target);
+                        self.ports.repo.put(&key, &Object::Gallery(g))?;
+                        return Ok(());
+                    }
                     return Err(StoreError::not_found().into());
                 };
                 if action == AdminAction::Delete {
@@ -823,7 +866,11 @@ impl App {
         if file.once || !raster {
             return Ok(None);
         }
-        let blob = self.thumb_blob(id, &file.blob, file.thumbs.get(&size), size, |obj, b| {
+        let cached = |obj: &Object| match obj {
+            Object::File(f) => f.thumbs.get(&size).cloned(),
+            _ => None,
+        };
+        let blob = self.thumb_blob(id, &file.blob, cached, size, |obj, b| {
             if let Object::File(f) = obj {
                 f.thumbs.insert(size, b);
             }

@@ -1795,6 +1795,40 @@ mod pics {
         );
     }
 
+    // Regression (review of issue 5): concurrent first requests for a
+    // preview each made one, and all but the last were left orphaned.
+    #[test]
+    fn concurrent_preview_requests_keep_one_preview() {
+        let w = Arc::new(world());
+        let (g, _) = w.app.create_gallery(Some("thumbs-race"), false).unwrap();
+        let img = put_image(&w, &g.id);
+        let before = w.blobs.count();
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let (w, id) = (Arc::clone(&w), img.id.clone());
+                std::thread::spawn(move || w.app.open_image(&id, Some("160")).map(|_| ()).unwrap())
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(w.blobs.count(), before + 1, "one preview blob, no orphans");
+    }
+
+    #[test]
+    fn a_refused_upload_leaves_no_image_and_no_pool_bytes() {
+        let w = world();
+        assert_eq!(
+            code(
+                w.app
+                    .upload_image("never-created", None, upload(&w.app, &png(4, 4)))
+            ),
+            ErrorCode::NotFound
+        );
+        assert_eq!(w.app.pics_used_bytes(), 0);
+        assert_eq!(w.blobs.count(), 0);
+    }
+
     #[test]
     fn hostile_images_are_refused() {
         let w = world();

@@ -69,6 +69,9 @@ pub fn validate_comment(name: Option<&str>, text: &str) -> Result<(String, Strin
         .map(str::trim)
         .filter(|n| !n.is_empty())
         .unwrap_or(DEFAULT_COMMENT_NAME);
+    // Browsers send a textarea's line breaks as CRLF: one break is one
+    // character, whatever the client.
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
     let text = text.trim();
     if name.chars().count() > limits::COMMENT_NAME_CHARS_MAX || name.chars().any(char::is_control) {
         return Err(StoreError::bad_request(format!(
@@ -79,7 +82,9 @@ pub fn validate_comment(name: Option<&str>, text: &str) -> Result<(String, Strin
     let len = text.chars().count();
     if len == 0
         || len > limits::COMMENT_TEXT_CHARS_MAX
-        || text.chars().any(|c| c.is_control() && c != '\n')
+        || text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t')
     {
         return Err(StoreError::bad_request(format!(
             "the text must be 1 to {} characters",
@@ -276,6 +281,14 @@ mod tests {
         assert!(validate_comment(None, &"ä".repeat(501)).is_err());
         assert!(validate_comment(None, "").is_err());
         assert!(validate_comment(None, "a\u{0}b").is_err());
+        assert_eq!(
+            validate_comment(None, "line one\r\nline two").unwrap().1,
+            "line one\nline two"
+        );
+        assert!(
+            validate_comment(None, &"a\r\n".repeat(166)).is_ok(),
+            "CRLF counts as one character"
+        );
         let mut g = gallery();
         let t0 = Timestamp::from_secs(100);
         g.add_comment(t0, "v", "c1".into(), "n".into(), "t".into(), 3)

@@ -107,7 +107,7 @@ pub(crate) fn segments(jpeg: &[u8]) -> Result<(Vec<Segment>, usize), MediaError>
             ));
         };
         if marker == 0xDA {
-            if !jpeg.ends_with(&[0xFF, 0xD9]) {
+            if !jpeg[i..].windows(2).any(|w| w == [0xFF, 0xD9]) {
                 return Err(MediaError::Malformed(
                     "truncated JPEG: the image data does not end",
                 ));
@@ -164,7 +164,13 @@ pub fn strip(jpeg: &[u8]) -> Result<Stripped, MediaError> {
             out.extend_from_slice(&jpeg[s.start..s.end]);
         }
     }
-    out.extend_from_slice(&jpeg[scan..]);
+    // The image ends at the last EOI; bytes after it (phone trailers,
+    // padding) are metadata of a kind, and go too.
+    let end = jpeg
+        .windows(2)
+        .rposition(|w| w == [0xFF, 0xD9])
+        .map_or(jpeg.len(), |p| p + 2);
+    out.extend_from_slice(&jpeg[scan..end.max(scan)]);
     Ok(Stripped {
         bytes: out,
         orientation,
@@ -182,6 +188,19 @@ mod tests {
             let seg = orientation_segment(o);
             assert_eq!(orientation_of(&seg[4..]), Some(o));
         }
+    }
+
+    #[test]
+    fn trailers_after_the_image_are_dropped() {
+        // SOI, a minimal SOS segment, scan data, EOI, then a trailer.
+        let mut jpeg = vec![0xFF, 0xD8, 0xFF, 0xDA, 0x00, 0x02, 0x11, 0x22, 0xFF, 0xD9];
+        let clean = strip(&jpeg).unwrap().bytes;
+        jpeg.extend_from_slice(b"SEFT trailer data");
+        assert_eq!(strip(&jpeg).unwrap().bytes, clean);
+        assert!(
+            strip(&[0xFF, 0xD8, 0xFF, 0xDA, 0x00, 0x02, 0x11]).is_err(),
+            "no EOI: truncated"
+        );
     }
 
     #[test]

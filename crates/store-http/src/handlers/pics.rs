@@ -189,13 +189,9 @@ pub(super) async fn import(ctx: &Ctx, gid: String) -> AppResult<Res> {
 pub(super) async fn image(ctx: &Ctx, id: String) -> AppResult<Res> {
     let thumb = ctx.query.get("thumb").map(str::to_string);
     let d = blocking(&ctx.app, move |app| app.open_image(&id, thumb.as_deref())).await?;
-    let mut res = serve_download(ctx, d)?;
-    // Image bytes never change under an id: let browsers keep them.
-    res.headers_mut().insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=86400"),
-    );
-    Ok(res)
+    // `no-cache` (serve_download's default): an image an admin hides must
+    // stop being served at once, from caches too.
+    serve_download(ctx, d)
 }
 
 pub(super) async fn like(ctx: &Ctx, id: String) -> AppResult<Res> {
