@@ -508,11 +508,7 @@ impl App {
             }
             .then_with(|| a.key.cmp(&b.key))
         };
-        hits.sort_by(|a, b| match query.order {
-            SortOrder::Asc => key(a, b),
-            SortOrder::Desc => key(b, a),
-        });
-        hits.truncate(self.config.limits.browse_results_max);
+        self.sort_and_cap(&mut hits, query.order, key);
         Ok(hits
             .iter()
             .map(|d| DirView::summary(d, &self.config.base_url))

@@ -96,6 +96,7 @@ pub enum BrowseSort {
     Expires,
 }
 
+/// Listing order; newest (or largest) first by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SortOrder {
     Asc,
@@ -114,6 +115,21 @@ pub struct BrowseQuery {
 }
 
 impl App {
+    /// Sorts a listing by `key` in `order` and keeps at most
+    /// `browse_results_max` entries: every listing is bounded.
+    pub(crate) fn sort_and_cap<T>(
+        &self,
+        items: &mut Vec<T>,
+        order: SortOrder,
+        key: impl Fn(&T, &T) -> Ordering,
+    ) {
+        items.sort_by(|a, b| match order {
+            SortOrder::Asc => key(a, b),
+            SortOrder::Desc => key(b, a),
+        });
+        items.truncate(self.config.limits.browse_results_max);
+    }
+
     fn view(&self, file: &FileRecord, now: store_core::Timestamp) -> FileView {
         FileView::new(file, &self.config.base_url, now)
     }
@@ -426,11 +442,7 @@ impl App {
             }
             .then_with(|| a.id.cmp(&b.id))
         };
-        hits.sort_by(|a, b| match query.order {
-            SortOrder::Asc => key(a, b),
-            SortOrder::Desc => key(b, a),
-        });
-        hits.truncate(self.config.limits.browse_results_max);
+        self.sort_and_cap(&mut hits, query.order, key);
         Ok(hits
             .iter()
             .map(|f| BrowseEntry::new(f, &self.config.base_url))
