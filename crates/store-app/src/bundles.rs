@@ -6,7 +6,7 @@ use store_core::content::{self, is_text_type};
 use store_core::names::default_file_name;
 use store_core::views::BundleView;
 use store_core::{
-    ttl, BundleRecord, Lifetime, MemberFile, Object, ReadIntent, RetainAuth, StoreError, Timestamp,
+    ttl, BundleRecord, Lifetime, MemberFile, Object, RetainAuth, StoreError, Timestamp,
 };
 
 use crate::files::Download;
@@ -127,7 +127,7 @@ impl App {
     }
 
     /// GET /<id>/<filename>: one file of a bundle.
-    pub fn open_member(&self, id: &str, name: &str, _intent: ReadIntent) -> AppResult<Download> {
+    pub fn open_member(&self, id: &str, name: &str) -> AppResult<Download> {
         let now = self.now();
         let _guard = self.locks.lock(id);
         let Object::Bundle(b) = self.live_object(id, now)? else {

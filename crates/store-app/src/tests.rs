@@ -910,7 +910,7 @@ mod containers {
             w.app.read(&b.id, ReadIntent::Get).unwrap(),
             Opened::Bundle(_)
         ));
-        let mut m = w.app.open_member(&b.id, "a.txt", ReadIntent::Get).unwrap();
+        let mut m = w.app.open_member(&b.id, "a.txt").unwrap();
         let mut s = String::new();
         m.reader.read_to_string(&mut s).unwrap();
         assert_eq!(s, "aa");

@@ -44,12 +44,6 @@ impl PoolLedger {
         }
     }
 
-    /// Takes `bytes` whether or not they fit: for objects that exist
-    /// already (loaded at start) or are exempt from the limit's refusal.
-    pub fn add(&mut self, bytes: u64) {
-        self.used_bytes = self.used_bytes.saturating_add(bytes);
-    }
-
     pub fn release(&mut self, bytes: u64) {
         debug_assert!(bytes <= self.used_bytes, "pool released more than it held");
         self.used_bytes = self.used_bytes.saturating_sub(bytes);

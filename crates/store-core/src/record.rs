@@ -168,16 +168,6 @@ impl Object {
         }
     }
 
-    pub fn created_at(&self) -> Timestamp {
-        match self {
-            Self::File(f) => f.created_at,
-            Self::Bundle(b) => b.created_at,
-            Self::Dir(d) => d.created_at,
-            Self::Gallery(g) => g.created_at,
-            Self::Image(i) => i.created_at,
-        }
-    }
-
     /// Bytes this object counts against the store pool (gallery images
     /// count against the pics pool instead).
     pub fn pool_bytes(&self) -> u64 {
@@ -213,13 +203,6 @@ impl Object {
     /// evicts, so galleries and their images never are.
     pub fn is_evictable(&self) -> bool {
         !matches!(self, Self::Gallery(_) | Self::Image(_)) && !self.lifetime().is_retained()
-    }
-
-    pub fn as_file(&self) -> Option<&FileRecord> {
-        match self {
-            Self::File(f) => Some(f),
-            _ => None,
-        }
     }
 }
 

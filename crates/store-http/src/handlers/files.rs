@@ -154,10 +154,8 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
             if ctx.html && !ctx.query.flag("download")? {
                 if b.member("index.html").is_some() {
                     let id = b.id.clone();
-                    let d = blocking(&ctx.app, move |app| {
-                        app.open_member(&id, "index.html", intent)
-                    })
-                    .await?;
+                    let d =
+                        blocking(&ctx.app, move |app| app.open_member(&id, "index.html")).await?;
                     return serve_download(ctx, d);
                 }
                 let view = ctx.app.bundle_view(&b);
@@ -173,8 +171,7 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
 
 /// GET or HEAD /<id>/<filename>.
 pub(super) async fn get_member(ctx: &Ctx, id: String, name: String) -> AppResult<Res> {
-    let intent = ctx.intent();
-    let d = blocking(&ctx.app, move |app| app.open_member(&id, &name, intent)).await?;
+    let d = blocking(&ctx.app, move |app| app.open_member(&id, &name)).await?;
     serve_download(ctx, d)
 }
 

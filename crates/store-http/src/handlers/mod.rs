@@ -106,7 +106,9 @@ pub async fn handle(
     req: Request<Incoming>,
     peer: std::net::IpAddr,
 ) -> (Res, &'static str) {
-    if req.uri().to_string().len() > URI_BYTES_MAX {
+    // Measured without formatting the URI: this runs on every request.
+    let target_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if target_len > URI_BYTES_MAX {
         return (respond::uri_too_long(URI_BYTES_MAX), "uri_too_long");
     }
     let header_bytes: usize = req
