@@ -158,6 +158,22 @@ pub(super) async fn get_file(ctx: &Ctx, key: String, name: String) -> AppResult<
     serve_download(ctx, d)
 }
 
+/// The checks a PUT or PATCH of a dir file passes before its body is read
+/// (length, write gate, text file), so a refused edit costs no upload.
+/// Returns the body limit and the access to use.
+async fn file_write_gate(
+    ctx: &Ctx,
+    key: &str,
+    name: &str,
+) -> AppResult<(u64, store_app::DirAccess)> {
+    let limit = ctx.app.config().limits.file_bytes_max;
+    declared_length(&ctx.headers, limit)?;
+    let access = ctx.dir_access(true);
+    let (k, n, a) = (key.to_string(), name.to_string(), access.clone());
+    blocking(&ctx.app, move |app| app.check_dir_write(&k, Some(&n), &a)).await?;
+    Ok((limit, access))
+}
+
 /// PUT /d/<key>/<file>: replaces a text file, or creates one.
 pub(super) async fn put_file(
     ctx: &Ctx,
@@ -165,11 +181,7 @@ pub(super) async fn put_file(
     name: String,
     body: Incoming,
 ) -> AppResult<Res> {
-    let limit = ctx.app.config().limits.file_bytes_max;
-    declared_length(&ctx.headers, limit)?;
-    let access = ctx.dir_access(true);
-    let (k, n, a) = (key.clone(), name.clone(), access.clone());
-    blocking(&ctx.app, move |app| app.check_dir_write(&k, Some(&n), &a)).await?;
+    let (limit, access) = file_write_gate(ctx, &key, &name).await?;
     let staged = body::receive(&ctx.app, body, limit).await?;
     let view = blocking(&ctx.app, move |app| {
         app.put_dir_file(&key, &name, staged, &access)
@@ -185,11 +197,7 @@ pub(super) async fn append_file(
     name: String,
     body: Incoming,
 ) -> AppResult<Res> {
-    let limit = ctx.app.config().limits.file_bytes_max;
-    declared_length(&ctx.headers, limit)?;
-    let access = ctx.dir_access(true);
-    let (k, n, a) = (key.clone(), name.clone(), access.clone());
-    blocking(&ctx.app, move |app| app.check_dir_write(&k, Some(&n), &a)).await?;
+    let (limit, access) = file_write_gate(ctx, &key, &name).await?;
     let text = body::read_bounded(body, limit).await?;
     let view = blocking(&ctx.app, move |app| {
         app.append_dir_file(&key, &name, &text, &access)
