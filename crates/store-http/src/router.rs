@@ -21,6 +21,24 @@ pub enum Endpoint {
     Api,
     /// GET /browse.
     Browse,
+    /// GET /help.
+    Help,
+    /// GET /help/<topic>.
+    HelpTopic {
+        topic: String,
+    },
+    /// GET /write_for_agents.
+    WriteForAgents,
+    /// GET /copy_for_agents.
+    CopyForAgents,
+    /// GET /releases.
+    Releases,
+    /// GET /static/<file>: the pages' stylesheet and script.
+    Static {
+        file: String,
+    },
+    /// GET /robots.txt.
+    Robots,
     /// GET or HEAD /<id>.
     GetFile {
         id: String,
@@ -158,6 +176,13 @@ impl Endpoint {
             Self::CreateDir => "create_dir",
             Self::Api => "api",
             Self::Browse => "browse",
+            Self::Help => "help",
+            Self::HelpTopic { .. } => "help_topic",
+            Self::WriteForAgents => "write_for_agents",
+            Self::CopyForAgents => "copy_for_agents",
+            Self::Releases => "releases",
+            Self::Static { .. } => "static",
+            Self::Robots => "robots",
             Self::GetFile { .. } => "get_file",
             Self::GetBundleMember { .. } => "get_bundle_member",
             Self::RetainFile { .. } => "retain_file",
@@ -220,7 +245,27 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
         },
         ["api"] if get => Endpoint::Api,
         ["browse"] if get => Endpoint::Browse,
-        ["api"] | ["browse"] => Endpoint::MethodNotAllowed,
+        ["help"] if get => Endpoint::Help,
+        ["help", raw] if get => match decode(raw) {
+            Some(topic) => Endpoint::HelpTopic { topic },
+            None => Endpoint::NotFound,
+        },
+        ["write_for_agents"] if get => Endpoint::WriteForAgents,
+        ["copy_for_agents"] if get => Endpoint::CopyForAgents,
+        ["releases"] if get => Endpoint::Releases,
+        ["robots.txt"] if get => Endpoint::Robots,
+        ["static", file] if get => Endpoint::Static {
+            file: file.to_string(),
+        },
+        ["api"]
+        | ["browse"]
+        | ["help"]
+        | ["help", _]
+        | ["write_for_agents"]
+        | ["copy_for_agents"]
+        | ["releases"]
+        | ["robots.txt"]
+        | ["static", _] => Endpoint::MethodNotAllowed,
         ["pics"] if get => Endpoint::PicsIndex,
         ["pics"] if *method == Method::POST && query.has("create") => Endpoint::CreateGallery,
         ["pics"] => Endpoint::MethodNotAllowed,
@@ -350,6 +395,23 @@ mod tests {
         check("GET", "/api", Api);
         check("POST", "/api", MethodNotAllowed);
         check("GET", "/browse?tag=x", Browse);
+        check("GET", "/help", Help);
+        check("GET", "/help/dirs", HelpTopic { topic: id("dirs") });
+        check(
+            "GET",
+            "/help/no%20such",
+            HelpTopic {
+                topic: id("no such"),
+            },
+        );
+        check("POST", "/help/dirs", MethodNotAllowed);
+        check("GET", "/help/a/b", NotFound);
+        check("GET", "/write_for_agents", WriteForAgents);
+        check("GET", "/copy_for_agents", CopyForAgents);
+        check("GET", "/releases", Releases);
+        check("PUT", "/releases", MethodNotAllowed);
+        check("GET", "/static/app.js", Static { file: id("app.js") });
+        check("GET", "/robots.txt", Robots);
         check("GET", "/abc123", GetFile { id: id("abc123") });
         check("HEAD", "/abc123", GetFile { id: id("abc123") });
         check("GET", "/abc123?download=1", GetFile { id: id("abc123") });

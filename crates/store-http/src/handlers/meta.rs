@@ -1,0 +1,86 @@
+//! The self-description (`/help`, `/write_for_agents`, `/copy_for_agents`,
+//! `/releases`) and the pages' static files.
+
+use http::{header, HeaderValue, StatusCode};
+use store_core::StoreError;
+
+use super::Ctx;
+use crate::respond::{self, json, Res};
+use crate::{assets, help, pages};
+
+const MARKDOWN: &str = "text/markdown; charset=utf-8";
+const PLAIN: &str = "text/plain; charset=utf-8";
+
+pub(super) fn help_index(ctx: &Ctx) -> Res {
+    let index = help::index(ctx.app.config());
+    if ctx.html {
+        return respond::html(StatusCode::OK, pages::help_index(&index));
+    }
+    json(StatusCode::OK, &index)
+}
+
+pub(super) fn help_topic(ctx: &Ctx, slug: &str) -> Result<Res, StoreError> {
+    let topic = help::topic(slug).ok_or_else(StoreError::not_found)?;
+    let config = ctx.app.config();
+    // SPEC.md: `/help/errors` is plain text, for everyone.
+    if topic.slug == "errors" {
+        return Ok(respond::text(StatusCode::OK, PLAIN, help::errors_text()));
+    }
+    let page = help::topic_page(topic, config);
+    if ctx.html {
+        return Ok(respond::html(
+            StatusCode::OK,
+            pages::markdown(page.title, &page.endpoints, &page.text),
+        ));
+    }
+    Ok(json(StatusCode::OK, &page))
+}
+
+/// A markdown document: raw for agents, rendered for browsers.
+fn markdown(ctx: &Ctx, title: &str, md: String) -> Res {
+    if ctx.html {
+        return respond::html(StatusCode::OK, pages::markdown(title, &[], &md));
+    }
+    respond::text(StatusCode::OK, MARKDOWN, md)
+}
+
+pub(super) fn write_for_agents(ctx: &Ctx) -> Res {
+    markdown(
+        ctx,
+        "Writing, for agents",
+        help::write_for_agents(ctx.app.config()),
+    )
+}
+
+pub(super) fn copy_for_agents(ctx: &Ctx) -> Res {
+    markdown(
+        ctx,
+        "Copying out, for agents",
+        help::copy_for_agents(ctx.app.config()),
+    )
+}
+
+pub(super) fn releases(ctx: &Ctx) -> Res {
+    markdown(ctx, "Releases", help::RELEASES.to_string())
+}
+
+/// Crawlers have nothing to index: every object is temporary.
+pub(super) fn robots() -> Res {
+    respond::text(
+        StatusCode::OK,
+        PLAIN,
+        "User-agent: *\nDisallow: /\n".to_string(),
+    )
+}
+
+pub(super) fn static_file(name: &str) -> Result<Res, StoreError> {
+    let (content_type, body) = assets::get(name).ok_or_else(StoreError::not_found)?;
+    // hyper leaves the body out of a HEAD answer by itself.
+    let mut res = respond::text(StatusCode::OK, content_type, body.to_string());
+    // The pages ask for a content-hashed URL, so a year is safe.
+    res.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=31536000, immutable"),
+    );
+    Ok(res)
+}

@@ -1,0 +1,610 @@
+//! The self-description for agents and people: `/help`, `/help/<topic>`,
+//! `/write_for_agents`, `/copy_for_agents` and `/releases`.
+//!
+//! Every number in these texts comes from the running configuration's
+//! [`Limits`] or from `store_core::limits`, every error from
+//! [`ErrorCode::ALL`], and every endpoint line from [`api::ENDPOINTS`], so
+//! the help cannot drift from what the server does. Texts are markdown: raw
+//! for agents, rendered (by pulldown-cmark) for browsers.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use store_app::AppConfig;
+use store_core::{limits, ErrorCode, Limits};
+
+use crate::api;
+
+/// One help topic.
+#[derive(Debug, Clone, Copy)]
+pub struct Topic {
+    /// The path segment: `/help/<slug>`.
+    pub slug: &'static str,
+    pub title: &'static str,
+    pub summary: &'static str,
+}
+
+/// Every topic, in reading order. `api::ENDPOINTS` names one of these for
+/// each endpoint; a test checks that each name exists.
+pub const TOPICS: &[Topic] = &[
+    Topic {
+        slug: "files",
+        title: "Single files",
+        summary: "Upload bytes, get a URL; the file expires on its own (ttl, burn after reading, edit text).",
+    },
+    Topic {
+        slug: "bundles",
+        title: "Bundles",
+        summary: "Several files uploaded together as one immutable object, downloadable as a zip.",
+    },
+    Topic {
+        slug: "dirs",
+        title: "Dirs",
+        summary: "Mutable folders with a sliding lifetime, optional write tokens, history and zip.",
+    },
+    Topic {
+        slug: "show-dirs",
+        title: "Show-dirs",
+        summary: "Indefinite dirs that anyone with the URL may write to; creating one needs the retain token.",
+    },
+    Topic {
+        slug: "retention",
+        title: "Retention",
+        summary: "Keep a file, bundle or dir indefinitely with the retain token.",
+    },
+    Topic {
+        slug: "import",
+        title: "Import",
+        summary: "Have the service fetch a public http(s) URL, or store a link that redirects.",
+    },
+    Topic {
+        slug: "browse",
+        title: "Browse and tags",
+        summary: "Tag files and dirs, then list and search them.",
+    },
+    Topic {
+        slug: "galleries",
+        title: "Galleries",
+        summary: "Image galleries with thumbnails, downscaling, likes, comments and an admin link.",
+    },
+    Topic {
+        slug: "auth",
+        title: "Authentication",
+        summary: "Reading is open; the four kinds of token and how to send each.",
+    },
+    Topic {
+        slug: "limits",
+        title: "Limits",
+        summary: "Sizes, lifetimes, rates and counts this server enforces.",
+    },
+    Topic {
+        slug: "errors",
+        title: "Errors",
+        summary: "Every error code, its HTTP status, meaning and whether to retry (plain text).",
+    },
+];
+
+pub fn topic(slug: &str) -> Option<&'static Topic> {
+    TOPICS.iter().find(|t| t.slug == slug)
+}
+
+/// `/help` for agents.
+#[derive(Serialize)]
+pub struct Index {
+    pub service: &'static str,
+    pub version: &'static str,
+    pub topics: Vec<TopicEntry>,
+    pub also: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct TopicEntry {
+    pub topic: &'static str,
+    pub title: &'static str,
+    pub summary: &'static str,
+    pub url: String,
+}
+
+pub fn index(config: &AppConfig) -> Index {
+    let b = &config.base_url;
+    Index {
+        service: api::SERVICE_NAME,
+        version: api::SPEC_VERSION,
+        topics: TOPICS
+            .iter()
+            .map(|t| TopicEntry {
+                topic: t.slug,
+                title: t.title,
+                summary: t.summary,
+                url: format!("{b}/help/{}", t.slug),
+            })
+            .collect(),
+        also: vec![
+            format!("{b}/api"),
+            format!("{b}/write_for_agents"),
+            format!("{b}/copy_for_agents"),
+            format!("{b}/releases"),
+        ],
+    }
+}
+
+/// `/help/<topic>` for agents.
+#[derive(Serialize)]
+pub struct TopicPage {
+    pub topic: &'static str,
+    pub title: &'static str,
+    pub summary: &'static str,
+    pub url: String,
+    /// The topic's endpoints, as in `/api`.
+    pub endpoints: Vec<EndpointLine>,
+    /// The topic's text, markdown.
+    pub text: String,
+}
+
+#[derive(Serialize)]
+pub struct EndpointLine {
+    pub endpoint: &'static str,
+    pub does: &'static str,
+}
+
+pub fn topic_page(t: &'static Topic, config: &AppConfig) -> TopicPage {
+    TopicPage {
+        topic: t.slug,
+        title: t.title,
+        summary: t.summary,
+        url: format!("{}/help/{}", config.base_url, t.slug),
+        endpoints: endpoints_of(t.slug),
+        text: topic_text(t.slug, config),
+    }
+}
+
+pub fn endpoints_of(slug: &str) -> Vec<EndpointLine> {
+    api::ENDPOINTS
+        .iter()
+        .filter(|e| e.topic == slug)
+        .map(|e| EndpointLine {
+            endpoint: e.route,
+            does: e.does,
+        })
+        .collect()
+}
+
+/// `4h`, `7d`, `30d`: how a person reads a lifetime.
+pub fn duration(secs: u64) -> String {
+    if secs >= 86_400 && secs % 86_400 == 0 {
+        format!("{}d", secs / 86_400)
+    } else if secs >= 3_600 && secs % 3_600 == 0 {
+        format!("{}h", secs / 3_600)
+    } else {
+        format!("{secs}s")
+    }
+}
+
+/// `5 MiB (5242880 bytes)`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (unit, size) in UNITS {
+        if n >= size {
+            let v = n as f64 / size as f64;
+            let shown = if n % size == 0 {
+                format!("{}", n / size)
+            } else {
+                format!("{v:.1}")
+            };
+            return format!("{shown} {unit} ({n} bytes)");
+        }
+    }
+    format!("{n} bytes")
+}
+
+/// The markdown text of one topic, with this server's values filled in.
+pub fn topic_text(slug: &str, config: &AppConfig) -> String {
+    let b = &config.base_url;
+    let l = &config.limits;
+    match slug {
+        "files" => format!(
+            "Upload the raw bytes of one file; the answer is its record, with `url`.\n\n\
+```sh\ncurl --data-binary @notes.txt '{b}/?name=notes.txt'\ncurl -F file=@photo.jpg '{b}/'\n```\n\n\
+- Size: at most {max}; bigger answers 413 `too_large`. Send Content-Length (411 without).\n\
+- Lifetime: {def} by default; `ttl=<N>h` or `ttl=<N>d` (a bare number is hours) is clamped to [{min}, {tmax}].\n\
+- `once=1`: burn after reading; the first GET deletes it (HEAD does not).\n\
+- `tag=<t>` (repeatable, up to {tags}) makes the file show in `/browse`.\n\
+- `share=<name>` puts the upload into the dir `/d/<name>` instead (see /help/dirs); not with `once=1`.\n\
+- `GET /<id>` serves the bytes (images and text inline); `?download=1` forces a download; `?thumb=1` is a small WebP preview of a raster image.\n\
+- Text files can be replaced with `PUT /<id>` and appended to with `PATCH /<id>`.\n\
+- `DELETE /<id>` removes it at once.\n",
+            max = bytes(l.file_bytes_max),
+            def = duration(l.file_ttl_default_secs),
+            min = duration(l.file_ttl_min_secs),
+            tmax = duration(l.file_ttl_max_secs),
+            tags = l.tags_per_object_max,
+        ),
+        "bundles" => format!(
+            "Two or more multipart file parts in one `POST /` make a bundle: immutable, one id, one lifetime.\n\n\
+```sh\ncurl -F file=@a.txt -F file=@b.txt '{b}/'\n```\n\n\
+- `GET /<id>/<filename>` serves one file; `GET /<id>` serves `index.html` to browsers when the bundle has one, and a zip to agents.\n\
+- `GET /<id>?download=1` is the zip for everyone.\n\
+- PUT and PATCH on a bundle answer 403 `forbidden`.\n\
+- At most {files} files; each file at most {max}.\n",
+            files = l.files_per_container_max,
+            max = bytes(l.file_bytes_max),
+        ),
+        "dirs" => format!(
+            "A dir is a mutable folder at `/d/<key>`. Each add, edit or delete slides its expiry forward by its ttl, capped at {cap} from now.\n\n\
+```sh\ncurl -X POST '{b}/?dir=1&name=my-notes&write=1'\ncurl -F file=@a.txt -H 'X-Store-Write: <write_token>' '{b}/d/my-notes'\ncurl -X PUT --data-binary @a.txt -H 'X-Store-Write: <write_token>' '{b}/d/my-notes/a.txt'\ncurl -o my-notes.zip '{b}/d/my-notes?zip=1'\n```\n\n\
+- Unnamed dirs get a 32-character hex id; named dirs ({nmin}-{nmax} characters of `a-z`, `0-9` and `-`, at least one letter) are create-or-get.\n\
+- `ttl` is clamped to [{dmin}, {dmax}], default {ddef}. Flags count only on first creation.\n\
+- `write=1` answers a `write_token` once; writes then need it as the X-Store-Write header or `write=<token>`, otherwise 401 `write_denied`. Reads stay open.\n\
+- `listed=1` shows the dir in `GET /d`; `tag=<t>` up to {tags}.\n\
+- `GET /d/<key>/history` lists the last {hist} changes, newest first.\n\
+- `share=<name>` on a plain upload puts the file into the dir `<name>`.\n",
+            cap = duration(l.dir_sliding_cap_secs),
+            nmin = l.name_chars_min,
+            nmax = l.name_chars_max,
+            dmin = duration(l.dir_ttl_min_secs),
+            dmax = duration(l.dir_ttl_max_secs),
+            ddef = duration(l.dir_ttl_default_secs),
+            tags = l.tags_per_object_max,
+            hist = l.history_limit,
+        ),
+        "show-dirs" => format!(
+            "A show-dir is a dir that never expires and that anyone with its URL may add to, edit and delete files in. History records everything.\n\n\
+```sh\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/?dir=1&show=1&name=our-board'\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/d/existing-dir?show=1'\n```\n\n\
+- Creating or flipping one needs the retain token; deleting the whole show-dir still does.\n\
+- The answer has `open: true`.\n"
+        ),
+        "retention" => format!(
+            "Retained objects never expire and are never evicted from the pool. Retaining needs a retain token (this server has {state}).\n\n\
+```sh\ncurl -H 'Authorization: Bearer <RETAIN_TOKEN>' --data-binary @a.pdf '{b}/?name=a.pdf'\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/<id>?retain=1'\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/d/<key>?retain=1'\n```\n\n\
+- `expires_at` and `expires_in` become null and `persistence.retention` is `indefinite`.\n\
+- Reads stay public; writes and deletes of a retained object need the token.\n\
+- PUT or PATCH with the token retains implicitly.\n",
+            state = if config.retain_tokens.is_enabled() {
+                "one or more configured"
+            } else {
+                "none configured, so retaining answers 401"
+            },
+        ),
+        "import" => format!(
+            "Have the service fetch a public http(s) document and store it as a normal file.\n\n\
+```sh\ncurl -X POST '{b}/?url=https://example.org/report.pdf'\ncurl -X POST '{b}/?url=https://example.org/&link=1&name=example-link'\n```\n\n\
+- At most {max}; more answers 413.\n\
+- Private, loopback and link-local hosts are refused, also after redirects; every refusal answers the same 400.\n\
+- The name comes from Content-Disposition or the URL path; `name=` overrides it.\n\
+- `link=1` stores the URL as a small redirect document: browsers are redirected, agents may PUT or PATCH it.\n\
+- `tag=<t>` is repeatable, up to {tags}. Galleries import with `POST /pics/g/<gid>?url=` (up to {pmax}).\n",
+            max = bytes(l.import_bytes_max),
+            tags = l.tags_per_object_max,
+            pmax = bytes(l.pics_import_bytes_max),
+        ),
+        "browse" => format!(
+            "Tags make files findable. Only tagged, live files that are not burn-after-reading show.\n\n\
+```sh\ncurl -X POST '{b}/<id>?tag=report&untag=draft'\ncurl '{b}/browse?tag=report&q=2026&sort=size&order=desc'\ncurl '{b}/d?q=notes&sort=updated'\n```\n\n\
+- Up to {tags} tags per file or dir, each {tmin}-{tmax} characters. Changing tags never touches content or expiry.\n\
+- `tag` filters are ANDed; `q` matches a substring of the name or a tag.\n\
+- `sort=created|name|size|expires` (default created), `order=asc|desc` (default desc); at most {max} results.\n\
+- `GET /d` lists dirs created with `listed=1`; filters `created_after`, `created_before`, `updated_after`, `updated_before`.\n",
+            tags = l.tags_per_object_max,
+            tmin = l.tag_chars_min,
+            tmax = l.tag_chars_max,
+            max = l.browse_results_max,
+        ),
+        "galleries" => format!(
+            "A gallery collects images. Creating one answers an `admin_url` once: keep it, it is the only way to administer the gallery.\n\n\
+```sh\ncurl -X POST '{b}/pics?create=1&name=summer-trip'\ncurl --data-binary @IMG_1.heic '{b}/pics/g/summer-trip?name=IMG_1.heic'\ncurl -F file=@a.jpg -F file=@b.png '{b}/pics/g/summer-trip'\ncurl -X POST '{b}/pics/i/<id>?like=1'\ncurl -X POST -H 'Content-Type: application/json' -d '{{\"name\":\"Ana\",\"text\":\"Lovely\"}}' '{b}/pics/g/summer-trip?comment=1'\n```\n\n\
+- JPEG, PNG, WebP, GIF and HEIC, up to {up} each. Big images are downscaled to {px} px (about {target}); metadata is stripped, orientation kept.\n\
+- `GET /pics/i/<id>?thumb=160|320|640` is a WebP preview fitting that box.\n\
+- Images live {life} from upload; uploads slide the gallery's lifetime.\n\
+- All galleries share a pool of {pool}; when it is full uploads answer 507 `pool_full` with Retry-After {retry} s. Nothing is evicted.\n\
+- Comments: name up to {cname} characters, text up to {ctext}; one per visitor every {cool} s; at most {cmax} kept (oldest dropped).\n\
+- Likes toggle, one per visitor. `?likes=1` answers the counters. `?stars=<id>,<id>` shows chosen images first.\n\
+- Admin: `POST /pics/g/<gid>/<secret>` with `id` and `action` = hide, unhide, delete, up, down or cdel.\n",
+            up = bytes(l.pics_upload_bytes_max),
+            px = l.pics_downscale_px,
+            target = bytes(l.pics_target_bytes),
+            life = duration(l.pics_lifetime_secs),
+            pool = bytes(l.pics_pool_bytes),
+            retry = l.pool_full_retry_after_secs,
+            cname = l.comment_name_chars_max,
+            ctext = l.comment_text_chars_max,
+            cool = l.comment_cooldown_secs,
+            cmax = l.comments_per_gallery_max,
+        ),
+        "auth" => format!(
+            "Reading is open; there is no login.\n\n\
+| Token | Purpose | How to send it |\n|---|---|---|\n\
+| retain token | retain objects; create show-dirs; write or delete retained objects | `Authorization: Bearer <token>` or `token=<token>` |\n\
+| dir write token | write to a dir created with `write=1` | header `X-Store-Write: <token>` or `write=<token>` |\n\
+| gallery admin token | administer one gallery | path segment `/pics/g/<gid>/<token>`, never a query |\n\
+| superadmin token | administer any gallery | the same path segment; set by the operator |\n\n\
+- A missing or wrong write or retain token answers 401 `write_denied`; a wrong gallery secret answers 404.\n\
+- Likes and the comment cooldown use a pseudonymous visitor fingerprint (IP and user agent, keyed per gallery).\n\
+- Rate limit: {rate} requests per minute per client IP; over it, 429 with Retry-After.\n\n\
+Example: `curl -X POST -H 'Authorization: Bearer <token>' '{b}/<id>?retain=1'`\n",
+            rate = l.rate_limit_per_min,
+        ),
+        "limits" => limits_text(l),
+        "errors" => errors_text(),
+        _ => String::new(),
+    }
+}
+
+/// The limits as a markdown table; every row is a field of [`Limits`].
+pub fn limits_text(l: &Limits) -> String {
+    let rows: [(&str, String); 20] = [
+        ("single file size", bytes(l.file_bytes_max)),
+        ("import size", bytes(l.import_bytes_max)),
+        (
+            "single-file lifetime",
+            format!(
+                "default {}, ttl clamped to [{}, {}]",
+                duration(l.file_ttl_default_secs),
+                duration(l.file_ttl_min_secs),
+                duration(l.file_ttl_max_secs)
+            ),
+        ),
+        (
+            "dir lifetime",
+            format!(
+                "default {}, ttl clamped to [{}, {}]",
+                duration(l.dir_ttl_default_secs),
+                duration(l.dir_ttl_min_secs),
+                duration(l.dir_ttl_max_secs)
+            ),
+        ),
+        ("dir sliding cap", duration(l.dir_sliding_cap_secs)),
+        ("store pool", bytes(l.pool_bytes)),
+        (
+            "rate",
+            if l.rate_limit_per_min == 0 {
+                "off".to_string()
+            } else {
+                format!("{} requests per minute per IP", l.rate_limit_per_min)
+            },
+        ),
+        (
+            "tags",
+            format!(
+                "{} per file or dir; {}-{} characters",
+                l.tags_per_object_max, l.tag_chars_min, l.tag_chars_max
+            ),
+        ),
+        (
+            "share, dir and gallery names",
+            format!("{}-{} characters", l.name_chars_min, l.name_chars_max),
+        ),
+        ("file name", format!("{} bytes", l.file_name_bytes_max)),
+        ("pics upload size", bytes(l.pics_upload_bytes_max)),
+        ("pics import size", bytes(l.pics_import_bytes_max)),
+        ("pics shared pool", bytes(l.pics_pool_bytes)),
+        ("pics lifetime", duration(l.pics_lifetime_secs)),
+        (
+            "pics downscale",
+            format!(
+                "{} px, about {}",
+                l.pics_downscale_px,
+                bytes(l.pics_target_bytes)
+            ),
+        ),
+        (
+            "comments",
+            format!(
+                "name {} characters, text {}; cooldown {} s; {} per gallery",
+                l.comment_name_chars_max,
+                l.comment_text_chars_max,
+                l.comment_cooldown_secs,
+                l.comments_per_gallery_max
+            ),
+        ),
+        (
+            "Retry-After for 507",
+            format!("{} s", l.pool_full_retry_after_secs),
+        ),
+        ("dir history", format!("{} entries", l.history_limit)),
+        (
+            "files per dir or bundle",
+            l.files_per_container_max.to_string(),
+        ),
+        ("browse results", l.browse_results_max.to_string()),
+    ];
+    let mut out = String::from(
+        "The limits of this server, as configured. `/api` carries the same values under `limits`.\n\n| Limit | Value |\n|---|---|\n",
+    );
+    for (name, value) in rows {
+        let _ = writeln!(out, "| {name} | {value} |");
+    }
+    let _ = writeln!(
+        out,
+        "\nContent-Length is required on bodied requests (411 `missing_length`)."
+    );
+    out
+}
+
+/// `/help/errors`: plain text, one paragraph per code.
+pub fn errors_text() -> String {
+    let mut out = String::from(
+        "Every error is JSON: {\"error\": \"<message>\", \"code\": \"<code>\"}, plus \"retry_after\" (seconds) and a Retry-After header on 429 and 507.\n\
+Only 429 and 507 are worth retrying later; every other code means the request itself must change.\n\n",
+    );
+    for code in ErrorCode::ALL {
+        let info = code.info();
+        let _ = writeln!(
+            out,
+            "{http} {code}\n  meaning: {meaning}\n  retry: {retry}\n",
+            http = info.http,
+            code = code.as_str(),
+            meaning = info.meaning,
+            retry = info.retry,
+        );
+    }
+    let _ = writeln!(
+        out,
+        "429 rate_limited also answers a comment posted within {} s of the same visitor's last one.",
+        limits::COMMENT_COOLDOWN_SECS
+    );
+    out
+}
+
+/// `/write_for_agents`: how an agent stores and shares things here.
+pub fn write_for_agents(config: &AppConfig) -> String {
+    let b = &config.base_url;
+    let l = &config.limits;
+    format!(
+        "# Writing to {name} at {b}\n\n\
+You can store files here with curl and hand out the URL. Everything expires on its own unless retained. Answers are JSON; errors are `{{\"error\", \"code\"}}` (see {b}/help/errors).\n\n\
+## Upload one file (default lifetime {def}, at most {max})\n\
+```sh\ncurl --data-binary @report.md '{b}/?name=report.md'\ncurl --data-binary @report.md '{b}/?name=report.md&ttl=3d&tag=report'\ncurl --data-binary @secret.txt '{b}/?name=secret.txt&once=1'   # burn after reading\n```\n\
+The answer's `url` is the link to share; `expires_at` says when it goes.\n\n\
+## Several files as one bundle\n\
+```sh\ncurl -F file=@a.md -F file=@b.png '{b}/'\n```\n\n\
+## A dir you keep editing (sliding lifetime, default {ddef}, capped at {cap})\n\
+```sh\ncurl -X POST '{b}/?dir=1&name=agent-notes&write=1'          # keep the write_token it returns\ncurl -F file=@plan.md -H 'X-Store-Write: <write_token>' '{b}/d/agent-notes'\ncurl -X PATCH --data-binary 'one more line' -H 'X-Store-Write: <write_token>' '{b}/d/agent-notes/plan.md'\ncurl -X PUT --data-binary @plan.md -H 'X-Store-Write: <write_token>' '{b}/d/agent-notes/plan.md'\ncurl -X DELETE -H 'X-Store-Write: <write_token>' '{b}/d/agent-notes/old.md'\n```\n\n\
+## Edit a single text file\n\
+```sh\ncurl -X PUT --data-binary @notes.txt '{b}/<id>'\ncurl -X PATCH --data-binary 'appended' '{b}/<id>'\n```\n\n\
+## Import from a URL instead of uploading\n\
+```sh\ncurl -X POST '{b}/?url=https://example.org/data.csv'\n```\n\n\
+## Keep something indefinitely (needs the operator's retain token)\n\
+```sh\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/<id>?retain=1'\n```\n\n\
+## Rules worth knowing\n\
+- Send Content-Length on every bodied request (curl does).\n\
+- {rate}.\n\
+- 429 and 507: wait `retry_after` seconds, then retry unchanged. Any other error: change the request.\n\
+- The whole contract is at {b}/api; topics at {b}/help.\n",
+        name = api::SERVICE_NAME,
+        def = duration(l.file_ttl_default_secs),
+        max = bytes(l.file_bytes_max),
+        ddef = duration(l.dir_ttl_default_secs),
+        cap = duration(l.dir_sliding_cap_secs),
+        rate = if l.rate_limit_per_min == 0 {
+            "No rate limit is configured".to_string()
+        } else {
+            format!(
+                "At most {} requests per minute per IP",
+                l.rate_limit_per_min
+            )
+        },
+    )
+}
+
+/// `/copy_for_agents`: how an agent copies files and dirs out.
+pub fn copy_for_agents(config: &AppConfig) -> String {
+    let b = &config.base_url;
+    format!(
+        "# Copying out of {name} at {b}\n\n\
+## One file\n\
+```sh\ncurl -fsSL -o report.md '{b}/<id>'\ncurl -fsSL -OJ '{b}/<id>?download=1'        # keeps the stored file name\ncurl -fsSI '{b}/<id>'                          # headers only; never burns a once=1 file\n```\n\n\
+## A bundle\n\
+```sh\ncurl -fsSL -o bundle.zip '{b}/<id>?download=1'\ncurl -fsSL -o a.md '{b}/<id>/a.md'\n```\n\n\
+## A whole dir\n\
+```sh\ncurl -fsSL '{b}/d/<key>'                        # JSON listing: files[].name, url, size\ncurl -fsSL -o dir.zip '{b}/d/<key>?zip=1' && unzip dir.zip -d dir\ncurl -fsSL '{b}/d/<key>' | jq -r '.files[].url' | xargs -n1 curl -fsSLO\n```\n\n\
+## A gallery\n\
+```sh\ncurl -fsSL '{b}/pics/g/<gid>' | jq -r '.images[].url' | xargs -n1 curl -fsSLO\n```\n\n\
+## Found by tag\n\
+```sh\ncurl -fsSL '{b}/browse?tag=<tag>' | jq -r '.[].url'\n```\n\n\
+A 404 means the object expired, was deleted or burned; there is no way to bring it back.\n",
+        name = api::SERVICE_NAME,
+    )
+}
+
+/// The changelog, markdown, compiled in from `assets/releases.md`.
+pub const RELEASES: &str = include_str!("../assets/releases.md");
+
+/// Markdown to HTML. Raw HTML in the source is escaped rather than passed
+/// through: the texts are ours, but keeping the renderer strict means a
+/// future edit cannot slip markup past the page's escaping.
+pub fn render_markdown(md: &str) -> String {
+    use pulldown_cmark::{html, Event, Options, Parser};
+    let parser = Parser::new_ext(md, Options::ENABLE_TABLES).map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        other => other,
+    });
+    let mut out = String::new();
+    html::push_html(&mut out, parser);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use store_core::RetainTokens;
+
+    fn config() -> AppConfig {
+        AppConfig {
+            base_url: "http://h".into(),
+            limits: Limits::default(),
+            retain_tokens: RetainTokens::from_csv(""),
+            superadmin_token: None,
+        }
+    }
+
+    #[test]
+    fn every_endpoint_names_a_topic_and_every_topic_has_text() {
+        for e in api::ENDPOINTS {
+            assert!(
+                topic(e.topic).is_some() || e.topic == "self",
+                "{} names unknown topic {}",
+                e.route,
+                e.topic
+            );
+        }
+        for t in TOPICS {
+            assert!(!topic_text(t.slug, &config()).is_empty(), "{}", t.slug);
+        }
+    }
+
+    #[test]
+    fn texts_carry_the_configured_values() {
+        let mut c = config();
+        c.limits.file_bytes_max = 1234;
+        c.limits.comment_cooldown_secs = 77;
+        assert!(topic_text("files", &c).contains("1234 bytes"));
+        assert!(topic_text("galleries", &c).contains("every 77 s"));
+        assert!(limits_text(&c.limits).contains("| single file size | 1.2 KiB (1234 bytes) |"));
+        assert!(write_for_agents(&c).contains("http://h/?name=report.md"));
+    }
+
+    #[test]
+    fn errors_text_lists_every_code() {
+        let text = errors_text();
+        for code in ErrorCode::ALL {
+            let line = format!("{} {}", code.info().http, code.as_str());
+            assert!(text.contains(&line), "{line}");
+        }
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(duration(14_400), "4h");
+        assert_eq!(duration(1_209_600), "14d");
+        assert_eq!(duration(90), "90s");
+        assert_eq!(bytes(5_242_880), "5 MiB (5242880 bytes)");
+        assert_eq!(bytes(1_048_576), "1 MiB (1048576 bytes)");
+        assert_eq!(bytes(31_457_280), "30 MiB (31457280 bytes)");
+        assert_eq!(bytes(512), "512 bytes");
+    }
+
+    #[test]
+    fn markdown_renders_and_escapes_raw_html() {
+        let html = render_markdown(
+            "# Title\n\n<script>alert(1)</script>\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        );
+        assert!(html.contains("<h1>Title</h1>"));
+        assert!(html.contains("&lt;script&gt;"));
+        assert!(!html.contains("<script>"));
+        assert!(html.contains("<table>"));
+    }
+
+    #[test]
+    fn releases_cover_every_revision_newest_first() {
+        let positions: Vec<usize> = ["1.54.1", "1.43.0", "1.38.1", "1.11.0"]
+            .iter()
+            .map(|v| {
+                RELEASES
+                    .find(&format!("## {v}"))
+                    .unwrap_or_else(|| panic!("{v}"))
+            })
+            .collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+        assert!(RELEASES.contains(&format!("## {}", api::SPEC_VERSION)));
+    }
+}
