@@ -9,9 +9,11 @@
 //! calls a use case of store-app, and renders what comes back.
 
 mod api;
+mod assets;
 pub mod body;
 pub mod client;
 mod handlers;
+mod help;
 mod negotiate;
 mod pages;
 mod partguard;

@@ -1,9 +1,25 @@
-//! The plain HTML pages of this build: an upload form and the browse
-//! table. maud escapes every interpolated string, so user-chosen names and
-//! tags always show as text.
+//! The HTML pages for people. maud escapes every interpolated string, so
+//! user-chosen names, tags and comments always show as text. Pages load one
+//! stylesheet and one script from `/static/` (see [`crate::assets`]) and
+//! carry no inline script or style, so their Content-Security-Policy can
+//! forbid both. Every page works without the script: forms post and the
+//! server redirects; the script adds progress bars, drag and drop, copy
+//! buttons, local times and likes without a reload.
 
-use maud::{html, Markup, DOCTYPE};
-use store_core::views::{BrowseEntry, FileView};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+use store_core::views::{BrowseEntry, BundleView, DirView, FileView, HistoryView};
+use store_core::{Limits, Timestamp};
+
+use crate::assets;
+
+/// The navigation every app page shares.
+const NAV: &[(&str, &str)] = &[
+    ("/", "Upload"),
+    ("/browse", "Browse"),
+    ("/d", "Dirs"),
+    ("/pics", "Galleries"),
+    ("/help", "Help"),
+];
 
 fn page(title: &str, body: Markup) -> Markup {
     html! {
@@ -13,80 +29,219 @@ fn page(title: &str, body: Markup) -> Markup {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · storesrv" }
-                style { (maud::PreEscaped(STYLE)) }
+                link rel="stylesheet" href=(assets::url("app.css"));
+                script src=(assets::url("app.js")) defer {}
             }
-            body { main { (body) } }
+            body {
+                header class="top" {
+                    a class="brand" href="/" { "storesrv" }
+                    nav aria-label="Main" {
+                        @for (href, label) in NAV { a href=(href) { (label) } }
+                    }
+                }
+                main { (body) }
+                footer class="bottom" {
+                    "Files expire on their own. "
+                    a href="/help" { "Help" } " · " a href="/api" { "API" } " · "
+                    a href="/write_for_agents" { "For agents" } " · " a href="/releases" { "Releases" }
+                }
+            }
         }
     }
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5}\
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ccc;padding:.3rem;text-align:left}\
-label{display:block;margin:.5rem 0}code{background:#f3f3f3;padding:.1rem .3rem}";
+/// A time the script rewrites into the reader's zone (and, with
+/// `relative`, as "in 4 hours"); without the script it reads as UTC.
+fn time(at: &str, relative: bool) -> Markup {
+    html! {
+        @if relative { time datetime=(at) data-rel="" { (at) } } @else { time datetime=(at) { (at) } }
+    }
+}
 
-pub fn home(base_url: &str) -> Markup {
+fn expiry(at: Option<&str>) -> Markup {
+    html! {
+        @match at {
+            Some(at) => { "expires " (time(at, true)) },
+            None => { "retained: never expires" },
+        }
+    }
+}
+
+fn unix_time(ts: f64) -> String {
+    Timestamp::from_millis((ts * 1000.0) as i64).to_string()
+}
+
+/// `1.2 MiB`: sizes as people read them; the exact count is in the title.
+/// Binary units, as SPEC.md's limits are (5 MB is 5242880 bytes).
+pub fn size(n: u64) -> Markup {
+    let f = n as f64;
+    let shown = if n < 1024 {
+        format!("{n} B")
+    } else if n < 1 << 20 {
+        format!("{:.1} KiB", f / 1024.0)
+    } else if n < 1 << 30 {
+        format!("{:.1} MiB", f / f64::from(1u32 << 20))
+    } else {
+        format!("{:.1} GiB", f / f64::from(1u32 << 30))
+    };
+    let shown = shown.replace(".0 ", " ");
+    html! { span title={ (n) " bytes" } { (shown) } }
+}
+
+fn copy(url: &str) -> Markup {
+    html! { button type="button" class="secondary small" data-copy=(url) { "Copy" } }
+}
+
+fn is_image(content_type: &str) -> bool {
+    matches!(
+        content_type,
+        "image/png" | "image/jpeg" | "image/gif" | "image/webp" | "image/avif" | "image/bmp"
+    )
+}
+
+fn is_text(content_type: &str) -> bool {
+    content_type.starts_with("text/")
+        || matches!(content_type, "application/json" | "application/xml")
+}
+
+fn ttl_choices(l: &Limits) -> Vec<(String, String)> {
+    // Offer the common lifetimes that fall inside this server's clamp.
+    [
+        (4, "4 hours"),
+        (24, "1 day"),
+        (72, "3 days"),
+        (168, "7 days"),
+        (336, "14 days"),
+    ]
+    .into_iter()
+    .filter(|(h, _)| {
+        let secs = h * 3600;
+        secs >= l.file_ttl_min_secs && secs <= l.file_ttl_max_secs
+    })
+    .map(|(h, label)| {
+        let value = if h % 24 == 0 {
+            format!("{}d", h / 24)
+        } else {
+            format!("{h}h")
+        };
+        (value, label.to_string())
+    })
+    .collect()
+}
+
+pub fn home(base_url: &str, limits: &Limits) -> Markup {
     page(
         "Upload",
         html! {
-            h1 { "storesrv" }
-            p { "A temporary file store. Upload a file and get a URL; it expires on its own." }
-            form method="post" action="/" enctype="multipart/form-data" {
-                label { "File " input type="file" name="file" required; }
-                label { "Lifetime "
+            h1 { "Share a file" }
+            p { "Upload a file and get a link. It expires on its own; nothing to clean up." }
+            form method="post" action="/" enctype="multipart/form-data" data-upload="home" {
+                div class="drop" {
+                    label { "Choose files " input type="file" name="file" multiple required; }
+                    p class="picked muted js-only hidden-js" { "…or drop them here." }
+                }
+                label class="inline" { "Lifetime "
                     select name="ttl" {
-                        option value="4h" { "4 hours" }
-                        option value="1d" { "1 day" }
-                        option value="7d" { "7 days" }
-                        option value="14d" { "14 days" }
+                        @for (value, label) in ttl_choices(limits) { option value=(value) { (label) } }
                     }
                 }
-                label { input type="checkbox" name="once" value="1"; " Burn after reading" }
-                button type="submit" { "Upload" }
+                label class="inline" { input type="checkbox" name="once" value="1"; " Burn after reading" }
+                fieldset class="js-only hidden-js" {
+                    legend { "Several files" }
+                    label class="inline" { input type="radio" name="mode" value="files" checked; " Separate links" }
+                    label class="inline" { input type="radio" name="mode" value="bundle"; " One bundle (zip)" }
+                    label class="inline" { input type="radio" name="mode" value="dir"; " A dir" }
+                    label { "Dir name (optional, " (limits.name_chars_min) "–" (limits.name_chars_max) " of a-z, 0-9, -) "
+                        input type="text" name="dirname" pattern="[a-z0-9-]*" maxlength=(limits.name_chars_max); }
+                    label class="inline" { input type="checkbox" name="protect" value="1"; " Protect the dir with a write token" }
+                }
+                p { button type="submit" { "Upload" } }
+                p class="muted" { "Up to " (size(limits.file_bytes_max)) " per file." }
             }
-            p { "Agents: see " a href="/api" { "/api" } ", or upload with "
-                code { "curl --data-binary @file '" (base_url) "/?name=file'" } }
+            h2 { "Your links" }
+            ul class="results" aria-live="polite" {}
+            h2 { "From a terminal or an agent" }
+            pre { code { "curl --data-binary @notes.txt '" (base_url) "/?name=notes.txt'" } }
+            p { "Everything else: " a href="/help" { "help" } ", " a href="/write_for_agents" { "instructions for agents" } ", " a href="/api" { "the API contract" } "." }
         },
     )
 }
 
-pub fn uploaded(view: &FileView) -> Markup {
+/// The page for one single file: after a form upload, and at `?info=1`.
+pub fn file(view: &FileView) -> Markup {
     page(
-        "Uploaded",
+        &view.name,
         html! {
-            h1 { "Uploaded" }
-            p { a href=(view.url) { (view.url) } }
-            p { (view.name) " · " (view.size) " bytes · " (view.content_type) }
-            @if let Some(at) = &view.expires_at {
-                p { "Expires at " time datetime=(at) { (at) } }
-            } @else {
-                p { "Retained: never expires." }
+            h1 { (view.name) }
+            p { a href=(view.url) data-result-url="" { (view.url) } " " (copy(&view.url)) }
+            dl class="facts" {
+                dt { "Size" } dd { (size(view.size)) }
+                dt { "Type" } dd { (view.content_type) }
+                dt { "Uploaded" } dd { (time(&view.created_at, false)) }
+                dt { "Lifetime" } dd { (expiry(view.expires_at.as_deref())) }
+                @if view.once { dt { "Burn after reading" } dd { "the first download deletes it" } }
+                @if !view.tags.is_empty() {
+                    dt { "Tags" } dd { @for t in &view.tags { a href={ "/browse?tag=" (t) } { (t) } " " } }
+                }
+            }
+            p { a href={ (view.url) "?download=1" } { "Download" } }
+            @if !view.once {
+                @if is_image(&view.content_type) {
+                    div class="preview" { img src=(view.url) alt=(view.name); }
+                } @else if is_text(&view.content_type) {
+                    div class="preview" { iframe src=(view.url) title={ "Preview of " (view.name) } sandbox="" width="100%" height="320" {} }
+                }
             }
         },
     )
 }
 
-pub fn browse(entries: &[BrowseEntry]) -> Markup {
+pub struct BrowseFilter {
+    pub q: String,
+    pub tags: Vec<String>,
+    pub sort: String,
+    pub order: String,
+}
+
+pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
     page(
         "Browse",
         html! {
-            h1 { "Browse" }
+            h1 { "Browse tagged files" }
             form method="get" action="/browse" {
-                label { "Search " input type="search" name="q"; }
-                button type="submit" { "Search" }
+                @for t in &f.tags { input type="hidden" name="tag" value=(t); }
+                label class="inline" { "Search " input type="search" name="q" value=(f.q); }
+                label class="inline" { "Sort "
+                    select name="sort" {
+                        @for s in ["created", "name", "size", "expires"] {
+                            option value=(s) selected[f.sort == s] { (s) }
+                        }
+                    }
+                }
+                label class="inline" { "Order "
+                    select name="order" {
+                        option value="desc" selected[f.order == "desc"] { "descending" }
+                        option value="asc" selected[f.order == "asc"] { "ascending" }
+                    }
+                }
+                button type="submit" { "Go" }
+            }
+            @if !f.tags.is_empty() {
+                p { "Tags: " @for t in &f.tags { code { (t) } " " } a href="/browse" { "clear" } }
             }
             @if entries.is_empty() {
-                p { "Nothing matches." }
+                p { "Nothing matches. Files show here once they carry a tag." }
             } @else {
-                table {
-                    thead { tr { th { "Name" } th { "Type" } th { "Size" } th { "Tags" } th { "Expires" } } }
+                table class="wide" {
+                    thead { tr { th { "Name" } th { "Type" } th class="num" { "Size" } th { "Tags" } th { "Expires" } } }
                     tbody {
                         @for e in entries {
                             tr {
                                 td { a href=(e.url) { (e.name) } }
                                 td { (e.content_type) }
-                                td { (e.size) }
-                                td { (e.tags.join(", ")) }
-                                td { (e.expires_at.as_deref().unwrap_or("never")) }
+                                td class="num" { (size(e.size)) }
+                                td { @for t in &e.tags { a href={ "/browse?tag=" (t) } { (t) } " " } }
+                                td { (expiry(e.expires_at.as_deref())) }
                             }
                         }
                     }
@@ -96,68 +251,74 @@ pub fn browse(entries: &[BrowseEntry]) -> Markup {
     )
 }
 
-pub fn bundle(view: &store_core::views::BundleView) -> Markup {
+pub fn bundle(view: &BundleView) -> Markup {
     page(
         "Bundle",
         html! {
             h1 { "Bundle " code { (view.id) } }
-            p { a href={ (view.url) "?download=1" } { "Download all as zip" } }
-            table {
-                thead { tr { th { "File" } th { "Type" } th { "Size" } } }
+            p { a href=(view.url) { (view.url) } " " (copy(&view.url)) }
+            p { a href={ (view.url) "?download=1" } { "Download all as zip" } " · " (expiry(view.expires_at.as_deref())) }
+            table class="wide" {
+                thead { tr { th { "File" } th { "Type" } th class="num" { "Size" } } }
                 tbody {
                     @for f in &view.files {
-                        tr { td { a href=(f.url) { (f.name) } } td { (f.content_type) } td { (f.size) } }
+                        tr { td { a href=(f.url) { (f.name) } } td { (f.content_type) } td class="num" { (size(f.size)) } }
                     }
                 }
             }
-            p { "Expires: " (view.expires_at.as_deref().unwrap_or("never")) }
         },
     )
 }
 
-pub fn dir(
-    view: &store_core::views::DirView,
-    history: &[store_core::views::HistoryView],
-) -> Markup {
+pub fn dir(view: &DirView, history: &[HistoryView]) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
     page(
         &title,
         html! {
-            h1 { "Dir " code { (title) } @if view.open { " (show-dir)" } }
+            h1 { "Dir " code { (title) } @if view.open { " (show-dir: anyone may write)" } }
             @if let Some(token) = &view.write_token {
-                p { strong { "Write token (shown once): " } code { (token) } }
+                p class="notice secret" { strong { "Write token, shown once: " } code { (token) } " " (copy(token)) }
             }
+            p { a href=(view.url) { (view.url) } " " (copy(&view.url)) }
             p {
-                a href={ (view.url) "?zip=1" } { "Download all as zip" }
+                (view.file_count) @if view.file_count == 1 { " file, " } @else { " files, " } (size(view.bytes)) " · " (expiry(view.expires_at.as_deref()))
+                " · " a href={ (view.url) "?zip=1" } { "Download all as zip" }
                 " · " a href={ (view.url) "/history" } { "History" }
             }
             @if view.files.is_empty() {
                 p { "No files yet." }
             } @else {
-                table {
-                    thead { tr { th { "File" } th { "Type" } th { "Size" } th { "Updated" } } }
+                table class="wide" {
+                    thead { tr { th { "File" } th { "Type" } th class="num" { "Size" } th { "Updated" } } }
                     tbody {
                         @for f in &view.files {
                             tr {
                                 td { a href=(f.url) { (f.name) } }
                                 td { (f.content_type) }
-                                td { (f.size) }
-                                td { (f.updated_at) }
+                                td class="num" { (size(f.size)) }
+                                td { (time(&f.updated_at, false)) }
                             }
                         }
                     }
                 }
             }
-            form method="post" action=(view.url) enctype="multipart/form-data" {
-                label { "Add files " input type="file" name="file" multiple required; }
+            h2 { "Add files" }
+            form method="post" action=(view.url) enctype="multipart/form-data" data-upload="dir" {
+                div class="drop" {
+                    label { "Choose files " input type="file" name="file" multiple required; }
+                    p class="picked muted js-only hidden-js" { "…or drop them here." }
+                }
+                @if !view.open {
+                    label class="js-only hidden-js" { "Write token (if the dir has one) " input type="password" name="write" autocomplete="off"; }
+                }
                 button type="submit" { "Upload" }
             }
-            p { "Expires: " (view.expires_at.as_deref().unwrap_or("never")) }
+            ul class="results" aria-live="polite" {}
             @if !history.is_empty() {
                 h2 { "Recent activity" }
                 ul {
                     @for h in history {
-                        li { (format!("{:?}", h.action).to_lowercase()) " " (h.file) " (" (h.bytes) " bytes)" }
+                        li { (time(&unix_time(h.ts), false)) " · " (format!("{:?}", h.action).to_lowercase()) " " (h.file) " (" (size(h.bytes)) ")" }
                     }
                 }
             }
@@ -165,23 +326,57 @@ pub fn dir(
     )
 }
 
-pub fn dir_index(dirs: &[store_core::views::DirView]) -> Markup {
+pub fn dir_history(view_url: &str, title: &str, history: &[HistoryView]) -> Markup {
+    page(
+        "History",
+        html! {
+            h1 { "History of " a href=(view_url) { (title) } }
+            @if history.is_empty() { p { "Nothing happened yet." } }
+            table class="wide" {
+                thead { tr { th { "When" } th { "Action" } th { "File" } th class="num" { "Size" } } }
+                tbody {
+                    @for h in history {
+                        tr {
+                            td { (time(&unix_time(h.ts), false)) }
+                            td { (format!("{:?}", h.action).to_lowercase()) }
+                            td { (h.file) }
+                            td class="num" { (size(h.bytes)) }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}
+
+pub fn dir_index(dirs: &[DirView], q: &str) -> Markup {
     page(
         "Dirs",
         html! {
             h1 { "Listed dirs" }
+            form method="get" action="/d" {
+                label class="inline" { "Search " input type="search" name="q" value=(q); }
+                label class="inline" { "Sort "
+                    select name="sort" {
+                        option value="created" { "created" }
+                        option value="updated" { "updated" }
+                        option value="name" { "name" }
+                    }
+                }
+                button type="submit" { "Go" }
+            }
             @if dirs.is_empty() {
                 p { "No listed dirs." }
             } @else {
-                table {
-                    thead { tr { th { "Dir" } th { "Files" } th { "Tags" } th { "Updated" } } }
+                table class="wide" {
+                    thead { tr { th { "Dir" } th class="num" { "Files" } th { "Tags" } th { "Updated" } } }
                     tbody {
                         @for d in dirs {
                             tr {
                                 td { a href=(d.url) { (d.name.as_deref().unwrap_or(&d.id)) } }
-                                td { (d.file_count) }
+                                td class="num" { (d.file_count) }
                                 td { (d.tags.join(", ")) }
-                                td { (d.updated_at) }
+                                td { (time(&d.updated_at, false)) }
                             }
                         }
                     }
@@ -197,15 +392,16 @@ pub fn pics_index(list: &[store_app::GalleryEntry]) -> Markup {
         html! {
             h1 { "Galleries" }
             form method="post" action="/pics?create=1" {
-                label { "New gallery name " input type="text" name="name" maxlength="100"; }
-                button type="submit" formaction="/pics?create=1" { "Create" }
+                label class="inline" { "New gallery name (optional) " input type="text" name="name" maxlength="32"; }
+                label class="inline" { input type="checkbox" name="listed" value="1"; " List it here" }
+                button type="submit" { "Create" }
             }
             @if list.is_empty() {
                 p { "No listed galleries." }
             } @else {
                 ul {
                     @for g in list {
-                        li { a href=(g.url) { (g.name.as_deref().unwrap_or(&g.id)) } " · " (g.images) " images" }
+                        li { a href=(g.url) { (g.name.as_deref().unwrap_or(&g.id)) } " · " (g.images) " images · updated " (time(&g.updated_at, false)) }
                     }
                 }
             }
@@ -218,9 +414,9 @@ pub fn gallery_created(v: &store_app::GalleryCreated) -> Markup {
         "Gallery",
         html! {
             h1 { "Gallery " (v.name.as_deref().unwrap_or(&v.id)) }
-            p { "Share: " a href=(v.url) { (v.url) } }
+            p { "Share: " a href=(v.url) { (v.url) } " " (copy(&v.url)) }
             @if let Some(admin) = &v.admin_url {
-                p { strong { "Admin link (shown once, keep it secret): " } a href=(admin) { (admin) } }
+                p class="notice secret" { strong { "Admin link, shown once: keep it secret. " } a href=(admin) { (admin) } " " (copy(admin)) }
             } @else {
                 p { "This gallery already existed; its admin link was shown when it was created." }
             }
@@ -228,21 +424,31 @@ pub fn gallery_created(v: &store_app::GalleryCreated) -> Markup {
     )
 }
 
-fn comments(view: &store_app::GalleryView) -> Markup {
+fn comments(view: &store_app::GalleryView, limits: &serde_json::Value) -> Markup {
+    let cooldown = limits["comment_cooldown_secs"].as_u64().unwrap_or(20);
     html! {
         section id="comments" {
             h2 { "Guestbook" }
-            @for c in &view.comments {
-                article {
-                    strong { (c.name) } " · " (c.likes) " likes "
-                    form method="post" action={ (view.url) "?clike=" (c.id) } style="display:inline" { button type="submit" { "Like" } }
-                    p { (c.text) }
+            div id="comment-list" {
+                @for c in &view.comments {
+                    article class="comment" id={ "c-" (c.id) } {
+                        div {
+                            strong { (c.name) } " · " (time(&unix_time(c.ts), false)) " "
+                            form class="inline" method="post" action={ (view.url) "?clike=" (c.id) } data-like="" {
+                                button type="submit" class="secondary small" aria-label={ "Like the comment by " (c.name) } {
+                                    "♥ " span data-likes="" { (c.likes) }
+                                }
+                            }
+                        }
+                        p { (c.text) }
+                    }
                 }
             }
-            form method="post" action={ (view.url) "?comment=1" } {
-                label { "Name " input type="text" name="name" maxlength="40" placeholder="Gast"; }
+            form method="post" action={ (view.url) "?comment=1" } data-comment="" {
+                label { "Name (optional) " input type="text" name="name" maxlength="40"; }
                 label { "Comment " textarea name="text" maxlength="500" required {} }
                 button type="submit" { "Post" }
+                " " span class="status muted" role="status" { "One comment per " (cooldown) " s." }
             }
         }
     }
@@ -250,44 +456,86 @@ fn comments(view: &store_app::GalleryView) -> Markup {
 
 pub fn gallery(view: &store_app::GalleryView, embed: bool) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
-    let body = html! {
-        @if !embed { h1 { (title) } }
+    let grid = html! {
         div class="grid" {
             @for i in &view.images {
-                figure id=(i.id) {
-                    a href=(i.url) { img src=(i.thumb_url) alt=(i.name) loading="lazy" width="160"; }
-                    figcaption { (i.likes) " ♥ "
-                        form method="post" action={ (i.url) "?like=1" } style="display:inline" { button type="submit" { "Like" } }
+                figure id=(i.id) class=[view.selected.contains(&i.id).then_some("starred")] {
+                    a href=(i.url) data-lightbox="" data-name=(i.name) {
+                        img src=(i.thumb_url) alt=(i.name) loading="lazy" width="160" height="160";
+                    }
+                    figcaption {
+                        span class="name" title=(i.name) { (i.name) }
+                        @if !embed {
+                            form class="inline" method="post" action={ (i.url) "?like=1" } data-like="" {
+                                button type="submit" class="secondary small" aria-label={ "Like " (i.name) } {
+                                    "♥ " span data-likes="" { (i.likes) }
+                                }
+                            }
+                        } @else {
+                            span { "♥ " (i.likes) }
+                        }
                     }
                 }
             }
         }
+        @if view.images.is_empty() { p { "No images yet." } }
         @if view.pages > 1 {
-            nav {
+            nav class="pages" aria-label="Pages" {
                 @for p in 1..=view.pages {
-                    @if p == view.page { strong { (p) } " " } @else { a href={ "?p=" (p) } { (p) } " " }
+                    @if p == view.page { strong aria-current="page" { (p) } } @else { a href={ "?p=" (p) } { (p) } }
                 }
             }
         }
-        @if !embed {
-            form method="post" action=(view.url) enctype="multipart/form-data" {
-                label { "Add photos " input type="file" name="file" accept="image/*" multiple required; }
-                button type="submit" { "Upload" }
-            }
-            (comments(view))
-        }
     };
-    page(&title, body)
+    if embed {
+        return embed_page(&title, grid);
+    }
+    page(
+        &title,
+        html! {
+            h1 { (title) }
+            p { a href=(view.url) { (view.url) } " " (copy(&view.url)) " · "
+                (view.images.len()) " images on this page · " (expiry(view.expires_at.as_deref())) }
+            (grid)
+            h2 { "Add photos" }
+            form method="post" action=(view.url) enctype="multipart/form-data" data-upload="gallery" {
+                div class="drop" {
+                    label { "Choose images " input type="file" name="file" accept="image/*,.heic,.heif" multiple required; }
+                    p class="picked muted js-only hidden-js" { "…or drop them here." }
+                }
+                button type="submit" { "Upload" }
+                p class="muted" { "JPEG, PNG, WebP, GIF or HEIC. Large photos are downscaled; location data is removed." }
+            }
+            ul class="results" aria-live="polite" {}
+            (comments(view, &view.limits))
+        },
+    )
+}
+
+/// The embeddable grid: no navigation, no forms, meant for an iframe.
+fn embed_page(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                link rel="stylesheet" href=(assets::url("app.css"));
+            }
+            body { main { (body) } }
+        }
+    }
 }
 
 pub fn gallery_admin(view: &store_app::GalleryView, secret: &str) -> Markup {
     let admin_url = format!("{}/{secret}", view.url);
-    let button = |id: &str, action: &str| {
+    let button = |id: &str, action: &str, label: &str| {
         html! {
-            form method="post" action=(admin_url) style="display:inline" {
+            form class="inline" method="post" action=(admin_url) {
                 input type="hidden" name="id" value=(id);
                 input type="hidden" name="action" value=(action);
-                button type="submit" { (action) }
+                button type="submit" class="secondary small" { (label) }
             }
         }
     };
@@ -295,26 +543,71 @@ pub fn gallery_admin(view: &store_app::GalleryView, secret: &str) -> Markup {
         "Gallery admin",
         html! {
             h1 { "Admin: " (view.name.as_deref().unwrap_or(&view.id)) }
+            p class="notice secret" { "This page's address is the gallery's admin key. Do not share it." }
             p { a href=(view.url) { "Public view" } }
-            table {
-                thead { tr { th { "Image" } th { "State" } th { "Likes" } th { "Actions" } } }
+            table class="wide" {
+                thead { tr { th { "Image" } th { "State" } th class="num" { "Likes" } th { "Actions" } } }
                 tbody {
                     @for i in &view.images {
                         tr {
-                            td { img src=(i.thumb_url) alt=(i.name) width="80"; " " (i.name) }
+                            td { img src=(i.thumb_url) alt=(i.name) width="80" height="80"; " " (i.name) }
                             td { @if i.hidden { "hidden" } @else { "visible" } }
-                            td { (i.likes) }
+                            td class="num" { (i.likes) }
                             td {
-                                @if i.hidden { (button(&i.id, "unhide")) } @else { (button(&i.id, "hide")) }
-                                (button(&i.id, "up")) (button(&i.id, "down")) (button(&i.id, "delete"))
+                                @if i.hidden { (button(&i.id, "unhide", "Unhide")) } @else { (button(&i.id, "hide", "Hide")) }
+                                " " (button(&i.id, "up", "↑ Up")) " " (button(&i.id, "down", "↓ Down")) " " (button(&i.id, "delete", "Delete"))
                             }
                         }
                     }
                 }
             }
             h2 { "Comments" }
+            @if view.comments.is_empty() { p { "No comments." } }
             @for c in &view.comments {
-                p { strong { (c.name) } ": " (c.text) " " (button(&c.id, "cdel")) }
+                article class="comment" {
+                    strong { (c.name) } " · " (time(&unix_time(c.ts), false)) " " (button(&c.id, "cdel", "Delete"))
+                    p { (c.text) }
+                }
+            }
+        },
+    )
+}
+
+/// `/help` for browsers.
+pub fn help_index(index: &crate::help::Index) -> Markup {
+    page(
+        "Help",
+        html! {
+            h1 { "Help" }
+            p { "storesrv keeps files for a while and hands out links. Pick a topic:" }
+            ul class="topics" {
+                @for t in &index.topics {
+                    li { a href={ "/help/" (t.topic) } { (t.title) } " — " (t.summary) }
+                }
+            }
+            p { "Also: " @for (i, url) in index.also.iter().enumerate() { @if i > 0 { ", " } a href=(url) { (url) } } }
+        },
+    )
+}
+
+/// `/help/<topic>`, `/write_for_agents`, `/copy_for_agents` and
+/// `/releases` for browsers: markdown we wrote, rendered.
+pub fn markdown(title: &str, endpoints: &[crate::help::EndpointLine], md: &str) -> Markup {
+    page(
+        title,
+        html! {
+            p { a href="/help" { "← All topics" } }
+            @if !md.starts_with("# ") {
+                h1 { (title) }
+            }
+            (PreEscaped(crate::help::render_markdown(md)))
+            @if !endpoints.is_empty() {
+                h2 { "Endpoints" }
+                table class="wide" {
+                    tbody {
+                        @for e in endpoints { tr { td { code { (e.endpoint) } } td { (e.does) } } }
+                    }
+                }
             }
         },
     )

@@ -50,18 +50,40 @@ pub fn redirect(location: &str) -> Res {
     res
 }
 
+/// App pages load nothing from anywhere else: script and style only from
+/// the service's own `/static/` files, no inline script or style, images
+/// and text previews from the service itself, and no framing by others.
+pub const APP_CSP: &str =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The gallery embed view: the same, except that any site may frame it.
+pub const EMBED_CSP: &str =
+    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'";
+
+/// A plain-text answer (markdown, `/help/errors`).
+pub fn text(status: StatusCode, content_type: &'static str, body: String) -> Res {
+    let mut res = with_type(status, content_type, full(body));
+    res.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    res
+}
+
 pub fn html(status: StatusCode, markup: maud::Markup) -> Res {
     let mut res = with_type(
         status,
         "text/html; charset=utf-8",
         full(markup.into_string()),
     );
-    // App pages load nothing from anywhere else and run no script yet.
     res.headers_mut().insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
+        HeaderValue::from_static(APP_CSP),
+    );
+    res.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
     );
     res.headers_mut().insert(
         header::REFERRER_POLICY,

@@ -149,6 +149,20 @@ pub(super) async fn delete(ctx: &Ctx, key: String) -> AppResult<Res> {
 }
 
 pub(super) async fn history(ctx: &Ctx, key: String) -> AppResult<Res> {
+    if ctx.html {
+        let record = blocking(&ctx.app, move |app| app.dir_record(&key)).await?;
+        let view = store_core::views::DirView::new(&record, &ctx.app.config().base_url);
+        let history: Vec<_> = record
+            .history
+            .iter()
+            .map(store_core::views::HistoryView::from)
+            .collect();
+        let title = view.name.clone().unwrap_or_else(|| view.id.clone());
+        return Ok(respond::html(
+            StatusCode::OK,
+            pages::dir_history(&view.url, &title, &history),
+        ));
+    }
     let entries = blocking(&ctx.app, move |app| app.dir_history(&key)).await?;
     Ok(json(StatusCode::OK, &entries))
 }
@@ -253,9 +267,13 @@ pub(super) async fn list(ctx: &Ctx) -> AppResult<Res> {
         sort,
         order: order_param(&ctx.query)?,
     };
+    let shown_q = ctx.query.get("q").unwrap_or("").to_string();
     let dirs = blocking(&ctx.app, move |app| app.list_dirs(&q)).await?;
     if ctx.html {
-        return Ok(respond::html(StatusCode::OK, pages::dir_index(&dirs)));
+        return Ok(respond::html(
+            StatusCode::OK,
+            pages::dir_index(&dirs, &shown_q),
+        ));
     }
     Ok(json(StatusCode::OK, &dirs))
 }

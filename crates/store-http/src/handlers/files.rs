@@ -16,13 +16,15 @@ use crate::{api, pages};
 pub(super) fn home(ctx: &Ctx) -> Res {
     let base = &ctx.app.config().base_url;
     if ctx.html {
-        return respond::html(StatusCode::OK, pages::home(base));
+        return respond::html(StatusCode::OK, pages::home(base, &ctx.app.config().limits));
     }
     #[derive(Serialize)]
     struct Pointer<'a> {
         service: &'a str,
         version: &'a str,
         api: String,
+        help: String,
+        write_for_agents: String,
         upload: String,
     }
     json(
@@ -31,6 +33,8 @@ pub(super) fn home(ctx: &Ctx) -> Res {
             service: api::SERVICE_NAME,
             version: api::SPEC_VERSION,
             api: format!("{base}/api"),
+            help: format!("{base}/help"),
+            write_for_agents: format!("{base}/write_for_agents"),
             upload: format!("curl --data-binary @notes.txt '{base}/?name=notes.txt'"),
         },
     )
@@ -101,7 +105,7 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     let view = blocking(&ctx.app, move |app| app.create_file(&req, staged, auth)).await?;
     if ctx.html {
         return Ok(created(
-            respond::html(StatusCode::OK, pages::uploaded(&view)),
+            respond::html(StatusCode::OK, pages::file(&view)),
             &view.url,
         ));
     }
@@ -138,6 +142,15 @@ async fn share_into_dir(
 /// GET or HEAD /<id>: a single file's bytes, or a bundle: a zip for agents,
 /// its index.html (or a listing) for browsers.
 pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
+    // `?info=1`: the file's page (or record), which never burns a once=1
+    // file and never serves its bytes.
+    if ctx.query.flag("info")? {
+        let view = blocking(&ctx.app, move |app| app.file_info(&id)).await?;
+        if ctx.html {
+            return Ok(respond::html(StatusCode::OK, pages::file(&view)));
+        }
+        return Ok(json(StatusCode::OK, &view));
+    }
     let intent = ctx.intent();
     if let Some(thumb) = ctx.query.get("thumb").map(str::to_string) {
         let i = id.clone();
@@ -254,9 +267,18 @@ pub(super) async fn browse(ctx: &Ctx) -> AppResult<Res> {
         sort,
         order: order_param(&ctx.query)?,
     };
+    let filter = pages::BrowseFilter {
+        q: q.q.clone().unwrap_or_default(),
+        tags: q.tags.clone(),
+        sort: ctx.query.get("sort").unwrap_or("created").to_string(),
+        order: ctx.query.get("order").unwrap_or("desc").to_string(),
+    };
     let entries = blocking(&ctx.app, move |app| app.browse(&q)).await?;
     if ctx.html {
-        Ok(respond::html(StatusCode::OK, pages::browse(&entries)))
+        Ok(respond::html(
+            StatusCode::OK,
+            pages::browse(&entries, &filter),
+        ))
     } else {
         Ok(json(StatusCode::OK, &entries))
     }

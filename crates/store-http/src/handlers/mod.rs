@@ -3,6 +3,7 @@
 
 mod dirs;
 mod files;
+mod meta;
 mod pics;
 
 use std::sync::Arc;
@@ -157,6 +158,13 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
             &crate::api::contract(ctx.app.config()),
         )),
         E::Browse => files::browse(&ctx).await,
+        E::Help => Ok(meta::help_index(&ctx)),
+        E::HelpTopic { topic } => Ok(meta::help_topic(&ctx, &topic)?),
+        E::WriteForAgents => Ok(meta::write_for_agents(&ctx)),
+        E::CopyForAgents => Ok(meta::copy_for_agents(&ctx)),
+        E::Releases => Ok(meta::releases(&ctx)),
+        E::Robots => Ok(meta::robots()),
+        E::Static { file } => Ok(meta::static_file(&file)?),
         E::Upload => files::upload(&ctx, body).await,
         E::GetFile { id } => files::get(&ctx, id).await,
         E::GetBundleMember { id, name } => files::get_member(&ctx, id, name).await,

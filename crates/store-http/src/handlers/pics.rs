@@ -103,7 +103,7 @@ pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
             // The embed view is meant to be framed by other sites.
             res.headers_mut().insert(
                 header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'"),
+                HeaderValue::from_static(respond::EMBED_CSP),
             );
         }
         return Ok(res);
