@@ -1,0 +1,257 @@
+//! The pages in a real browser: headless Chromium driven over WebDriver.
+//! A person uploads from the home page, adds to a dir, likes and comments
+//! in a gallery; an uploaded HTML page cannot act with the service's
+//! origin. Screenshots of the main pages land in
+//! `target/tmp/screenshots/` as artifacts.
+
+mod common;
+#[path = "common/webdriver.rs"]
+mod webdriver;
+
+use std::path::PathBuf;
+
+use common::{json, Server};
+use serde_json::{json, Value};
+use webdriver::Browser;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name)
+        .canonicalize()
+        .expect("fixture exists")
+}
+
+fn shot(b: &Browser, name: &str) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
+    b.screenshot(&dir.join(format!("{name}.png")));
+}
+
+/// Waits until the page's script has run (it marks `<html data-ready>`),
+/// which also proves the strict CSP lets our own script load.
+fn ready(b: &Browser) {
+    b.wait_for("app.js to start", || {
+        (b.execute(
+            "return document.documentElement.dataset.ready || null",
+            json!([]),
+        ) == "1")
+            .then_some(())
+    });
+}
+
+/// Sets a marker on the current page: if it is still there later, the
+/// page was not reloaded in between.
+fn mark(b: &Browser) {
+    b.execute("window.__sameLoad = 'yes'", json!([]));
+}
+
+fn still_marked(b: &Browser) -> bool {
+    b.execute("return window.__sameLoad || null", json!([])) == "yes"
+}
+
+#[test]
+fn a_person_uploads_shares_browses_and_uses_a_gallery() {
+    let s = Server::start();
+    let b = Browser::start();
+
+    // Home: pick a file, upload, read the URL the page shows.
+    b.goto(&s.url("/"));
+    ready(&b);
+    let styled = b.execute("return getComputedStyle(document.body).margin", json!([]));
+    assert_eq!(styled, "0px", "the stylesheet applies under the CSP");
+    shot(&b, "home");
+    let notes = fixture("notes-utf8.txt");
+    b.send_keys(
+        &b.find("form[data-upload=home] input[type=file]"),
+        notes.to_str().unwrap(),
+    );
+    b.click(&b.find("form[data-upload=home] button[type=submit]"));
+    let link = b.find("a[data-result-url]");
+    let url = b.attr(&link, "href").expect("the result link");
+    assert!(url.starts_with(&s.base), "{url}");
+    let shown = b.text(&b.find(".results time[data-rel]"));
+    assert!(
+        shown.contains("hour"),
+        "expiry in the reader's terms: {shown}"
+    );
+    let path = url.strip_prefix(&s.base).unwrap().to_string();
+    assert_eq!(
+        common::bytes(&mut s.get(&path)),
+        std::fs::read(&notes).unwrap(),
+        "the uploaded bytes come back"
+    );
+    shot(&b, "home-uploaded");
+
+    // Bundle mode: two files in one request.
+    b.goto(&s.url("/"));
+    ready(&b);
+    b.click(&b.find("input[name=mode][value=bundle]"));
+    let input = b.find("form[data-upload=home] input[type=file]");
+    b.send_keys(
+        &input,
+        &format!("{}\n{}", notes.display(), fixture("pixel.png").display()),
+    );
+    b.click(&b.find("form[data-upload=home] button[type=submit]"));
+    let bundle_url = b.attr(&b.find("a[data-result-url]"), "href").unwrap();
+    let bundle = json(&mut s.get(&format!(
+        "{}?json=1",
+        bundle_url.strip_prefix(&s.base).unwrap()
+    )));
+    assert_eq!(
+        bundle["files"].as_array().map(Vec::len),
+        Some(2),
+        "{bundle}"
+    );
+
+    // A dir page: upload into it with the page's own form.
+    let made = s.post_empty("/?dir=1&name=browser-dir&listed=1", &[]);
+    assert_eq!(made.status(), 201);
+    b.goto(&s.url("/d/browser-dir"));
+    ready(&b);
+    b.send_keys(
+        &b.find("form[data-upload=dir] input[type=file]"),
+        notes.to_str().unwrap(),
+    );
+    b.click(&b.find("form[data-upload=dir] button[type=submit]"));
+    let row = b.find("table a[href$='/d/browser-dir/notes-utf8.txt']");
+    assert_eq!(b.text(&row), "notes-utf8.txt");
+    let listing = json(&mut s.get("/d/browser-dir"));
+    assert_eq!(listing["files"][0]["name"], "notes-utf8.txt");
+    shot(&b, "dir");
+    b.goto(&s.url("/d"));
+    ready(&b);
+    assert!(b.text(&b.find("table")).contains("browser-dir"));
+    shot(&b, "dirs");
+
+    // A gallery: like an image and comment without a page reload.
+    let g = json(&mut s.post_empty("/pics?create=1&name=browser-gallery", &[]));
+    let png = std::fs::read(fixture("media/alpha-2400x1600.png")).unwrap();
+    let up = s.post("/pics/g/browser-gallery?name=alpha.png", &png);
+    assert_eq!(up.status(), 201);
+    b.goto(&s.url("/pics/g/browser-gallery"));
+    ready(&b);
+    b.wait_for("the lazy thumbnail to load", || {
+        let done = b.execute(
+            "const i = document.querySelector('.grid img'); return i && i.complete && i.naturalWidth > 0",
+            json!([]),
+        );
+        (done == true).then_some(())
+    });
+    mark(&b);
+    b.click(&b.find(".grid form[data-like] button"));
+    b.wait_for("the like count to show 1", || {
+        (b.text(&b.find(".grid [data-likes]")) == "1").then_some(())
+    });
+    assert!(still_marked(&b), "liking reloaded the page");
+    b.send_keys(&b.find("form[data-comment] input[name=name]"), "Ana");
+    b.send_keys(&b.find("form[data-comment] textarea"), "What a view");
+    b.click(&b.find("form[data-comment] button[type=submit]"));
+    let posted = b.find("#comment-list article.comment p");
+    assert_eq!(b.text(&posted), "What a view");
+    assert!(still_marked(&b), "commenting reloaded the page");
+    // A second comment inside the cooldown shows the cooldown message.
+    b.send_keys(&b.find("form[data-comment] textarea"), "Again");
+    b.click(&b.find("form[data-comment] button[type=submit]"));
+    b.wait_for("the cooldown message", || {
+        b.text(&b.find("form[data-comment] .status"))
+            .contains("Please wait")
+            .then_some(())
+    });
+    let counters = json(&mut s.get("/pics/g/browser-gallery?likes=1"));
+    assert_eq!(counters["comments"], 1);
+    assert_eq!(
+        counters["likes"].as_object().unwrap().values().next(),
+        Some(&json!(1))
+    );
+    shot(&b, "gallery");
+
+    // The lightbox opens the full image and closes with Escape.
+    b.click(&b.find(".grid a[data-lightbox]"));
+    b.wait_for("the lightbox", || {
+        (b.execute(
+            "return document.querySelector('dialog.lightbox').open",
+            json!([]),
+        ) == true)
+            .then_some(())
+    });
+    shot(&b, "gallery-lightbox");
+    b.execute(
+        "document.querySelector('dialog.lightbox').close()",
+        json!([]),
+    );
+
+    // The admin page hides the image.
+    let admin = g["admin_url"].as_str().unwrap().to_string();
+    b.goto(&admin);
+    ready(&b);
+    shot(&b, "gallery-admin");
+    b.click(&b.find("form input[value=hide] ~ button"));
+    b.find("form input[value=unhide]");
+    let public = json(&mut s.get("/pics/g/browser-gallery"));
+    assert_eq!(public["images"].as_array().map(Vec::len), Some(0));
+
+    // The other main pages, at desktop and phone widths.
+    for (name, path) in [
+        ("browse", "/browse"),
+        ("galleries", "/pics"),
+        ("help", "/help"),
+        ("help-dirs", "/help/dirs"),
+        ("releases", "/releases"),
+    ] {
+        b.goto(&s.url(path));
+        ready(&b);
+        shot(&b, name);
+    }
+    b.set_window(390, 844);
+    for (name, path) in [("home-phone", "/"), ("dir-phone", "/d/browser-dir")] {
+        b.goto(&s.url(path));
+        ready(&b);
+        let overflow: Value = b.execute(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+            json!([]),
+        );
+        assert_eq!(overflow, 0, "{path} scrolls sideways on a phone");
+        shot(&b, name);
+    }
+}
+
+#[test]
+fn uploaded_html_cannot_act_with_the_service_origin() {
+    let s = Server::start();
+    let b = Browser::start();
+    let page = b"<!doctype html><title>t</title><script>\
+        let t = 'origin:' + window.origin;\
+        try { localStorage.setItem('k', '1'); t += '|storage'; } catch (e) { t += '|no-storage'; }\
+        try { t += document.cookie === '' ? '|no-cookie' : '|cookie'; } catch (e) { t += '|no-cookie'; }\
+        document.title = t;\
+        </script>";
+    let made = json(&mut s.post("/?name=evil.html", page));
+    let url = made["url"].as_str().unwrap().to_string();
+    b.goto(&url);
+    let title = b.wait_for("the page's script", || {
+        let t = b.title();
+        t.starts_with("origin:").then_some(t)
+    });
+    // The script ran, but in an opaque origin with no access to the
+    // service's storage or cookies.
+    assert!(title.starts_with("origin:null|"), "{title}");
+    assert!(title.contains("|no-storage"), "{title}");
+    // The app itself, under the real origin, still works.
+    b.goto(&s.url("/"));
+    ready(&b);
+    let origin = b.execute("return window.origin", json!([]));
+    assert_eq!(origin, s.base.as_str());
+    // A hostile file name on the file page is text, and no dialog opened
+    // (an open alert would make the next WebDriver call fail).
+    let hostile = "<img src=x onerror=alert(1)>.txt";
+    let made = json(&mut s.post("/?name=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E.txt", b"x"));
+    assert_eq!(made["name"], hostile);
+    b.goto(&format!("{}?info=1", made["url"].as_str().unwrap()));
+    ready(&b);
+    assert_eq!(b.text(&b.find("h1")), hostile);
+    let imgs = b.execute(
+        "return document.querySelectorAll('main h1 img').length",
+        json!([]),
+    );
+    assert_eq!(imgs, 0);
+}

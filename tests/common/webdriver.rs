@@ -1,0 +1,297 @@
+//! Just enough of the W3C WebDriver protocol to drive headless Chromium
+//! through Debian's `chromedriver`: a session, navigation, elements, script
+//! and screenshots. It speaks plain JSON over loopback HTTP with the ureq
+//! agent the other tests already use (docs/DEPENDENCIES.md says why this is
+//! not fantoccini).
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The W3C key of an element reference in JSON.
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// Where chromedriver may be on Debian and elsewhere.
+const DRIVERS: &[&str] = &[
+    "/usr/bin/chromedriver",
+    "/usr/lib/chromium/chromedriver",
+    "/usr/local/bin/chromedriver",
+];
+const BROWSERS: &[&str] = &[
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/google-chrome",
+];
+
+fn first_existing(paths: &[&str], env: &str) -> Option<PathBuf> {
+    std::env::var_os(env)
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(paths.iter().map(PathBuf::from))
+        .find(|p| p.exists())
+}
+
+fn post_json(
+    agent: &ureq::Agent,
+    url: &str,
+    body: &Value,
+) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+    agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .send(body.to_string().as_bytes())
+}
+
+fn read_json(res: &mut ureq::http::Response<ureq::Body>) -> Option<Value> {
+    let text = res
+        .body_mut()
+        .with_config()
+        .limit(64 << 20)
+        .read_to_string()
+        .ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// A chromedriver process and one browser session in it.
+pub struct Browser {
+    driver: Child,
+    base: String,
+    session: String,
+    agent: ureq::Agent,
+    _profile: tempfile::TempDir,
+}
+
+#[derive(Debug, Clone)]
+pub struct Element(String);
+
+impl Browser {
+    /// Starts chromedriver and a headless Chromium session. Fails loudly
+    /// when either is missing: `.ci/run` installs both (Debian packages
+    /// `chromium` and `chromium-driver`).
+    pub fn start() -> Self {
+        let driver_path = first_existing(DRIVERS, "CHROMEDRIVER").unwrap_or_else(|| {
+            panic!("chromedriver not found: install Debian's chromium and chromium-driver (see .ci/run), or set CHROMEDRIVER")
+        });
+        let browser_path = first_existing(BROWSERS, "CHROME_BIN").unwrap_or_else(|| {
+            panic!("chromium not found: install Debian's chromium (see .ci/run), or set CHROME_BIN")
+        });
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mut driver = Command::new(&driver_path)
+            .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        // chromedriver prints a line once it listens.
+        let mut line = String::new();
+        let mut out = BufReader::new(driver.stdout.take().expect("stdout is piped"));
+        let started = Instant::now();
+        while !line.contains("started successfully") && started.elapsed() < Duration::from_secs(20)
+        {
+            line.clear();
+            if out.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+        }
+        std::thread::spawn(move || {
+            // Keep draining so chromedriver never blocks on a full pipe.
+            let mut sink = String::new();
+            while out.read_line(&mut sink).unwrap_or(0) > 0 {
+                sink.clear();
+            }
+        });
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .proxy(None)
+            .timeout_global(Some(Duration::from_secs(60)))
+            .build()
+            .into();
+        let base = format!("http://127.0.0.1:{port}");
+        let profile = tempfile::tempdir().expect("profile dir");
+        let caps = json!({
+            "capabilities": { "alwaysMatch": {
+                "browserName": "chrome",
+                "goog:chromeOptions": {
+                    "binary": browser_path,
+                    "args": [
+                        "--headless=new", "--no-sandbox", "--disable-gpu",
+                        "--disable-dev-shm-usage", "--window-size=1280,900",
+                        "--no-first-run", "--no-default-browser-check",
+                        format!("--user-data-dir={}", profile.path().display()),
+                    ]
+                }
+            }}
+        });
+        let mut session = None;
+        let mut last = Value::Null;
+        // chromedriver may need a moment before it accepts a session.
+        for _ in 0..40 {
+            match post_json(&agent, &format!("{base}/session"), &caps) {
+                Ok(mut res) => {
+                    last = read_json(&mut res).unwrap_or(Value::Null);
+                    if let Some(id) = last["value"]["sessionId"].as_str() {
+                        session = Some(id.to_string());
+                        break;
+                    }
+                }
+                Err(e) => last = json!({ "connect": e.to_string() }),
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        let session = session.unwrap_or_else(|| panic!("no WebDriver session: {last}"));
+        Self {
+            driver,
+            base,
+            session,
+            agent,
+            _profile: profile,
+        }
+    }
+
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}/session/{}{path}", self.base, self.session);
+        let res = match (method, body) {
+            ("GET", _) => self.agent.get(&url).call(),
+            ("DELETE", _) => self.agent.delete(&url).call(),
+            (_, body) => post_json(&self.agent, &url, &body.unwrap_or_else(|| json!({}))),
+        };
+        let mut res = res.unwrap_or_else(|e| panic!("WebDriver {method} {path}: {e}"));
+        let status = res.status().as_u16();
+        let v = read_json(&mut res).expect("WebDriver answers JSON");
+        assert!(
+            status < 300,
+            "WebDriver {method} {path} answered {status}: {v}"
+        );
+        v["value"].clone()
+    }
+
+    pub fn goto(&self, url: &str) {
+        self.call("POST", "/url", Some(json!({ "url": url })));
+    }
+
+    pub fn title(&self) -> String {
+        self.call("GET", "/title", None)
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    pub fn current_url(&self) -> String {
+        self.call("GET", "/url", None)
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Runs `script` as a function body with `args`; answers its return.
+    pub fn execute(&self, script: &str, args: Value) -> Value {
+        self.call(
+            "POST",
+            "/execute/sync",
+            Some(json!({ "script": script, "args": args })),
+        )
+    }
+
+    fn try_find(&self, css: &str) -> Option<Element> {
+        let url = format!("{}/session/{}/element", self.base, self.session);
+        let mut res = post_json(
+            &self.agent,
+            &url,
+            &json!({ "using": "css selector", "value": css }),
+        )
+        .ok()?;
+        if res.status().as_u16() >= 300 {
+            return None;
+        }
+        let v = read_json(&mut res)?;
+        v["value"][ELEMENT_KEY].as_str().map(|s| Element(s.into()))
+    }
+
+    /// Waits up to ten seconds for an element.
+    pub fn find(&self, css: &str) -> Element {
+        self.wait_for(&format!("element {css}"), || self.try_find(css))
+    }
+
+    /// Polls `probe` until it answers `Some`, or fails the test after ten
+    /// seconds with `what` in the message.
+    pub fn wait_for<T>(&self, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+        let start = Instant::now();
+        loop {
+            if let Some(v) = probe() {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "timed out waiting for {what} on {}",
+                self.current_url()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn text(&self, e: &Element) -> String {
+        self.call("GET", &format!("/element/{}/text", e.0), None)
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    pub fn attr(&self, e: &Element, name: &str) -> Option<String> {
+        self.call("GET", &format!("/element/{}/attribute/{name}", e.0), None)
+            .as_str()
+            .map(str::to_string)
+    }
+
+    pub fn click(&self, e: &Element) {
+        self.call("POST", &format!("/element/{}/click", e.0), None);
+    }
+
+    /// Types into an input; for a file input, `text` is a file path.
+    pub fn send_keys(&self, e: &Element, text: &str) {
+        self.call(
+            "POST",
+            &format!("/element/{}/value", e.0),
+            Some(json!({ "text": text })),
+        );
+    }
+
+    /// Saves a PNG screenshot of the viewport.
+    pub fn screenshot(&self, path: &Path) {
+        use base64::Engine as _;
+        let b64 = self.call("GET", "/screenshot", None);
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(b64.as_str().expect("base64 screenshot"))
+            .expect("valid base64");
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("screenshot dir");
+        }
+        std::fs::write(path, png).expect("screenshot written");
+    }
+
+    pub fn set_window(&self, width: u32, height: u32) {
+        self.call(
+            "POST",
+            "/window/rect",
+            Some(json!({ "width": width, "height": height })),
+        );
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self
+            .agent
+            .delete(format!("{}/session/{}", self.base, self.session))
+            .call();
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}

@@ -1,0 +1,243 @@
+//! The HTML pages, parsed by an HTML5 parser: every page is well-formed,
+//! carries its security headers, loads no inline script or style, and
+//! shows hostile names, tags and comments as text.
+
+mod common;
+
+use common::{header, json, multipart, text, Server};
+use scraper::{Html, Selector};
+
+const BROWSER: (&str, &str) = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
+const HOSTILE: &str = "<img src=x onerror=alert(1)>";
+
+fn sel(css: &str) -> Selector {
+    Selector::parse(css).expect("valid selector")
+}
+
+/// Fetches a page as a browser and checks what every app page must be.
+fn page(s: &Server, path: &str) -> Html {
+    let mut res = s.get_with(path, &[BROWSER]);
+    assert_eq!(res.status(), 200, "{path}");
+    assert_eq!(
+        header(&res, "content-type"),
+        "text/html; charset=utf-8",
+        "{path}"
+    );
+    assert_eq!(header(&res, "referrer-policy"), "no-referrer", "{path}");
+    let csp = header(&res, "content-security-policy");
+    assert!(csp.contains("script-src 'self'"), "{path}: {csp}");
+    assert!(csp.contains("style-src 'self'"), "{path}: {csp}");
+    assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
+    assert!(!csp.contains("unsafe-eval"), "{path}: {csp}");
+    assert!(csp.contains("frame-ancestors 'none'"), "{path}: {csp}");
+    let body = text(&mut res);
+    let doc = Html::parse_document(&body);
+    assert!(
+        doc.errors.is_empty(),
+        "{path} is not well-formed: {:?}",
+        doc.errors
+    );
+    no_inline_code(&doc, path);
+    doc
+}
+
+/// Nothing a strict CSP would block, and nothing from another origin.
+fn no_inline_code(doc: &Html, path: &str) {
+    for script in doc.select(&sel("script")) {
+        let src = script.value().attr("src").unwrap_or_else(|| {
+            panic!("{path}: inline script {}", script.html());
+        });
+        assert!(src.starts_with("/static/"), "{path}: script from {src}");
+        assert!(script.inner_html().trim().is_empty(), "{path}");
+    }
+    assert_eq!(doc.select(&sel("style")).count(), 0, "{path}: <style>");
+    assert_eq!(doc.select(&sel("[style]")).count(), 0, "{path}: style=");
+    for link in doc.select(&sel("link[href], img[src], iframe[src]")) {
+        let v = link.value();
+        let url = v.attr("href").or(v.attr("src")).unwrap();
+        assert!(
+            url.starts_with('/') || url.starts_with("http://127.0.0.1"),
+            "{path}: third-party resource {url}"
+        );
+    }
+    let on_attrs = doc
+        .select(&sel("*"))
+        .flat_map(|e| {
+            e.value()
+                .attrs()
+                .map(|(k, _)| k.to_string())
+                .collect::<Vec<_>>()
+        })
+        .filter(|k| k.starts_with("on"))
+        .count();
+    assert_eq!(on_attrs, 0, "{path}: inline event handler");
+}
+
+fn texts(doc: &Html, css: &str) -> Vec<String> {
+    doc.select(&sel(css))
+        .map(|e| e.text().collect::<String>())
+        .collect()
+}
+
+#[test]
+fn every_page_is_well_formed_strict_and_escapes_hostile_strings() {
+    let s = Server::start();
+    // A single file with a hostile name and tag.
+    let file = json(&mut s.post(&format!("/?name={}&tag=xss", urlencode(HOSTILE)), b"hello"));
+    let id = file["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{file}"))
+        .to_string();
+    // A bundle and a listed, tagged dir with a hostile file name.
+    let (ct, body) = multipart(&[("file", Some("a.txt"), b"a"), ("file", Some(HOSTILE), b"b")]);
+    let bundle = json(&mut s.post_with("/", &[("Content-Type", &ct)], &body));
+    let bundle_id = bundle["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{bundle}"))
+        .to_string();
+    let (ct, body) = multipart(&[("file", Some(HOSTILE), b"in a dir")]);
+    let dir = s.post_with(
+        "/?dir=1&name=page-tests&listed=1&tag=xss",
+        &[("Content-Type", &ct)],
+        &body,
+    );
+    assert_eq!(dir.status(), 201);
+    // A listed gallery with an image and a hostile comment.
+    let g = json(&mut s.post_empty("/pics?create=1&name=page-gallery&listed=1", &[]));
+    let admin = g["admin_url"]
+        .as_str()
+        .unwrap()
+        .strip_prefix(&s.base)
+        .unwrap()
+        .to_string();
+    let png = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/pixel.png"
+    ))
+    .unwrap();
+    let up = s.post(
+        &format!(
+            "/pics/g/page-gallery?name={}",
+            urlencode(&format!("{HOSTILE}.png"))
+        ),
+        &png,
+    );
+    assert_eq!(up.status(), 201);
+    let c = s.post_with(
+        "/pics/g/page-gallery?comment=1",
+        &[("Content-Type", "application/json")],
+        serde_json::json!({ "name": "<script>alert(1)</script>", "text": HOSTILE })
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(c.status(), 201);
+
+    let pages = [
+        "/".to_string(),
+        "/browse?tag=xss".into(),
+        "/d".into(),
+        "/d/page-tests".into(),
+        "/d/page-tests/history".into(),
+        format!("/{bundle_id}"),
+        format!("/{id}?info=1"),
+        "/pics".into(),
+        "/pics/g/page-gallery".into(),
+        admin.clone(),
+        "/help".into(),
+        "/help/galleries".into(),
+        "/write_for_agents".into(),
+        "/copy_for_agents".into(),
+        "/releases".into(),
+    ];
+    for path in &pages {
+        let doc = page(&s, path);
+        // Every app page shares the navigation and the one stylesheet.
+        assert_eq!(texts(&doc, "header.top nav a").len(), 5, "{path}");
+        assert_eq!(
+            doc.select(&sel("link[rel=stylesheet]")).count(),
+            1,
+            "{path}"
+        );
+        // The hostile strings never became elements.
+        assert_eq!(doc.select(&sel("img[onerror]")).count(), 0, "{path}");
+        let inline_scripts = doc.select(&sel("script:not([src])")).count();
+        assert_eq!(inline_scripts, 0, "{path}");
+    }
+
+    // ...and show as text where they appear.
+    let browse = page(&s, "/browse?tag=xss");
+    assert!(texts(&browse, "td a").contains(&HOSTILE.to_string()));
+    let info = page(&s, &format!("/{id}?info=1"));
+    assert_eq!(texts(&info, "h1"), vec![HOSTILE.to_string()]);
+    let dir = page(&s, "/d/page-tests");
+    assert!(texts(&dir, "td a").contains(&HOSTILE.to_string()));
+    let bundle = page(&s, &format!("/{bundle_id}"));
+    assert!(texts(&bundle, "td a").contains(&HOSTILE.to_string()));
+    let gallery = page(&s, "/pics/g/page-gallery");
+    assert!(texts(&gallery, "article.comment p").contains(&HOSTILE.to_string()));
+    assert!(texts(&gallery, "article.comment strong")
+        .contains(&"<script>alert(1)</script>".to_string()));
+    assert!(texts(&gallery, "figcaption .name").contains(&format!("{HOSTILE}.png")));
+    let admin_page = page(&s, &admin);
+    assert!(texts(&admin_page, "article.comment p").contains(&HOSTILE.to_string()));
+}
+
+#[test]
+fn the_embed_view_may_be_framed_and_loads_no_script() {
+    let s = Server::start();
+    s.post_empty("/pics?create=1&name=embed-me", &[]);
+    let mut res = s.get_with("/pics/g/embed-me?embed=1", &[BROWSER]);
+    assert_eq!(res.status(), 200);
+    let csp = header(&res, "content-security-policy");
+    assert!(!csp.contains("frame-ancestors"), "{csp}");
+    assert!(!csp.contains("script-src"), "{csp}");
+    let doc = Html::parse_document(&text(&mut res));
+    assert!(doc.errors.is_empty(), "{:?}", doc.errors);
+    assert_eq!(doc.select(&sel("script")).count(), 0);
+    assert_eq!(doc.select(&sel("form")).count(), 0, "no forms in an embed");
+}
+
+#[test]
+fn static_files_are_served_cacheable_and_typed() {
+    let s = Server::start();
+    let doc = page(&s, "/");
+    let css = doc.select(&sel("link[rel=stylesheet]")).next().unwrap();
+    let js = doc.select(&sel("script[src]")).next().unwrap();
+    for (url, ty) in [
+        (css.value().attr("href").unwrap(), "text/css"),
+        (js.value().attr("src").unwrap(), "text/javascript"),
+    ] {
+        let mut res = s.get(url);
+        assert_eq!(res.status(), 200, "{url}");
+        assert!(header(&res, "content-type").starts_with(ty), "{url}");
+        assert!(header(&res, "cache-control").contains("immutable"));
+        assert_eq!(header(&res, "x-content-type-options"), "nosniff");
+        assert!(text(&mut res).len() > 500, "{url}");
+    }
+    let mut res = s.get("/static/nope.js");
+    common::assert_error(&mut res, 404, "not_found");
+}
+
+#[test]
+fn a_file_page_never_burns_a_once_file() {
+    let s = Server::start();
+    let made = json(&mut s.post("/?name=secret.txt&once=1", b"only once"));
+    let id = made["id"].as_str().unwrap();
+    let doc = page(&s, &format!("/{id}?info=1"));
+    assert_eq!(texts(&doc, "h1"), vec!["secret.txt".to_string()]);
+    // No preview was embedded, so nothing fetched the bytes...
+    assert_eq!(doc.select(&sel("iframe, .preview")).count(), 0);
+    // ...and the one read is still there.
+    let mut res = s.get(&format!("/{id}"));
+    assert_eq!(text(&mut res), "only once");
+    assert_eq!(s.get(&format!("/{id}")).status(), 404);
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'.' | b'-' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

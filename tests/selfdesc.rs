@@ -1,0 +1,205 @@
+//! The self-description over HTTP: `/help`, its topics, `/help/errors`,
+//! `/write_for_agents`, `/copy_for_agents` and `/releases`, checked against
+//! `/api` so the two can never disagree.
+
+mod common;
+
+use common::{assert_error, header, json, text, Server};
+use serde_json::Value;
+
+const BROWSER: (&str, &str) = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
+
+#[test]
+fn help_lists_every_topic_and_each_answers() {
+    let s = Server::start();
+    let index = json(&mut s.get("/help"));
+    let topics = index["topics"].as_array().expect("topics");
+    let slugs: Vec<&str> = topics
+        .iter()
+        .map(|t| t["topic"].as_str().unwrap())
+        .collect();
+    for want in [
+        "files",
+        "bundles",
+        "dirs",
+        "show-dirs",
+        "retention",
+        "import",
+        "browse",
+        "galleries",
+        "auth",
+        "limits",
+        "errors",
+    ] {
+        assert!(slugs.contains(&want), "{want} missing from {slugs:?}");
+    }
+    for t in topics {
+        assert!(!t["summary"].as_str().unwrap().is_empty());
+        let url = t["url"].as_str().unwrap();
+        let path = url
+            .strip_prefix(&s.base)
+            .expect("topic URLs use the base URL");
+        let mut res = s.get(path);
+        assert_eq!(res.status(), 200, "{path}");
+        if t["topic"] == "errors" {
+            assert!(header(&res, "content-type").starts_with("text/plain"));
+        } else {
+            let page = json(&mut res);
+            assert_eq!(page["topic"], t["topic"]);
+            assert!(!page["text"].as_str().unwrap().is_empty());
+        }
+    }
+    assert_error(&mut s.get("/help/no-such-topic"), 404, "not_found");
+}
+
+#[test]
+fn every_api_endpoint_is_explained_by_a_help_topic() {
+    let s = Server::start();
+    let api = json(&mut s.get("/api"));
+    let endpoints = api["endpoints"].as_object().unwrap();
+    let index = json(&mut s.get("/help"));
+    let mut explained = Vec::new();
+    for t in index["topics"].as_array().unwrap() {
+        if t["topic"] == "errors" {
+            continue;
+        }
+        let page = json(&mut s.get(&format!("/help/{}", t["topic"].as_str().unwrap())));
+        for e in page["endpoints"].as_array().unwrap() {
+            let route = e["endpoint"].as_str().unwrap().to_string();
+            assert_eq!(
+                endpoints.get(&route).and_then(Value::as_str),
+                e["does"].as_str(),
+                "{route}"
+            );
+            explained.push(route);
+        }
+    }
+    for route in endpoints.keys() {
+        let self_description = [
+            "GET /api",
+            "GET /help",
+            "GET /write_for_agents",
+            "GET /copy_for_agents",
+            "GET /releases",
+        ]
+        .iter()
+        .any(|p| route.starts_with(p));
+        assert!(
+            self_description || explained.contains(route),
+            "{route} is in /api but in no /help topic"
+        );
+    }
+    assert!(endpoints.keys().any(|k| k == "GET /help/<topic>"));
+}
+
+#[test]
+fn errors_and_limits_in_help_match_the_contract() {
+    // A configured limit must show as configured, not as the default.
+    let s = Server::with_env(&[("STORE_POOL_BYTES", "7340032")]);
+    let api = json(&mut s.get("/api"));
+    let mut res = s.get("/help/errors");
+    assert_eq!(res.status(), 200);
+    let errors = text(&mut res);
+    for (code, info) in api["errors"].as_object().unwrap() {
+        let line = format!("{} {code}", info["http"]);
+        assert!(errors.contains(&line), "{line} missing from /help/errors");
+        assert!(errors.contains(info["meaning"].as_str().unwrap()), "{code}");
+    }
+    let limits = json(&mut s.get("/help/limits"))["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(api["limits"]["pool_bytes"], 7_340_032);
+    assert!(
+        limits.contains("| store pool | 7 MiB (7340032 bytes) |"),
+        "{limits}"
+    );
+    for key in [
+        "file_bytes_max",
+        "import_bytes_max",
+        "pics_upload_bytes_max",
+        "pics_pool_bytes",
+        "pics_target_bytes",
+    ] {
+        let n = api["limits"][key].as_u64().unwrap();
+        assert!(limits.contains(&format!("({n} bytes)")), "{key}={n}");
+    }
+    for key in [
+        "comment_name_chars_max",
+        "comment_text_chars_max",
+        "comments_per_gallery_max",
+        "history_limit",
+        "pics_downscale_px",
+        "files_per_container_max",
+        "browse_results_max",
+    ] {
+        let n = api["limits"][key].as_u64().unwrap().to_string();
+        assert!(limits.contains(&n), "{key}={n}");
+    }
+    let files = json(&mut s.get("/help/files"))["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(files.contains(&format!("({} bytes)", api["max_file_bytes"])));
+    assert!(files.contains("4h"), "the default ttl");
+}
+
+#[test]
+fn agent_instructions_carry_this_servers_base_url() {
+    let s = Server::start();
+    for path in ["/write_for_agents", "/copy_for_agents"] {
+        let mut res = s.get(path);
+        assert_eq!(res.status(), 200);
+        assert!(header(&res, "content-type").starts_with("text/markdown"));
+        let body = text(&mut res);
+        assert!(body.contains(&format!("'{}/", s.base)), "{path}: {body}");
+        assert!(body.contains("curl "), "{path}");
+    }
+    // The upload example in /write_for_agents works as written.
+    let doc = text(&mut s.get("/write_for_agents"));
+    assert!(doc.contains(&format!(
+        "curl --data-binary @report.md '{}/?name=report.md'",
+        s.base
+    )));
+    let made = s.upload("report.md", b"# hi\n");
+    assert!(made["url"].as_str().unwrap().starts_with(&s.base));
+}
+
+#[test]
+fn releases_are_markdown_for_agents_and_html_for_browsers() {
+    let s = Server::start();
+    let version = json(&mut s.get("/api"))["version"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut res = s.get("/releases");
+    assert_eq!(res.status(), 200);
+    assert!(header(&res, "content-type").starts_with("text/markdown"));
+    let md = text(&mut res);
+    let first = md
+        .lines()
+        .find_map(|l| l.strip_prefix("## "))
+        .expect("a release heading");
+    assert_eq!(first, version, "the newest release is the /api version");
+    for v in ["1.11.0", "1.38.1", "1.43.0", "1.54.1"] {
+        assert!(md.contains(&format!("## {v}")), "{v}");
+    }
+    let mut res = s.get_with("/releases", &[BROWSER]);
+    assert!(header(&res, "content-type").starts_with("text/html"));
+    let html = text(&mut res);
+    assert!(
+        html.contains(&format!("<h2>{version}</h2>")),
+        "rendered markdown"
+    );
+    let mut res = s.get_with("/help", &[BROWSER]);
+    assert!(text(&mut res).contains("href=\"/help/galleries\""));
+}
+
+#[test]
+fn agents_at_home_get_a_pointer_to_api_and_help() {
+    let s = Server::start();
+    let home = json(&mut s.get("/"));
+    assert_eq!(home["api"], format!("{}/api", s.base));
+    assert_eq!(home["help"], format!("{}/help", s.base));
+    assert!(home["upload"].as_str().unwrap().starts_with("curl "));
+}
