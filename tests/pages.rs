@@ -241,3 +241,48 @@ fn urlencode(s: &str) -> String {
         })
         .collect()
 }
+
+#[test]
+fn a_protected_dir_takes_its_write_token_from_a_plain_form() {
+    let s = Server::start();
+    let made = json(&mut s.post_empty("/?dir=1&name=form-token&write=1", &[]));
+    let token = made["write_token"].as_str().unwrap().to_string();
+    // Without the token the browser form is refused...
+    let (ct, body) = multipart(&[("file", Some("a.txt"), b"a")]);
+    let mut res = s.post_with("/d/form-token", &[BROWSER, ("Content-Type", &ct)], &body);
+    common::assert_error(&mut res, 401, "write_denied");
+    // ...with it, as the form's `write` field, the files are added.
+    let (ct, body) = multipart(&[
+        ("write", None, token.as_bytes()),
+        ("file", Some("a.txt"), b"a"),
+    ]);
+    let res = s.post_with("/d/form-token", &[BROWSER, ("Content-Type", &ct)], &body);
+    assert_eq!(res.status(), 303, "a browser is sent back to the dir");
+    let listing = json(&mut s.get("/d/form-token"));
+    assert_eq!(listing["files"][0]["name"], "a.txt");
+    // An agent still gets the early refusal, body unread.
+    let (ct, body) = multipart(&[
+        ("write", None, token.as_bytes()),
+        ("file", Some("b.txt"), b"b"),
+    ]);
+    let mut res = s.post_with("/d/form-token", &[("Content-Type", &ct)], &body);
+    common::assert_error(&mut res, 401, "write_denied");
+}
+
+#[test]
+fn several_files_from_a_plain_form_make_a_bundle_page() {
+    let s = Server::start();
+    let (ct, body) = multipart(&[
+        ("ttl", None, b""),
+        ("file", Some("a.txt"), b"a"),
+        ("file", Some("b.txt"), b"b"),
+    ]);
+    let mut res = s.post_with("/", &[BROWSER, ("Content-Type", &ct)], &body);
+    assert_eq!(res.status(), 201, "{}", text(&mut res));
+    assert!(header(&res, "content-type").starts_with("text/html"));
+    let doc = Html::parse_document(&text(&mut res));
+    assert_eq!(
+        texts(&doc, "td a"),
+        vec!["a.txt".to_string(), "b.txt".to_string()]
+    );
+}

@@ -97,7 +97,7 @@
   function resultItem(list, label) {
     var li = el("li");
     li.appendChild(el("div", null, label));
-    var bar = el("progress", { max: "1", value: "0" });
+    var bar = el("progress", { max: "1", value: "0", "aria-label": "Uploading " + label });
     li.appendChild(bar);
     list.appendChild(li);
     return { li: li, bar: bar };
@@ -179,6 +179,18 @@
       var files = chosen();
       if (!files.length) { return; }
       ev.preventDefault();
+      // Refuse oversized files here: the server answers 413 from the
+      // Content-Length at once, which a browser still sending the body
+      // often reports as a broken connection instead.
+      var max = Number(form.getAttribute("data-max") || 0);
+      var big = max ? files.filter(function (f) { return f.size > max; }) : [];
+      if (big.length) {
+        big.forEach(function (f) {
+          var item = resultItem(list, f.name);
+          showError(item, new Error("too large: " + f.size + " bytes, the limit is " + max));
+        });
+        return;
+      }
       var field = function (name) {
         var f = form.elements.namedItem(name);
         if (!f) { return ""; }
@@ -191,7 +203,8 @@
         var common = { ttl: field("ttl"), once: field("once") };
         if (mode === "bundle" && files.length > 1) {
           var b = resultItem(list, "Bundle of " + files.length + " files");
-          jobs.push(send("POST", "/" + query(common), formData(files), null, b.bar)
+          // Burn after reading applies to single files only.
+          jobs.push(send("POST", "/" + query({ ttl: common.ttl }), formData(files), null, b.bar)
             .then(function (d) { showResult(b, d); }, function (e) { showError(b, e); }));
         } else if (mode === "dir") {
           var name = field("dirname");
@@ -277,8 +290,9 @@
       }, function (e) {
         if (!status) { return; }
         status.className = "status error";
+        var cooldown = form.getAttribute("data-cooldown");
         status.textContent = e.status === 429 && e.retryAfter
-          ? "Please wait " + e.retryAfter + " s before commenting again (one comment per 20 s)."
+          ? "Please wait " + e.retryAfter + " s before commenting again (one comment per " + cooldown + " s)."
           : e.message;
       });
     });

@@ -22,7 +22,7 @@ pub struct EndpointDoc {
 
 /// What each endpoint does. Only what this build answers is listed.
 pub const ENDPOINTS: &[EndpointDoc] = &[
-    EndpointDoc { route: "POST /?name=<filename>[&ttl=<N>h|<N>d][&once=1][&tag=<t>][&share=<name>]", does: "upload raw bytes, or multipart/form-data with one file part; answers the single file record", topic: "dirs" },
+    EndpointDoc { route: "POST /?name=<filename>[&ttl=<N>h|<N>d][&once=1][&tag=<t>][&share=<name>]", does: "upload raw bytes, or multipart/form-data with one file part; answers the single file record", topic: "files" },
     EndpointDoc { route: "POST /?url=<url>[&name=<name>][&link=1][&tag=<t>]", does: "import a public http(s) document (5 MB at most), or with link=1 store the URL as a redirect document", topic: "import" },
     EndpointDoc { route: "GET /<id>", does: "file bytes; ?download=1 forces download; images and text render inline", topic: "files" },
     EndpointDoc { route: "HEAD /<id>", does: "file headers; never burns a once=1 file", topic: "files" },
@@ -34,7 +34,7 @@ pub const ENDPOINTS: &[EndpointDoc] = &[
     EndpointDoc { route: "GET /browse?tag=<t>[&q=<substr>][&sort=created|name|size|expires][&order=asc|desc]", does: "list live tagged files", topic: "browse" },
     EndpointDoc { route: "POST / (multipart, 2+ file parts)", does: "create an immutable bundle; answers the bundle record", topic: "bundles" },
     EndpointDoc { route: "GET /<id>/<filename>", does: "one file of a bundle", topic: "bundles" },
-    EndpointDoc { route: "POST /?dir=1[&name=<name>][&listed=1][&tag=<t>][&ttl=<N>h|<N>d][&write=1|<token>][&show=1]", does: "create (or get, when named) a dir; optional multipart parts become its first files", topic: "show-dirs" },
+    EndpointDoc { route: "POST /?dir=1[&name=<name>][&listed=1][&tag=<t>][&ttl=<N>h|<N>d][&write=1|<token>][&show=1]", does: "create (or get, when named) a dir; optional multipart parts become its first files", topic: "dirs" },
     EndpointDoc { route: "POST /?name=<filename>&share=<name>", does: "upload into the named dir (create-or-get)", topic: "dirs" },
     EndpointDoc { route: "POST /d/<key>", does: "add files (multipart parts, or a raw body with name=)", topic: "dirs" },
     EndpointDoc { route: "POST /d/<key>?show=1", does: "make a show-dir; needs the retain token", topic: "show-dirs" },

@@ -496,9 +496,9 @@ pub fn copy_for_agents(config: &AppConfig) -> String {
 ## A bundle\n\
 ```sh\ncurl -fsSL -o bundle.zip '{b}/<id>?download=1'\ncurl -fsSL -o a.md '{b}/<id>/a.md'\n```\n\n\
 ## A whole dir\n\
-```sh\ncurl -fsSL '{b}/d/<key>'                        # JSON listing: files[].name, url, size\ncurl -fsSL -o dir.zip '{b}/d/<key>?zip=1' && unzip dir.zip -d dir\ncurl -fsSL '{b}/d/<key>' | jq -r '.files[].url' | xargs -n1 curl -fsSLO\n```\n\n\
-## A gallery\n\
-```sh\ncurl -fsSL '{b}/pics/g/<gid>' | jq -r '.images[].url' | xargs -n1 curl -fsSLO\n```\n\n\
+```sh\ncurl -fsSL '{b}/d/<key>'                        # JSON listing: files[].name, url, size\ncurl -fsSL -o dir.zip '{b}/d/<key>?zip=1' && unzip dir.zip -d dir\ncurl -fsSL '{b}/d/<key>' | jq -r '.files[].url' | xargs -n1 curl -fsSLOJ\n```\n\n\
+## A gallery (every page; files keep their names)\n\
+```sh\npages=$(curl -fsSL '{b}/pics/g/<gid>' | jq .pages)\nfor p in $(seq 1 \"$pages\"); do\n  curl -fsSL \"{b}/pics/g/<gid>?p=$p\" | jq -r '.images[].url' | xargs -n1 curl -fsSLOJ\ndone\n```\n\n\
 ## Found by tag\n\
 ```sh\ncurl -fsSL '{b}/browse?tag=<tag>' | jq -r '.[].url'\n```\n\n\
 A 404 means the object expired, was deleted or burned; there is no way to bring it back.\n",

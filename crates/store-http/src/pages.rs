@@ -88,6 +88,17 @@ pub fn size(n: u64) -> Markup {
     html! { span title={ (n) " bytes" } { (shown) } }
 }
 
+/// The path of one of our own absolute URLs. Pages link, post and load
+/// images by path, so they keep working when the browser reaches the
+/// server by another host name than the configured base URL (the CSP's
+/// `'self'` is the browser's origin, not the base URL).
+fn local(url: &str) -> &str {
+    match url.find("://") {
+        Some(i) => url[i + 3..].find('/').map_or("/", |j| &url[i + 3 + j..]),
+        None => url,
+    }
+}
+
 fn copy(url: &str) -> Markup {
     html! { button type="button" class="secondary small" data-copy=(url) { "Copy" } }
 }
@@ -135,13 +146,14 @@ pub fn home(base_url: &str, limits: &Limits) -> Markup {
         html! {
             h1 { "Share a file" }
             p { "Upload a file and get a link. It expires on its own; nothing to clean up." }
-            form method="post" action="/" enctype="multipart/form-data" data-upload="home" {
+            form method="post" action="/" enctype="multipart/form-data" data-upload="home" data-max=(limits.file_bytes_max) {
                 div class="drop" {
                     label { "Choose files " input type="file" name="file" multiple required; }
                     p class="picked muted js-only hidden-js" { "…or drop them here." }
                 }
                 label class="inline" { "Lifetime "
                     select name="ttl" {
+                        option value="" selected { "Default (files " (crate::help::duration(limits.file_ttl_default_secs)) ", dirs " (crate::help::duration(limits.dir_ttl_default_secs)) ")" }
                         @for (value, label) in ttl_choices(limits) { option value=(value) { (label) } }
                     }
                 }
@@ -173,7 +185,7 @@ pub fn file(view: &FileView) -> Markup {
         &view.name,
         html! {
             h1 { (view.name) }
-            p { a href=(view.url) data-result-url="" { (view.url) } " " (copy(&view.url)) }
+            p { a href=(local(&view.url)) data-result-url="" { (view.url) } " " (copy(&view.url)) }
             dl class="facts" {
                 dt { "Size" } dd { (size(view.size)) }
                 dt { "Type" } dd { (view.content_type) }
@@ -184,12 +196,12 @@ pub fn file(view: &FileView) -> Markup {
                     dt { "Tags" } dd { @for t in &view.tags { a href={ "/browse?tag=" (t) } { (t) } " " } }
                 }
             }
-            p { a href={ (view.url) "?download=1" } { "Download" } }
+            p { a href={ (local(&view.url)) "?download=1" } { "Download" } }
             @if !view.once {
                 @if is_image(&view.content_type) {
-                    div class="preview" { img src=(view.url) alt=(view.name); }
+                    div class="preview" { img src=(local(&view.url)) alt=(view.name); }
                 } @else if is_text(&view.content_type) {
-                    div class="preview" { iframe src=(view.url) title={ "Preview of " (view.name) } sandbox="" width="100%" height="320" {} }
+                    div class="preview" { iframe src=(local(&view.url)) title={ "Preview of " (view.name) } sandbox="" width="100%" height="320" {} }
                 }
             }
         },
@@ -237,7 +249,7 @@ pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
                     tbody {
                         @for e in entries {
                             tr {
-                                td { a href=(e.url) { (e.name) } }
+                                td { a href=(local(&e.url)) { (e.name) } }
                                 td { (e.content_type) }
                                 td class="num" { (size(e.size)) }
                                 td { @for t in &e.tags { a href={ "/browse?tag=" (t) } { (t) } " " } }
@@ -256,13 +268,13 @@ pub fn bundle(view: &BundleView) -> Markup {
         "Bundle",
         html! {
             h1 { "Bundle " code { (view.id) } }
-            p { a href=(view.url) { (view.url) } " " (copy(&view.url)) }
-            p { a href={ (view.url) "?download=1" } { "Download all as zip" } " · " (expiry(view.expires_at.as_deref())) }
+            p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
+            p { a href={ (local(&view.url)) "?download=1" } { "Download all as zip" } " · " (expiry(view.expires_at.as_deref())) }
             table class="wide" {
                 thead { tr { th { "File" } th { "Type" } th class="num" { "Size" } } }
                 tbody {
                     @for f in &view.files {
-                        tr { td { a href=(f.url) { (f.name) } } td { (f.content_type) } td class="num" { (size(f.size)) } }
+                        tr { td { a href=(local(&f.url)) { (f.name) } } td { (f.content_type) } td class="num" { (size(f.size)) } }
                     }
                 }
             }
@@ -279,11 +291,11 @@ pub fn dir(view: &DirView, history: &[HistoryView]) -> Markup {
             @if let Some(token) = &view.write_token {
                 p class="notice secret" { strong { "Write token, shown once: " } code { (token) } " " (copy(token)) }
             }
-            p { a href=(view.url) { (view.url) } " " (copy(&view.url)) }
+            p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
             p {
                 (view.file_count) @if view.file_count == 1 { " file, " } @else { " files, " } (size(view.bytes)) " · " (expiry(view.expires_at.as_deref()))
-                " · " a href={ (view.url) "?zip=1" } { "Download all as zip" }
-                " · " a href={ (view.url) "/history" } { "History" }
+                " · " a href={ (local(&view.url)) "?zip=1" } { "Download all as zip" }
+                " · " a href={ (local(&view.url)) "/history" } { "History" }
             }
             @if view.files.is_empty() {
                 p { "No files yet." }
@@ -293,7 +305,7 @@ pub fn dir(view: &DirView, history: &[HistoryView]) -> Markup {
                     tbody {
                         @for f in &view.files {
                             tr {
-                                td { a href=(f.url) { (f.name) } }
+                                td { a href=(local(&f.url)) { (f.name) } }
                                 td { (f.content_type) }
                                 td class="num" { (size(f.size)) }
                                 td { (time(&f.updated_at, false)) }
@@ -303,13 +315,13 @@ pub fn dir(view: &DirView, history: &[HistoryView]) -> Markup {
                 }
             }
             h2 { "Add files" }
-            form method="post" action=(view.url) enctype="multipart/form-data" data-upload="dir" {
+            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="dir" data-max=(store_core::limits::FILE_BYTES_MAX) {
                 div class="drop" {
                     label { "Choose files " input type="file" name="file" multiple required; }
                     p class="picked muted js-only hidden-js" { "…or drop them here." }
                 }
                 @if !view.open {
-                    label class="js-only hidden-js" { "Write token (if the dir has one) " input type="password" name="write" autocomplete="off"; }
+                    label { "Write token (if the dir has one) " input type="password" name="write" autocomplete="off"; }
                 }
                 button type="submit" { "Upload" }
             }
@@ -330,7 +342,7 @@ pub fn dir_history(view_url: &str, title: &str, history: &[HistoryView]) -> Mark
     page(
         "History",
         html! {
-            h1 { "History of " a href=(view_url) { (title) } }
+            h1 { "History of " a href=(local(view_url)) { (title) } }
             @if history.is_empty() { p { "Nothing happened yet." } }
             table class="wide" {
                 thead { tr { th { "When" } th { "Action" } th { "File" } th class="num" { "Size" } } }
@@ -373,7 +385,7 @@ pub fn dir_index(dirs: &[DirView], q: &str) -> Markup {
                     tbody {
                         @for d in dirs {
                             tr {
-                                td { a href=(d.url) { (d.name.as_deref().unwrap_or(&d.id)) } }
+                                td { a href=(local(&d.url)) { (d.name.as_deref().unwrap_or(&d.id)) } }
                                 td class="num" { (d.file_count) }
                                 td { (d.tags.join(", ")) }
                                 td { (time(&d.updated_at, false)) }
@@ -401,7 +413,7 @@ pub fn pics_index(list: &[store_app::GalleryEntry]) -> Markup {
             } @else {
                 ul {
                     @for g in list {
-                        li { a href=(g.url) { (g.name.as_deref().unwrap_or(&g.id)) } " · " (g.images) " images · updated " (time(&g.updated_at, false)) }
+                        li { a href=(local(&g.url)) { (g.name.as_deref().unwrap_or(&g.id)) } " · " (g.images) " images · updated " (time(&g.updated_at, false)) }
                     }
                 }
             }
@@ -414,9 +426,9 @@ pub fn gallery_created(v: &store_app::GalleryCreated) -> Markup {
         "Gallery",
         html! {
             h1 { "Gallery " (v.name.as_deref().unwrap_or(&v.id)) }
-            p { "Share: " a href=(v.url) { (v.url) } " " (copy(&v.url)) }
+            p { "Share: " a href=(local(&v.url)) { (v.url) } " " (copy(&v.url)) }
             @if let Some(admin) = &v.admin_url {
-                p class="notice secret" { strong { "Admin link, shown once: keep it secret. " } a href=(admin) { (admin) } " " (copy(admin)) }
+                p class="notice secret" { strong { "Admin link, shown once: keep it secret. " } a href=(local(admin)) { (admin) } " " (copy(admin)) }
             } @else {
                 p { "This gallery already existed; its admin link was shown when it was created." }
             }
@@ -434,9 +446,9 @@ fn comments(view: &store_app::GalleryView, limits: &serde_json::Value) -> Markup
                     article class="comment" id={ "c-" (c.id) } {
                         div {
                             strong { (c.name) } " · " (time(&unix_time(c.ts), false)) " "
-                            form class="inline" method="post" action={ (view.url) "?clike=" (c.id) } data-like="" {
-                                button type="submit" class="secondary small" aria-label={ "Like the comment by " (c.name) } {
-                                    "♥ " span data-likes="" { (c.likes) }
+                            form class="inline" method="post" action={ (local(&view.url)) "?clike=" (c.id) } data-like="" {
+                                button type="submit" class="secondary small" {
+                                    "♥ " span data-likes="" { (c.likes) } span class="sr-only" { " likes; like this comment" }
                                 }
                             }
                         }
@@ -444,7 +456,7 @@ fn comments(view: &store_app::GalleryView, limits: &serde_json::Value) -> Markup
                     }
                 }
             }
-            form method="post" action={ (view.url) "?comment=1" } data-comment="" {
+            form method="post" action={ (local(&view.url)) "?comment=1" } data-comment="" data-cooldown=(cooldown) {
                 label { "Name (optional) " input type="text" name="name" maxlength="40"; }
                 label { "Comment " textarea name="text" maxlength="500" required {} }
                 button type="submit" { "Post" }
@@ -460,15 +472,15 @@ pub fn gallery(view: &store_app::GalleryView, embed: bool) -> Markup {
         div class="grid" {
             @for i in &view.images {
                 figure id=(i.id) class=[view.selected.contains(&i.id).then_some("starred")] {
-                    a href=(i.url) data-lightbox="" data-name=(i.name) {
-                        img src=(i.thumb_url) alt=(i.name) loading="lazy" width="160" height="160";
+                    a href=(local(&i.url)) data-lightbox="" data-name=(i.name) {
+                        img src=(local(&i.thumb_url)) alt=(i.name) loading="lazy" width="160" height="160";
                     }
                     figcaption {
                         span class="name" title=(i.name) { (i.name) }
                         @if !embed {
-                            form class="inline" method="post" action={ (i.url) "?like=1" } data-like="" {
-                                button type="submit" class="secondary small" aria-label={ "Like " (i.name) } {
-                                    "♥ " span data-likes="" { (i.likes) }
+                            form class="inline" method="post" action={ (local(&i.url)) "?like=1" } data-like="" {
+                                button type="submit" class="secondary small" {
+                                    "♥ " span data-likes="" { (i.likes) } span class="sr-only" { " likes; like " (i.name) }
                                 }
                             }
                         } @else {
@@ -482,7 +494,7 @@ pub fn gallery(view: &store_app::GalleryView, embed: bool) -> Markup {
         @if view.pages > 1 {
             nav class="pages" aria-label="Pages" {
                 @for p in 1..=view.pages {
-                    @if p == view.page { strong aria-current="page" { (p) } } @else { a href={ "?p=" (p) } { (p) } }
+                    @if p == view.page { strong aria-current="page" { (p) } } @else { a href=(page_link(view, p, embed)) { (p) } }
                 }
             }
         }
@@ -494,11 +506,11 @@ pub fn gallery(view: &store_app::GalleryView, embed: bool) -> Markup {
         &title,
         html! {
             h1 { (title) }
-            p { a href=(view.url) { (view.url) } " " (copy(&view.url)) " · "
+            p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) " · "
                 (view.images.len()) " images on this page · " (expiry(view.expires_at.as_deref())) }
             (grid)
             h2 { "Add photos" }
-            form method="post" action=(view.url) enctype="multipart/form-data" data-upload="gallery" {
+            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="gallery" data-max=(view.limits["upload_bytes_max"].as_u64().unwrap_or(0)) {
                 div class="drop" {
                     label { "Choose images " input type="file" name="file" accept="image/*,.heic,.heif" multiple required; }
                     p class="picked muted js-only hidden-js" { "…or drop them here." }
@@ -510,6 +522,19 @@ pub fn gallery(view: &store_app::GalleryView, embed: bool) -> Markup {
             (comments(view, &view.limits))
         },
     )
+}
+
+/// A gallery page link that keeps the embed view and the starred images.
+fn page_link(view: &store_app::GalleryView, p: usize, embed: bool) -> String {
+    let mut link = format!("{}?p={p}", local(&view.url));
+    if embed {
+        link.push_str("&embed=1");
+    }
+    if !view.selected.is_empty() {
+        link.push_str("&stars=");
+        link.push_str(&view.selected.join(","));
+    }
+    link
 }
 
 /// The embeddable grid: no navigation, no forms, meant for an iframe.
@@ -529,13 +554,13 @@ fn embed_page(title: &str, body: Markup) -> Markup {
 }
 
 pub fn gallery_admin(view: &store_app::GalleryView, secret: &str) -> Markup {
-    let admin_url = format!("{}/{secret}", view.url);
-    let button = |id: &str, action: &str, label: &str| {
+    let admin_url = format!("{}/{secret}", local(&view.url));
+    let button = |id: &str, action: &str, label: &str, what: &str| {
         html! {
             form class="inline" method="post" action=(admin_url) {
                 input type="hidden" name="id" value=(id);
                 input type="hidden" name="action" value=(action);
-                button type="submit" class="secondary small" { (label) }
+                button type="submit" class="secondary small" aria-label={ (label) " " (what) } { (label) }
             }
         }
     };
@@ -544,20 +569,32 @@ pub fn gallery_admin(view: &store_app::GalleryView, secret: &str) -> Markup {
         html! {
             h1 { "Admin: " (view.name.as_deref().unwrap_or(&view.id)) }
             p class="notice secret" { "This page's address is the gallery's admin key. Do not share it." }
-            p { a href=(view.url) { "Public view" } }
+            p { a href=(local(&view.url)) { "Public view" } }
             table class="wide" {
                 thead { tr { th { "Image" } th { "State" } th class="num" { "Likes" } th { "Actions" } } }
                 tbody {
                     @for i in &view.images {
                         tr {
-                            td { img src=(i.thumb_url) alt=(i.name) width="80" height="80"; " " (i.name) }
+                            td {
+                                // Hidden images answer 404 to everyone, so
+                                // there is no thumbnail to show for them.
+                                @if !i.hidden { img src=(local(&i.thumb_url)) alt="" width="80" height="80"; " " }
+                                (i.name)
+                            }
                             td { @if i.hidden { "hidden" } @else { "visible" } }
                             td class="num" { (i.likes) }
                             td {
-                                @if i.hidden { (button(&i.id, "unhide", "Unhide")) } @else { (button(&i.id, "hide", "Hide")) }
-                                " " (button(&i.id, "up", "↑ Up")) " " (button(&i.id, "down", "↓ Down")) " " (button(&i.id, "delete", "Delete"))
+                                @if i.hidden { (button(&i.id, "unhide", "Unhide", &i.name)) } @else { (button(&i.id, "hide", "Hide", &i.name)) }
+                                " " (button(&i.id, "up", "↑ Up", &i.name)) " " (button(&i.id, "down", "↓ Down", &i.name)) " " (button(&i.id, "delete", "Delete", &i.name))
                             }
                         }
+                    }
+                }
+            }
+            @if view.pages > 1 {
+                nav class="pages" aria-label="Pages" {
+                    @for p in 1..=view.pages {
+                        @if p == view.page { strong aria-current="page" { (p) } } @else { a href={ (admin_url) "?p=" (p) } { (p) } }
                     }
                 }
             }
@@ -565,7 +602,7 @@ pub fn gallery_admin(view: &store_app::GalleryView, secret: &str) -> Markup {
             @if view.comments.is_empty() { p { "No comments." } }
             @for c in &view.comments {
                 article class="comment" {
-                    strong { (c.name) } " · " (time(&unix_time(c.ts), false)) " " (button(&c.id, "cdel", "Delete"))
+                    strong { (c.name) } " · " (time(&unix_time(c.ts), false)) " " (button(&c.id, "cdel", "Delete", &format!("the comment by {}", c.name)))
                     p { (c.text) }
                 }
             }
@@ -611,4 +648,14 @@ pub fn markdown(title: &str, endpoints: &[crate::help::EndpointLine], md: &str) 
             }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn local_paths() {
+        assert_eq!(super::local("http://0.0.0.0:8080/d/x?zip=1"), "/d/x?zip=1");
+        assert_eq!(super::local("https://h.example"), "/");
+        assert_eq!(super::local("/already"), "/already");
+    }
 }

@@ -98,10 +98,30 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
 
 /// POST /d/<key>: the gate is checked before any body is read.
 pub(super) async fn add(ctx: &Ctx, key: String, body: Incoming) -> AppResult<Res> {
-    let access = ctx.dir_access(true);
+    let mut access = ctx.dir_access(true);
     let (k, a) = (key.clone(), access.clone());
-    blocking(&ctx.app, move |app| app.check_dir_write(&k, None, &a)).await?;
-    let (parts, _) = read_parts(ctx, body, ctx.query.text("name")?).await?;
+    let gate = blocking(&ctx.app, move |app| app.check_dir_write(&k, None, &a)).await;
+    // A browser form without JavaScript can only send the write token as a
+    // form field, which arrives after the files: only such a post, with no
+    // token presented otherwise, reads its body before the gate decides.
+    let form_token = matches!(
+        gate,
+        Err(store_app::AppError::Domain(StoreError::WriteDenied(_)))
+    ) && ctx.html
+        && access.write_token.is_none()
+        && multipart_boundary(&ctx.headers).is_some();
+    if !form_token {
+        gate?;
+    }
+    let (parts, fields) = read_parts(ctx, body, ctx.query.text("name")?).await?;
+    if form_token {
+        access.write_token = fields
+            .into_iter()
+            .find(|(k, v)| k == "write" && !v.is_empty())
+            .map(|(_, v)| v);
+        let (k, a) = (key.clone(), access.clone());
+        blocking(&ctx.app, move |app| app.check_dir_write(&k, None, &a)).await?;
+    }
     let view = blocking(&ctx.app, move |app| app.add_to_dir(&key, parts, &access)).await?;
     if ctx.html {
         return Ok(respond::redirect(&view.url));
