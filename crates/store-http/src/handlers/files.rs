@@ -92,6 +92,12 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     let auth = ctx.retain_auth();
     if parts.len() >= 2 {
         let view = blocking(&ctx.app, move |app| app.create_bundle(&req, parts, auth)).await?;
+        if ctx.html {
+            return Ok(created(
+                respond::html(StatusCode::OK, pages::bundle(&view)),
+                &view.url,
+            ));
+        }
         return Ok(created(json(StatusCode::OK, &view), &view.url));
     }
     let part = parts.into_iter().next().expect("one part");
@@ -158,7 +164,14 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
             return serve_download(ctx, d);
         }
     }
-    match blocking(&ctx.app, move |app| app.read(&id, intent)).await? {
+    // Reads that write nothing (all but burning a once file) run here on
+    // the executor: a record lookup in sled's cache and an open(2), a few
+    // microseconds that a hop to the blocking pool would multiply.
+    let opened = match ctx.app.read_without_writing(&id, intent)? {
+        Some(opened) => opened,
+        None => blocking(&ctx.app, move |app| app.read(&id, intent)).await?,
+    };
+    match opened {
         Opened::File(d) if d.link && ctx.html && !ctx.query.flag("download")? => {
             follow_link(ctx, d).await
         }

@@ -93,6 +93,9 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| AppError::Storage(StorageError::new(format!("a worker failed: {e}"))))?
 }
 
+/// Files up to this size are read whole and answered in one piece.
+const INLINE_BYTES_MAX: u64 = 64 * 1024;
+
 /// Longest request target accepted (path and query): 414 past it.
 const URI_BYTES_MAX: usize = 8 * 1024;
 /// Bytes of header names and values accepted: 431 past it. Hyper's own
@@ -221,6 +224,16 @@ pub(crate) fn serve_download(ctx: &Ctx, d: Download) -> AppResult<Res> {
     let body = if ctx.method == Method::HEAD {
         drop(d.reader);
         respond::empty()
+    } else if len <= INLINE_BYTES_MAX {
+        // A small file is one read(2) from the page cache: read it here and
+        // answer it whole, without a streaming thread and channel per file.
+        let mut reader = d.reader;
+        let mut bytes = Vec::with_capacity(len as usize);
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut reader, len), &mut bytes)
+            .map_err(|e| {
+                AppError::Storage(StorageError::new(format!("cannot read a blob: {e}")))
+            })?;
+        respond::full(bytes)
     } else {
         http_body_util::BodyExt::boxed(ChannelBody::blob(d.reader))
     };
@@ -311,7 +324,10 @@ pub(crate) async fn container_parts(
 /// first and so win.
 pub(crate) fn merged(query: &Query, fields: Vec<(String, String)>) -> Query {
     let mut q = query.clone();
-    q.extend(fields);
+    // An empty form field is a control left at "no value" (the upload
+    // page's default lifetime, an unfilled name): it was not given. A
+    // query parameter stays strict, so `?ttl=` is still a 400.
+    q.extend(fields.into_iter().filter(|(_, v)| !v.is_empty()));
     q
 }
 
