@@ -6,13 +6,16 @@
 //! Durability: a blob is written to a temp file, fsynced and renamed (and
 //! its directory fsynced) before it is visible; a record change is one sled
 //! transaction over the record and its index entries, flushed before the
-//! call returns. The use-case layer commits bytes before records, so a
+//! call returns. Concurrent writers share flushes ([`GroupCommit`]): each
+//! still returns only after a flush that began after its change. The use-case layer commits bytes before records, so a
 //! write acknowledged to a client survives a crash of the process.
 
 mod blobs;
+mod group;
 mod repo;
 
 pub use blobs::FsBlobStore;
+pub use group::GroupCommit;
 pub use repo::SledRepository;
 
 #[cfg(test)]
