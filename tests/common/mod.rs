@@ -142,7 +142,10 @@ impl Server {
             .sum()
     }
 
+    /// The server's stderr so far. Request lines are written in batches
+    /// every 200 ms (bins/storesrv/src/logs.rs), so wait out one batch.
     pub fn log(&self) -> String {
+        std::thread::sleep(std::time::Duration::from_millis(300));
         std::fs::read_to_string(self.data.with_extension("log")).unwrap_or_default()
     }
 

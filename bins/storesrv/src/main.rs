@@ -2,6 +2,7 @@
 //! and the HTTP shell, prints the ready line, and shuts down on signal.
 
 mod config;
+mod logs;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -35,8 +36,10 @@ fn main() -> ExitCode {
         }
     };
     // Logs go to stderr, one line each; stdout carries only the ready line.
+    // Request lines are batched (see logs.rs); warnings go out at once.
+    let logs = logs::Logs::start();
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(logs.clone())
         .with_ansi(false)
         .with_target(false)
         .init();
@@ -50,7 +53,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(config)) {
+    let result = runtime.block_on(run(config, &logs));
+    logs.flush();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("storesrv: {e}");
@@ -59,7 +64,11 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(config: Config) -> Result<(), String> {
+/// The small-file read cache: 32 MiB of files up to 64 KiB each.
+const BLOB_CACHE_BYTES: u64 = 32 * 1024 * 1024;
+const BLOB_CACHE_ITEM_BYTES: u64 = 64 * 1024;
+
+async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     if config.import_allow_private {
         tracing::warn!("STORE_IMPORT_ALLOW_PRIVATE=1 lets import reach private and loopback hosts; use it for tests only");
     }
@@ -72,8 +81,15 @@ async fn run(config: Config) -> Result<(), String> {
     std::fs::create_dir_all(&config.data)
         .map_err(|e| format!("cannot create the data dir {}: {e}", config.data.display()))?;
     let repo = Arc::new(SledRepository::open(&config.data).map_err(|e| e.to_string())?);
-    let blobs =
+    let files =
         Arc::new(FsBlobStore::open(&config.data, Arc::new(OsRandom)).map_err(|e| e.to_string())?);
+    // Small files are read far more often than written: serve them from
+    // memory (docs/PERFORMANCE.md, scenario 1).
+    let blobs = Arc::new(store_app::CachedBlobs::new(
+        files,
+        BLOB_CACHE_BYTES,
+        BLOB_CACHE_ITEM_BYTES,
+    ));
 
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -135,6 +151,8 @@ async fn run(config: Config) -> Result<(), String> {
     // the line is read must still shut down cleanly, not kill the process.
     let shutdown = shutdown_signal().map_err(|e| format!("cannot install signal handlers: {e}"))?;
 
+    // Whatever start-up logged is on stderr before anyone is told to go.
+    logs.flush();
     // The one line on stdout (CONTRACT.md): tests and scripts wait for it.
     println!("storesrv listening on http://{bound}");
     use std::io::Write;

@@ -223,28 +223,51 @@ impl App {
     /// GET or HEAD /<id>. A once file is burnt by the first GET: the record
     /// goes under the key's lock, so concurrent readers cannot both get it.
     pub fn read(&self, id: &str, intent: ReadIntent) -> AppResult<Opened> {
+        self.read_inner(id, intent, true)
+            .map(|opened| opened.expect("a read that may write always opens"))
+    }
+
+    /// The same read, but only if it writes nothing: `None` when serving
+    /// would burn a once file, which the caller then does with [`read`].
+    /// It never flushes or fsyncs, so a server may run it on its async
+    /// executor and keep the blocking pool for work that waits on the disk.
+    ///
+    /// [`read`]: App::read
+    pub fn read_without_writing(&self, id: &str, intent: ReadIntent) -> AppResult<Option<Opened>> {
+        self.read_inner(id, intent, false)
+    }
+
+    fn read_inner(
+        &self,
+        id: &str,
+        intent: ReadIntent,
+        may_write: bool,
+    ) -> AppResult<Option<Opened>> {
         let now = self.now();
         let _guard = self.locks.lock(id);
         let record = match self.live_object(id, now)? {
             Object::File(f) => f,
-            Object::Bundle(b) => return Ok(Opened::Bundle(b)),
+            Object::Bundle(b) => return Ok(Some(Opened::Bundle(b))),
             Object::Dir(_) | Object::Gallery(_) | Object::Image(_) => {
                 unreachable!("live_object only returns files and bundles")
             }
         };
         let decision = record.decide_read(now, intent)?;
+        if decision == ReadDecision::ServeAndBurn && !may_write {
+            return Ok(None);
+        }
         let reader = self.open_record_blob(&record.blob)?;
         if decision == ReadDecision::ServeAndBurn {
             self.remove_object(id, &Object::File(record.clone()))?;
         }
-        Ok(Opened::File(Download {
+        Ok(Some(Opened::File(Download {
             name: record.name,
             content_type: record.content_type,
             text: record.text,
             once: record.once,
             link: record.link,
             reader,
-        }))
+        })))
     }
 
     /// The record of a live file, for pages and metadata.

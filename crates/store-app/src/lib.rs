@@ -9,6 +9,7 @@
 //! on delete, the record first, then the bytes. A crash between the two
 //! steps leaves at worst an unreferenced blob, which [`App::open`] collects.
 
+mod blobcache;
 mod bundles;
 mod dirs;
 mod error;
@@ -28,6 +29,7 @@ use store_core::pool::PoolLedger;
 use store_core::ports::{BlobStore, Clock, Random, Repository};
 use store_core::{Limits, Object, RetainAuth, RetainTokens, Timestamp};
 
+pub use blobcache::CachedBlobs;
 pub use bundles::Part;
 pub use dirs::{DirAccess, DirQuery, DirSort, NewDir, WriteRequest};
 pub use error::{AppError, AppResult};

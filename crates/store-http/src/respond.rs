@@ -201,11 +201,12 @@ pub fn app_error(e: &AppError) -> Res {
     }
 }
 
-/// Bytes read per chunk when streaming a blob out.
-const STREAM_CHUNK_BYTES: usize = 64 * 1024;
+/// Bytes read per chunk when streaming a blob out: large reads, each handed
+/// to the connection without a copy.
+const STREAM_CHUNK_BYTES: usize = 256 * 1024;
 /// Chunks buffered between the reading thread and the connection: enough to
-/// keep the socket busy, little enough that a slow reader holds ~256 KiB.
-const STREAM_CHUNKS_BUFFERED: usize = 4;
+/// keep the socket busy, little enough that a slow reader holds ~768 KiB.
+const STREAM_CHUNKS_BUFFERED: usize = 2;
 
 /// A body fed through a bounded channel by a thread of the blocking pool,
 /// so that disk reads never stall the async executor and memory per
@@ -225,15 +226,18 @@ impl ChannelBody {
         let len = reader.len();
         let (tx, rx) = tokio::sync::mpsc::channel(STREAM_CHUNKS_BUFFERED);
         tokio::task::spawn_blocking(move || {
-            let mut buf = vec![0u8; STREAM_CHUNK_BYTES];
             loop {
-                match reader.read(&mut buf) {
+                // A fresh buffer per chunk becomes the chunk itself: no
+                // copy, and no zeroing (read_to_end fills spare capacity).
+                let mut chunk = Vec::with_capacity(STREAM_CHUNK_BYTES);
+                let read = std::io::Read::read_to_end(
+                    &mut std::io::Read::take(&mut reader, STREAM_CHUNK_BYTES as u64),
+                    &mut chunk,
+                );
+                match read {
                     Ok(0) => break,
-                    Ok(n) => {
-                        if tx
-                            .blocking_send(Ok(Bytes::copy_from_slice(&buf[..n])))
-                            .is_err()
-                        {
+                    Ok(_) => {
+                        if tx.blocking_send(Ok(Bytes::from(chunk))).is_err() {
                             break; // The client went away.
                         }
                     }

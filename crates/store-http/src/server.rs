@@ -137,6 +137,13 @@ pub async fn serve(
                         continue;
                     }
                 };
+                // A response is headers then body chunks; with Nagle's
+                // algorithm on, the second write waits for the client's
+                // delayed ACK (up to 40 ms). Every write here is a whole
+                // frame already, so send each at once.
+                if let Err(e) = stream.set_nodelay(true) {
+                    tracing::debug!(error = %e, "TCP_NODELAY not set");
+                }
                 let app = Arc::clone(&app);
                 let shared = Arc::clone(&shared);
                 let service = service_fn(move |req| {
