@@ -28,9 +28,9 @@ fuzz seconds="600":
 ci:
     bash .ci/run
 
-# Benchmarks: not written yet (issue 8). They will measure upload and
-# download throughput against the disk's own limit, requests per second for
-# small files, the latency of GET /<id> under load, and memory per
-# connection; results go to docs/PERFORMANCE.md.
-bench:
-    @echo "benchmarks arrive with issue 8; see the comment on this recipe" && exit 1
+# Benchmarks (issue 8): storesrv against nginx on the same bytes, wrk and
+# oha pinned to the other core, media against libvips, expiry over 1M
+# records. Installs nginx, wrk, libvips-tools and oha if missing. Extra
+# arguments go to storebench, e.g. `just bench --only 1,3`.
+bench *args:
+    bench/run.sh {{args}}

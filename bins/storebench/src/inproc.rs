@@ -1,0 +1,301 @@
+//! Fixtures, and the scenarios measured in process: the media pipeline
+//! against libvips (7 and 8) and expiry over a million records (9).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+
+use store_app::{App, AppConfig, Ports};
+use store_core::lifetime::Lifetime;
+use store_core::record::{FileRecord, Object};
+use store_core::{BlobId, Limits, RetainTokens, Timestamp};
+use store_media::MediaLimits;
+use store_sled::{FsBlobStore, SledRepository};
+use store_testkit::{FakeFetcher, ManualClock, SeededRandom};
+
+use crate::tools::{self, median};
+use crate::{Bench, Row};
+
+/// The bytes the scenarios use, made once per run.
+#[derive(Debug)]
+pub struct Fixtures {
+    pub small: Vec<u8>,
+    pub large: Vec<u8>,
+    /// A 6000x4000 (24 MP) JPEG with photo-like detail.
+    pub photo: Vec<u8>,
+    pub photo_path: PathBuf,
+    /// 20 incompressible JPEG-typed files of about 5 MB.
+    pub noise_images: Vec<Vec<u8>>,
+}
+
+/// splitmix64: reproducible noise without a dependency.
+fn noise(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Fixtures {
+    pub fn make(dir: &Path) -> Self {
+        let small = vec![b'x'; 1024];
+        let large = vec![b'x'; 5 * 1024 * 1024];
+        let photo = photo(6000, 4000);
+        let photo_path = dir.join("photo-24mp.jpg");
+        std::fs::write(&photo_path, &photo).expect("photo fixture");
+        let mut seed = 7;
+        let noise_images = (0..20)
+            .map(|_| {
+                // A JPEG start-of-image marker, then noise: typed as a
+                // JPEG, incompressible, never decoded by a dir.
+                let mut v = vec![0xFF, 0xD8, 0xFF, 0xE0];
+                v.extend((0..(5_000_000 - 4) / 8).flat_map(|_| noise(&mut seed).to_le_bytes()));
+                v
+            })
+            .collect();
+        Self {
+            small,
+            large,
+            photo,
+            photo_path,
+            noise_images,
+        }
+    }
+}
+
+/// A synthetic photograph: smooth gradients and shapes with fine noise,
+/// so the JPEG weighs what a real 24 MP photo does (several MB).
+fn photo(width: u32, height: u32) -> Vec<u8> {
+    let mut seed = 42;
+    let img = image::RgbImage::from_fn(width, height, |x, y| {
+        let n = (noise(&mut seed) & 0x1f) as i32 - 16;
+        let fx = x as f32 / width as f32;
+        let fy = y as f32 / height as f32;
+        let ring = (((fx - 0.5).powi(2) + (fy - 0.4).powi(2)).sqrt() * 40.0).sin() * 40.0;
+        let c = |base: f32| (base + ring + n as f32).clamp(0.0, 255.0) as u8;
+        image::Rgb([
+            c(60.0 + 150.0 * fx),
+            c(90.0 + 120.0 * fy),
+            c(180.0 - 100.0 * fx * fy),
+        ])
+    });
+    let mut out = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 90)
+        .encode_image(&img)
+        .expect("JPEG encoding");
+    out
+}
+
+fn ms(secs: f64) -> String {
+    format!("{:.0} ms", secs * 1e3)
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
+    let start = Instant::now();
+    let v = f();
+    (start.elapsed().as_secs_f64(), v)
+}
+
+/// Scenarios 7 and 8, against `vips` on the same file.
+pub fn media(f: &Fixtures) -> Vec<Row> {
+    let limits = MediaLimits::default();
+    let runs = 3;
+    let mut ours = vec![];
+    let mut out_bytes = 0;
+    for _ in 0..runs {
+        let (t, p) = timed(|| store_media::process(&f.photo, &limits).expect("process"));
+        out_bytes = p.bytes.len();
+        ours.push(t);
+    }
+    let work = f.photo_path.parent().expect("dir");
+    let vips_out = work.join("vips-2048.webp");
+    let vips: Vec<f64> = (0..runs)
+        .map(|_| {
+            tools::time_command(
+                Command::new("vips")
+                    .arg("thumbnail")
+                    .arg(&f.photo_path)
+                    .arg(format!("{}[Q=75]", vips_out.display()))
+                    .arg("2048"),
+            )
+        })
+        .collect();
+    let (ours, vips) = (median(ours), median(vips));
+    println!(
+        "  7: ours {} ({} bytes), vips {}",
+        ms(ours),
+        out_bytes,
+        ms(vips)
+    );
+    let mut rows = vec![Row::new(
+        "7",
+        format!(
+            "24 MP JPEG to 2048 px WebP ({:.0} KiB)",
+            out_bytes as f64 / 1024.0
+        ),
+        format!("{} (vips thumbnail {})", ms(ours), ms(vips)),
+        "<= vips, < 1 s",
+        Some(ours <= vips && ours < 1.0 && out_bytes as u64 <= limits.target_bytes),
+    )];
+
+    let thumbs: Vec<f64> = (0..runs)
+        .map(|_| {
+            timed(|| {
+                for size in [160, 320, 640] {
+                    store_media::thumbnail(&f.photo, size, &limits).expect("thumbnail");
+                }
+            })
+            .0
+        })
+        .collect();
+    let vips_thumbs: Vec<f64> = (0..runs)
+        .map(|_| {
+            [160, 320, 640]
+                .iter()
+                .map(|size| {
+                    tools::time_command(
+                        Command::new("vipsthumbnail")
+                            .arg(&f.photo_path)
+                            .args(["-s", &size.to_string(), "-o"])
+                            .arg(work.join(format!("t{size}.webp[Q=80]"))),
+                    )
+                })
+                .sum()
+        })
+        .collect();
+    let (t, v) = (median(thumbs), median(vips_thumbs));
+    println!("  8: ours {}, vipsthumbnail {}", ms(t), ms(v));
+    rows.push(Row::new(
+        "8",
+        "thumbnails 160/320/640 from a 24 MP JPEG, cold",
+        format!("{} (vipsthumbnail {}, {:.2}x)", ms(t), ms(v), t / v),
+        "<= 0.5x vipsthumbnail",
+        Some(t <= 0.5 * v),
+    ));
+    rows
+}
+
+fn file_record(i: usize, now: Timestamp, expires: Timestamp) -> (String, Object) {
+    let id = format!("bench{i:08}");
+    let rec = FileRecord {
+        id: id.clone(),
+        name: format!("f{i}.txt"),
+        content_type: "text/plain".into(),
+        size: 1024,
+        blob: BlobId(format!("{:016x}", i + 1)),
+        created_at: now,
+        updated_at: now,
+        lifetime: Lifetime::Fixed {
+            expires_at: expires,
+        },
+        once: false,
+        tags: vec![],
+        text: true,
+        link: false,
+        thumbs: Default::default(),
+    };
+    (id, Object::File(rec))
+}
+
+/// Scenario 9: a store of `bench.objects` live records (the blobs they
+/// name do not exist: this measures the records and indexes, not unlink).
+pub fn expiry(bench: &Bench) -> Vec<Row> {
+    let dir = bench.work.join("expiry");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("expiry dir");
+    let t0 = Timestamp::from_secs(1_800_000_000);
+    let n = bench.objects;
+    let expiring = (n / 100).min(10_000);
+    {
+        let repo = SledRepository::open(&dir).expect("sled");
+        let (took, ()) = timed(|| {
+            let records = (0..n).map(|i| {
+                // The first `expiring` die in an hour, the rest in a day.
+                let at = if i < expiring {
+                    t0.plus_secs(3_600)
+                } else {
+                    t0.plus_secs(86_400)
+                };
+                file_record(i, t0, at)
+            });
+            repo.load(records).expect("bulk load");
+        });
+        println!("  9: loaded {n} records in {took:.1} s");
+    }
+    let clock = Arc::new(ManualClock::new(t0));
+    let open = || {
+        let repo = Arc::new(SledRepository::open(&dir).expect("sled"));
+        let ports = Ports {
+            repo,
+            blobs: Arc::new(
+                FsBlobStore::open(&dir, Arc::new(SeededRandom::new(1))).expect("blobs"),
+            ),
+            clock: clock.clone(),
+            random: Arc::new(SeededRandom::new(2)),
+            fetcher: Arc::new(FakeFetcher::default()),
+        };
+        let config = AppConfig {
+            base_url: "http://bench".into(),
+            limits: Limits {
+                pool_bytes: u64::MAX / 4,
+                ..Limits::default()
+            },
+            retain_tokens: RetainTokens::from_csv(""),
+            superadmin_token: None,
+        };
+        App::open(ports, config).expect("open")
+    };
+    let (restart, (app, recovery)) = timed(open);
+    assert_eq!(recovery.objects, n);
+    let idle: Vec<f64> = (0..5)
+        .map(|_| {
+            let (t, r) = timed(|| app.sweep(1000).expect("sweep"));
+            assert_eq!(r.removed, 0);
+            t
+        })
+        .collect();
+    let idle = median(idle);
+    clock.advance_secs(7_200);
+    let (removal, removed) = timed(|| {
+        let mut removed = 0;
+        loop {
+            let r = app.sweep(1000).expect("sweep");
+            removed += r.removed;
+            if r.removed == 0 {
+                break removed;
+            }
+        }
+    });
+    assert_eq!(removed, expiring);
+    drop(app);
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "  9: open {restart:.2} s, idle sweep {:.3} ms, {removed} removed in {removal:.2} s",
+        idle * 1e3
+    );
+    vec![
+        Row::new(
+            "9",
+            format!("sweep with nothing expired, {n} live"),
+            format!("{:.3} ms", idle * 1e3),
+            "< 5 ms",
+            Some(idle < 0.005),
+        ),
+        Row::new(
+            "9",
+            format!("remove {removed} expired of {n}"),
+            format!("{removal:.2} s"),
+            "< 0.5 s + unlink",
+            Some(removal < 0.5),
+        ),
+        Row::new(
+            "9",
+            format!("open a store of {n} (until it can answer)"),
+            format!("{restart:.2} s"),
+            "< 1 s, no full scan",
+            Some(restart < 1.0),
+        ),
+    ]
+}

@@ -1,0 +1,208 @@
+//! storebench: the benchmark suite of issue 8, run by `just bench`.
+//!
+//! It starts the release storesrv and nginx on the same bytes, pinned to
+//! one core, drives them from the other core with wrk and oha in A/B/A/B
+//! rounds, and reports the median ratio; it samples VmRSS and VmHWM once a
+//! second; and it times the media pipeline against libvips and the expiry
+//! machinery over a million records in process. bench/README.md explains
+//! how to read the output.
+
+mod inproc;
+mod scenarios;
+mod tools;
+
+use std::path::PathBuf;
+
+/// Whether a figure met its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Met,
+    Missed,
+    /// A figure with no target (a reference or a breakdown).
+    Info,
+}
+
+/// One line of the report.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub scenario: &'static str,
+    pub measure: String,
+    pub figure: String,
+    pub target: String,
+    pub verdict: Verdict,
+}
+
+impl Row {
+    pub fn new(
+        scenario: &'static str,
+        measure: impl Into<String>,
+        figure: impl Into<String>,
+        target: impl Into<String>,
+        met: Option<bool>,
+    ) -> Self {
+        Self {
+            scenario,
+            measure: measure.into(),
+            figure: figure.into(),
+            target: target.into(),
+            verdict: match met {
+                Some(true) => Verdict::Met,
+                Some(false) => Verdict::Missed,
+                None => Verdict::Info,
+            },
+        }
+    }
+}
+
+/// What every scenario needs.
+#[derive(Debug)]
+pub struct Bench {
+    pub storesrv: PathBuf,
+    pub work: PathBuf,
+    pub rounds: usize,
+    pub secs: u32,
+    pub objects: usize,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: storebench [--rounds N] [--secs S] [--objects N] [--only 1,2,...] [--out FILE]\n\
+         Runs the scenarios of docs/PERFORMANCE.md against target/release/storesrv."
+    );
+    std::process::exit(2)
+}
+
+fn main() {
+    let mut rounds = 3;
+    let mut secs = 10;
+    let mut objects = 1_000_000;
+    let mut only: Option<Vec<u32>> = None;
+    let mut out: Option<PathBuf> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| usage());
+        match a.as_str() {
+            "--rounds" => rounds = value().parse().unwrap_or_else(|_| usage()),
+            "--secs" => secs = value().parse().unwrap_or_else(|_| usage()),
+            "--objects" => objects = value().parse().unwrap_or_else(|_| usage()),
+            "--only" => {
+                only = Some(
+                    value()
+                        .split(',')
+                        .map(|n| n.trim().parse().unwrap_or_else(|_| usage()))
+                        .collect(),
+                )
+            }
+            "--out" => out = Some(PathBuf::from(value())),
+            _ => usage(),
+        }
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let storesrv = root.join("target/release/storesrv");
+    assert!(
+        storesrv.exists(),
+        "build the server first: cargo build --release -p storesrv"
+    );
+    let work = root.join("target/bench-work");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).expect("work dir");
+    let bench = Bench {
+        storesrv,
+        work,
+        rounds,
+        secs,
+        objects,
+    };
+    let wanted = |n: u32| only.as_ref().is_none_or(|o| o.contains(&n));
+
+    println!(
+        "storebench: {} rounds of {} s each, A/B against nginx; servers on core {}, load on core {}",
+        bench.rounds,
+        bench.secs,
+        tools::SERVER_CORE,
+        tools::LOAD_CORE
+    );
+    let fixtures = inproc::Fixtures::make(&bench.work);
+    let mut rows = Vec::new();
+    let mut peaks: Vec<(&'static str, u64)> = Vec::new();
+    let mut gets = None;
+    let mut uploads = None;
+    if wanted(1) || wanted(2) || wanted(5) || wanted(6) {
+        let (r, g, peak) = scenarios::downloads(&bench, &fixtures);
+        rows.extend(r);
+        gets = Some(g);
+        peaks.push(("1-2 downloads", peak));
+    }
+    if wanted(3) || wanted(5) || wanted(11) {
+        let (r, u, peak) = scenarios::small_uploads(&bench);
+        rows.extend(r);
+        uploads = Some(u);
+        peaks.push(("3 small uploads", peak));
+    }
+    if wanted(4) {
+        let (r, peak) = scenarios::large_uploads(&bench);
+        rows.extend(r);
+        peaks.push(("4 large uploads", peak));
+    }
+    if wanted(5) {
+        if let (Some(g), Some(u)) = (gets, uploads) {
+            let (r, peak) = scenarios::mix(&bench, &fixtures, g, u);
+            rows.extend(r);
+            peaks.push(("5 mix", peak));
+        }
+    }
+    if wanted(6) {
+        let (r, peak) = scenarios::memory(&bench, &fixtures);
+        rows.extend(r);
+        peaks.push(("6 two 24 MP image jobs", peak));
+    }
+    if wanted(7) || wanted(8) {
+        rows.extend(inproc::media(&fixtures));
+    }
+    if wanted(9) {
+        rows.extend(inproc::expiry(&bench));
+    }
+    if wanted(10) {
+        let (r, peak) = scenarios::zip(&bench, &fixtures);
+        rows.extend(r);
+        peaks.push(("10 zip", peak));
+    }
+    if !peaks.is_empty() {
+        let (name, worst) = peaks
+            .iter()
+            .max_by_key(|(_, p)| *p)
+            .copied()
+            .expect("peaks");
+        rows.push(Row::new(
+            "6",
+            format!("peak memory over every scenario (worst: {name})"),
+            format!("{:.1} MiB", worst as f64 / 1048576.0),
+            "< 300 MB",
+            Some(worst < 300 * 1_000_000),
+        ));
+    }
+
+    let report = render(&rows);
+    println!("\n{report}");
+    if let Some(out) = out {
+        std::fs::write(&out, &report).expect("report written");
+        println!("written to {}", out.display());
+    }
+    let _ = std::fs::remove_dir_all(&bench.work);
+}
+
+fn render(rows: &[Row]) -> String {
+    let mut s = String::from("| # | measure | figure | target | |\n|---|---|---|---|---|\n");
+    for r in rows {
+        let mark = match r.verdict {
+            Verdict::Met => "met",
+            Verdict::Missed => "MISSED",
+            Verdict::Info => "",
+        };
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            r.scenario, r.measure, r.figure, r.target, mark
+        ));
+    }
+    s
+}
