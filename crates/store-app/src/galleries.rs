@@ -10,7 +10,7 @@ use store_core::auth::constant_time_eq;
 use store_core::container::hash_token;
 use store_core::gallery::{
     fingerprint, thumb_box, toggle_like, validate_comment, Comment, GalleryRecord, ImageRecord,
-    GALLERY_DISPLAY_NAME_CHARS_MAX,
+    GALLERY_DISPLAY_NAME_CHARS_MAX, THUMB_SIZES,
 };
 use store_core::names::validate_memorable_name;
 use store_core::record::{gallery_storage_key, image_storage_key};
@@ -615,21 +615,10 @@ impl App {
             });
         };
         let size = thumb_box(thumb)?;
-        let cached = |obj: &Object| match obj {
-            Object::Image(i) => i.thumbs.get(&size).cloned(),
+        let blob = self.thumb_blob(&image_storage_key(id), &image.blob, size, |obj| match obj {
+            Object::Image(i) => Some(&mut i.thumbs),
             _ => None,
-        };
-        let blob = self.thumb_blob(
-            &image_storage_key(id),
-            &image.blob,
-            cached,
-            size,
-            |obj, b| {
-                if let Object::Image(i) = obj {
-                    i.thumbs.insert(size, b);
-                }
-            },
-        )?;
+        })?;
         Ok(Download {
             name: format!(
                 "{}-{size}.webp",
@@ -646,15 +635,16 @@ impl App {
         })
     }
 
-    /// A cached preview, made on first request: generated on the media
-    /// slots, stored as a blob, and recorded on the object under its lock.
+    /// A cached preview, made on first request: every size of
+    /// `THUMB_SIZES` is generated from one decode on the media slots (the
+    /// decode is most of the work), stored as blobs, and recorded on the
+    /// object under its lock. Answers the blob of `size`.
     pub(crate) fn thumb_blob(
         &self,
         key: &str,
         source: &BlobId,
-        cached: impl Fn(&Object) -> Option<BlobId>,
         size: u32,
-        record: impl Fn(&mut Object, BlobId),
+        thumbs: impl Fn(&mut Object) -> Option<&mut store_core::Thumbs>,
     ) -> AppResult<BlobId> {
         let current = || -> AppResult<Object> {
             self.ports
@@ -662,7 +652,8 @@ impl App {
                 .get(key)?
                 .ok_or_else(|| StoreError::not_found().into())
         };
-        if let Some(b) = cached(&current()?) {
+        let cached = |obj: &mut Object, s: u32| thumbs(obj).and_then(|t| t.get(&s).cloned());
+        if let Some(b) = cached(&mut current()?, size) {
             return Ok(b);
         }
         let mut bytes = vec![];
@@ -670,30 +661,70 @@ impl App {
             .read_to_end(&mut bytes)
             .map_err(|e| store_core::StorageError::from_io("reading an image", &e))?;
         let limits = self.media_limits();
-        let thumb = self
+        let made = self
             .media_slots
-            .run(|| store_media::thumbnail(&bytes, size, &limits))
+            .run(|| store_media::thumbnails(&bytes, &THUMB_SIZES, &limits))
             .map_err(media_error)?;
-        let mut writer = self.ports.blobs.create()?;
-        writer.write(&thumb)?;
-        let blob = writer.commit()?;
+        let mut blobs = Vec::with_capacity(made.len());
+        for (s, thumb) in THUMB_SIZES.iter().zip(made) {
+            let stored = (|| {
+                let mut writer = self.ports.blobs.create()?;
+                writer.write(&thumb)?;
+                writer.commit()
+            })();
+            match stored {
+                Ok(b) => blobs.push((*s, b)),
+                Err(e) => {
+                    for (_, b) in &blobs {
+                        let _ = self.ports.blobs.remove(b);
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
         let _guard = self.locks.lock(key);
         // Re-read under the lock: a concurrent request may have made the
-        // same preview meanwhile; keep one, drop the other.
+        // same previews meanwhile; keep theirs, drop ours.
         let mut obj = match current() {
             Ok(obj) => obj,
             Err(e) => {
-                let _ = self.ports.blobs.remove(&blob);
+                for (_, b) in &blobs {
+                    let _ = self.ports.blobs.remove(b);
+                }
                 return Err(e);
             }
         };
-        if let Some(existing) = cached(&obj) {
-            let _ = self.ports.blobs.remove(&blob);
-            return Ok(existing);
+        let mut answer = None;
+        let mut inserted = vec![];
+        for (s, b) in blobs {
+            match cached(&mut obj, s) {
+                Some(existing) => {
+                    let _ = self.ports.blobs.remove(&b);
+                    if s == size {
+                        answer = Some(existing);
+                    }
+                }
+                None => {
+                    if let Some(t) = thumbs(&mut obj) {
+                        t.insert(s, b.clone());
+                        inserted.push(b.clone());
+                    }
+                    if s == size {
+                        answer = Some(b);
+                    }
+                }
+            }
         }
-        record(&mut obj, blob.clone());
-        self.ports.repo.put(key, &obj)?;
-        Ok(blob)
+        if !inserted.is_empty() {
+            if let Err(e) = self.ports.repo.put(key, &obj) {
+                // Nothing points at the new previews: do not leave them.
+                for b in &inserted {
+                    let _ = self.ports.blobs.remove(b);
+                }
+                return Err(e.into());
+            }
+        }
+        answer.ok_or_else(|| StoreError::not_found().into())
     }
 
     /// POST /pics/i/<id>?like=1: toggles this visitor's like.
@@ -866,14 +897,9 @@ impl App {
         if file.once || !raster {
             return Ok(None);
         }
-        let cached = |obj: &Object| match obj {
-            Object::File(f) => f.thumbs.get(&size).cloned(),
+        let blob = self.thumb_blob(id, &file.blob, size, |obj| match obj {
+            Object::File(f) => Some(&mut f.thumbs),
             _ => None,
-        };
-        let blob = self.thumb_blob(id, &file.blob, cached, size, |obj, b| {
-            if let Object::File(f) = obj {
-                f.thumbs.insert(size, b);
-            }
         })?;
         Ok(Some(Download {
             name: format!(

@@ -1812,7 +1812,17 @@ mod pics {
         for h in handles {
             h.join().unwrap();
         }
-        assert_eq!(w.blobs.count(), before + 1, "one preview blob, no orphans");
+        // Every size is made from the one decode: one set, no orphans.
+        let sizes = store_core::gallery::THUMB_SIZES.len();
+        assert_eq!(
+            w.blobs.count(),
+            before + sizes,
+            "one set of previews, no orphans"
+        );
+        // The other sizes were made with it: asking for them adds nothing.
+        w.app.open_image(&img.id, Some("640")).unwrap();
+        w.app.open_image(&img.id, Some("1")).unwrap();
+        assert_eq!(w.blobs.count(), before + sizes);
     }
 
     #[test]

@@ -224,6 +224,77 @@ fn decode(bytes: &[u8], format: Format, limits: &MediaLimits) -> Result<RgbaImag
     Ok(img.into_rgba8())
 }
 
+/// Decodes an image that is bound for a `box_px` square. A JPEG is decoded
+/// at the smallest DCT scale (1, 1/2, 1/4 or 1/8) whose result still
+/// covers the box, which skips most of the work for a large photo; the
+/// resize that follows does the rest. Anything else decodes in full.
+fn decode_for(
+    bytes: &[u8],
+    format: Format,
+    limits: &MediaLimits,
+    box_px: u32,
+) -> Result<RgbaImage, MediaError> {
+    if format != Format::Jpeg {
+        return decode(bytes, format, limits);
+    }
+    match decode_jpeg_scaled(bytes, limits, box_px)? {
+        Some(img) => Ok(img),
+        // CMYK and 16-bit JPEGs take the general path.
+        None => decode(bytes, format, limits),
+    }
+}
+
+fn decode_jpeg_scaled(
+    bytes: &[u8],
+    limits: &MediaLimits,
+    box_px: u32,
+) -> Result<Option<RgbaImage>, MediaError> {
+    // The orientation comes from the image crate's header parse, so both
+    // paths honour EXIF alike.
+    let orientation = {
+        let reader = ImageReader::with_format(Cursor::new(bytes), image::ImageFormat::Jpeg);
+        let mut decoder = reader.into_decoder().map_err(image_error)?;
+        image::ImageDecoder::orientation(&mut decoder).ok()
+    };
+    let mut decoder = jpeg_decoder::Decoder::new(Cursor::new(bytes));
+    decoder
+        .read_info()
+        .map_err(|e| MediaError::Decode(e.to_string()))?;
+    let info = decoder
+        .info()
+        .ok_or(MediaError::Malformed("a JPEG without a frame header"))?;
+    let (w, h) = (u32::from(info.width), u32::from(info.height));
+    check_size(w, h, limits)?;
+    // Ask for the box's size in the image's proportions: the decoder picks
+    // the smallest scale at least that large.
+    let long = w.max(h);
+    let want = |side: u32| -> u16 {
+        let scaled = (u64::from(side) * u64::from(box_px.min(long))).div_ceil(u64::from(long));
+        u16::try_from(scaled.max(1)).unwrap_or(u16::MAX)
+    };
+    let (sw, sh) = decoder
+        .scale(want(w), want(h))
+        .map_err(|e| MediaError::Decode(e.to_string()))?;
+    let pixels = decoder
+        .decode()
+        .map_err(|e| MediaError::Decode(e.to_string()))?;
+    let (sw, sh) = (u32::from(sw), u32::from(sh));
+    let img = match info.pixel_format {
+        jpeg_decoder::PixelFormat::RGB24 => {
+            image::RgbImage::from_raw(sw, sh, pixels).map(DynamicImage::ImageRgb8)
+        }
+        jpeg_decoder::PixelFormat::L8 => {
+            image::GrayImage::from_raw(sw, sh, pixels).map(DynamicImage::ImageLuma8)
+        }
+        _ => return Ok(None),
+    };
+    let mut img = img.ok_or(MediaError::Malformed("JPEG pixel data of the wrong size"))?;
+    if let Some(o) = orientation {
+        img.apply_orientation(o);
+    }
+    Ok(Some(img.into_rgba8()))
+}
+
 /// Resizes to fit a `max_px` square, never upscaling.
 fn fit(img: RgbaImage, max_px: u32) -> Result<RgbaImage, MediaError> {
     let (w, h) = img.dimensions();
@@ -322,7 +393,10 @@ pub fn process(bytes: &[u8], limits: &MediaLimits) -> Result<Processed, MediaErr
             reencoded: false,
         }),
         _ => {
-            let img = fit(decode(bytes, p.format, limits)?, limits.downscale_px)?;
+            let img = fit(
+                decode_for(bytes, p.format, limits, limits.downscale_px)?,
+                limits.downscale_px,
+            )?;
             let (width, height) = img.dimensions();
             let out = webp_ladder(&img, limits.target_bytes)?;
             Ok(Processed {
@@ -341,9 +415,28 @@ const THUMB_QUALITY: f32 = 80.0;
 
 /// A WebP preview fitting a `box_px` square, never upscaled.
 pub fn thumbnail(bytes: &[u8], box_px: u32, limits: &MediaLimits) -> Result<Vec<u8>, MediaError> {
+    let mut one = thumbnails(bytes, &[box_px], limits)?;
+    Ok(one.pop().expect("one preview per box"))
+}
+
+/// WebP previews for several boxes from a single decode (at the scale the
+/// largest box needs), in the order of `boxes`. Decoding is most of the
+/// cost of a preview, so making every size at once costs little more
+/// than making one.
+pub fn thumbnails(
+    bytes: &[u8],
+    boxes: &[u32],
+    limits: &MediaLimits,
+) -> Result<Vec<Vec<u8>>, MediaError> {
+    let Some(&largest) = boxes.iter().max() else {
+        return Ok(vec![]);
+    };
     let p = probe(bytes, limits)?;
-    let img = fit(decode(bytes, p.format, limits)?, box_px)?;
-    encode_webp(&img, THUMB_QUALITY)
+    let base = fit(decode_for(bytes, p.format, limits, largest)?, largest)?;
+    boxes
+        .iter()
+        .map(|&b| encode_webp(&fit(base.clone(), b)?, THUMB_QUALITY))
+        .collect()
 }
 
 #[cfg(test)]

@@ -213,3 +213,36 @@ fn luma_psnr(a: &image::RgbImage, b: &image::RgbImage) -> f64 {
         / f64::from(a.width() * a.height());
     10.0 * (255.0f64 * 255.0 / mse.max(1e-9)).log10()
 }
+
+#[test]
+fn reduced_scale_jpeg_decoding_matches_the_full_decode() {
+    let bytes = fixture("large-4000x3000.jpg");
+    let limits = MediaLimits::default();
+    let decoded = decode(&bytes, Format::Jpeg, &limits).unwrap();
+    for box_px in [160, 640, 2048] {
+        let fast = fit(
+            decode_for(&bytes, Format::Jpeg, &limits, box_px).unwrap(),
+            box_px,
+        )
+        .unwrap();
+        let full = fit(decoded.clone(), box_px).unwrap();
+        assert_eq!(fast.dimensions(), full.dimensions(), "box {box_px}");
+        // The same picture: the mean absolute difference per channel is
+        // small (DCT scaling filters a little differently than Lanczos).
+        let diff: u64 = fast
+            .as_raw()
+            .iter()
+            .zip(full.as_raw())
+            .map(|(a, b)| u64::from(a.abs_diff(*b)))
+            .sum();
+        let mean = diff as f64 / fast.as_raw().len() as f64;
+        assert!(mean < 4.0, "box {box_px}: mean difference {mean}");
+    }
+    // EXIF orientation is honoured on the fast path too.
+    let rotated = fixture("exif-gps-orientation.jpg");
+    let (w, h) = decode(&rotated, Format::Jpeg, &limits)
+        .unwrap()
+        .dimensions();
+    let fast = fit(decode_for(&rotated, Format::Jpeg, &limits, 64).unwrap(), 64).unwrap();
+    assert_eq!(fast.width() > fast.height(), w > h);
+}
