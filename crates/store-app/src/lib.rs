@@ -210,7 +210,14 @@ impl App {
             // deleted since the index was read.
             if let Some(obj) = self.ports.repo.get(&key)? {
                 if !obj.lifetime().is_live(now) {
-                    self.remove_object(&key, &obj)?;
+                    // Dead already: its removal need not wait for a flush
+                    // (see Repository::remove_dead).
+                    if self.ports.repo.remove_dead(&key)?.is_some() {
+                        self.ledger().release(obj.pool_bytes());
+                    }
+                    for blob in obj.blobs() {
+                        self.ports.blobs.remove(blob)?;
+                    }
                     removed += 1;
                 }
             }

@@ -87,6 +87,15 @@ pub trait Repository: Send + Sync {
     /// Removes a record and its index entries, returning what was there.
     fn remove(&self, key: &str) -> StorageResult<Option<Object>>;
 
+    /// Removes an object that is already dead (expired), whose removal may
+    /// become durable with a later flush instead of before returning. If a
+    /// crash loses it, the object comes back still expired: it answers 404
+    /// and is swept again. Adapters that flush per change may keep the
+    /// default.
+    fn remove_dead(&self, key: &str) -> StorageResult<Option<Object>> {
+        self.remove(key)
+    }
+
     /// Up to `limit` (expires_at, key) pairs, soonest first. Retained
     /// objects have no expiry and are never listed.
     fn expiring(&self, limit: usize) -> StorageResult<Vec<(Timestamp, String)>>;

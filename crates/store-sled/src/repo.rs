@@ -151,28 +151,52 @@ impl SledRepository {
         self.group.commit(|| self.flush())
     }
 
-    /// Bulk load for tools and benchmarks: puts every record (each in its
-    /// own transaction, indexes included) and flushes once at the end.
-    /// Answers how many were written. Not for serving: nothing is durable
-    /// until it returns.
+    /// Bulk load of new keys, for tools and benchmarks: writes records
+    /// and their index entries in batches of 10,000 and flushes once at the
+    /// end. Answers how many were written. Not for serving: it assumes the
+    /// keys are new (old index entries are not removed), and nothing is
+    /// durable until it returns.
     pub fn load(
         &self,
         records: impl IntoIterator<Item = (String, Object)>,
     ) -> StorageResult<usize> {
         let mut n = 0;
-        for (key, object) in records {
-            let bytes = encode(&object)?;
-            flatten(self.trees().transaction(|(o, e, t)| {
-                if let Some(old) = o.insert(key.as_str(), bytes.as_slice())? {
-                    tx_unindex(e, t, &key, &tx_decode(&old)?)?;
+        let mut iter = records.into_iter().peekable();
+        while iter.peek().is_some() {
+            let (mut o, mut e, mut t) = (
+                sled::Batch::default(),
+                sled::Batch::default(),
+                sled::Batch::default(),
+            );
+            for (key, object) in iter.by_ref().take(10_000) {
+                o.insert(key.as_bytes(), encode(&object)?);
+                if let Some(at) = object.lifetime().expires_at() {
+                    e.insert(expiry_key(at, &key), &[]);
                 }
-                tx_index(e, t, &key, &object)?;
-                Ok(())
-            }))?;
-            n += 1;
+                for tag in object.tags() {
+                    t.insert(tag_key(tag, &key), &[]);
+                }
+                n += 1;
+            }
+            self.objects.apply_batch(o).map_err(sled_error)?;
+            self.expiry.apply_batch(e).map_err(sled_error)?;
+            self.tags.apply_batch(t).map_err(sled_error)?;
         }
         self.flush()?;
         Ok(n)
+    }
+
+    /// One transaction removing a record and its index entries.
+    fn remove_unflushed(&self, key: &str) -> StorageResult<Option<Object>> {
+        let old = flatten(self.trees().transaction(|(o, e, t)| {
+            let Some(old) = o.remove(key)? else {
+                return Ok(None);
+            };
+            let old = tx_decode(&old)?;
+            tx_unindex(e, t, key, &old)?;
+            Ok(Some(old))
+        }))?;
+        Ok(old)
     }
 
     /// How many flushes served the changes so far (fewer than the changes
@@ -224,18 +248,16 @@ impl Repository for SledRepository {
     }
 
     fn remove(&self, key: &str) -> StorageResult<Option<Object>> {
-        let old = flatten(self.trees().transaction(|(o, e, t)| {
-            let Some(old) = o.remove(key)? else {
-                return Ok(None);
-            };
-            let old = tx_decode(&old)?;
-            tx_unindex(e, t, key, &old)?;
-            Ok(Some(old))
-        }))?;
+        let old = self.remove_unflushed(key)?;
         if old.is_some() {
             self.durable()?;
         }
         Ok(old)
+    }
+
+    fn remove_dead(&self, key: &str) -> StorageResult<Option<Object>> {
+        // sled's own flusher (every 500 ms) makes it durable soon enough.
+        self.remove_unflushed(key)
     }
 
     fn expiring(&self, limit: usize) -> StorageResult<Vec<(Timestamp, String)>> {
