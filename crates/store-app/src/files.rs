@@ -244,7 +244,11 @@ impl App {
         may_write: bool,
     ) -> AppResult<Option<Opened>> {
         let now = self.now();
-        let _guard = self.locks.lock(id);
+        // Only a burn needs the key's lock (two readers must not both get a
+        // once file). A read that writes nothing sees one atomic snapshot of
+        // the record and must not wait: lock stripes are shared, and a
+        // writer holding one across an fsync would stall it.
+        let _guard = may_write.then(|| self.locks.lock(id));
         let record = match self.live_object(id, now)? {
             Object::File(f) => f,
             Object::Bundle(b) => return Ok(Some(Opened::Bundle(b))),

@@ -71,7 +71,21 @@ pub async fn stream_into(mut body: Incoming, upload: &mut Upload) -> AppResult<(
 pub async fn receive(app: &App, body: Incoming, limit_bytes: u64) -> AppResult<Staged> {
     let mut upload = app.begin_upload(limit_bytes)?;
     stream_into(body, &mut upload).await?;
-    tokio::task::block_in_place(|| upload.finish())
+    finish(upload).await
+}
+
+/// Commits a received blob (fsync, rename, directory fsync) on the blocking
+/// pool. Not `block_in_place`: an fsync can take milliseconds, and handing
+/// the executor over that long stalls every other connection's progress on
+/// a one-core server (docs/PERFORMANCE.md, scenario 5).
+async fn finish(upload: Upload) -> AppResult<Staged> {
+    tokio::task::spawn_blocking(move || upload.finish())
+        .await
+        .map_err(|e| {
+            AppError::Storage(store_core::StorageError::new(format!(
+                "a worker failed: {e}"
+            )))
+        })?
 }
 
 /// Reads a whole body of at most `limit_bytes` (already checked against
@@ -179,7 +193,7 @@ where
         while let Some(chunk) = step(field.chunk()).await?.map_err(bad)? {
             tokio::task::block_in_place(|| upload.push(&chunk))?;
         }
-        let staged = tokio::task::block_in_place(|| upload.finish())?;
+        let staged = finish(upload).await?;
         out.files.push(Part {
             name: file_name.filter(|n| !n.is_empty()),
             declared_type: content_type,
