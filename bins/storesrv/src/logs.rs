@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tracing::{Level, Metadata};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::time::FormatTime;
 use tracing_subscriber::fmt::MakeWriter;
 
 /// How long an info line may wait in the buffer.
@@ -100,5 +102,67 @@ impl<'a> MakeWriter<'a> for Logs {
         } else {
             LineWriter::Buffered(&self.buffer)
         }
+    }
+}
+
+/// RFC 3339 UTC timestamps with microseconds, like tracing's default, but
+/// the date and time of day are formatted once per second per thread: a
+/// timestamp on every request line is otherwise a visible share of a small
+/// GET.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timestamps;
+
+thread_local! {
+    static SECOND: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((u64::MAX, String::new())) };
+}
+
+/// `2026-11-22T07:35:54` for a Unix second (proleptic Gregorian, UTC).
+fn civil(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+impl FormatTime for Timestamps {
+    fn format_time(&self, w: &mut Writer<'_>) -> std::fmt::Result {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let secs = now.as_secs();
+        SECOND.with(|cell| {
+            let mut c = cell.borrow_mut();
+            if c.0 != secs {
+                *c = (secs, civil(secs));
+            }
+            write!(w, "{}.{:06}Z", c.1, now.subsec_micros())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::civil;
+
+    #[test]
+    fn civil_times() {
+        assert_eq!(civil(0), "1970-01-01T00:00:00");
+        assert_eq!(civil(951_782_400), "2000-02-29T00:00:00");
+        assert_eq!(civil(1_795_333_554), "2026-11-22T07:45:54");
+        assert_eq!(civil(4_102_444_799), "2099-12-31T23:59:59");
     }
 }

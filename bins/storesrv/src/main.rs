@@ -39,6 +39,7 @@ fn main() -> ExitCode {
     // Request lines are batched (see logs.rs); warnings go out at once.
     let logs = logs::Logs::start();
     tracing_subscriber::fmt()
+        .with_timer(logs::Timestamps)
         .with_writer(logs.clone())
         .with_ansi(false)
         .with_target(false)
