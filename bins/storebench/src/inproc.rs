@@ -142,10 +142,10 @@ pub fn media(f: &Fixtures) -> Vec<Row> {
 
     let thumbs: Vec<f64> = (0..runs)
         .map(|_| {
+            // What the server does on the first preview request of an
+            // image: every size from one decode.
             timed(|| {
-                for size in [160, 320, 640] {
-                    store_media::thumbnail(&f.photo, size, &limits).expect("thumbnail");
-                }
+                store_media::thumbnails(&f.photo, &[160, 320, 640], &limits).expect("thumbnails")
             })
             .0
         })

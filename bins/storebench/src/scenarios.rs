@@ -360,6 +360,12 @@ pub fn zip(bench: &Bench, f: &Fixtures) -> (Vec<Row>, u64) {
     let (s, dir) = fresh(bench, "zip");
     let _cleanup = Cleanup(dir);
     let agent = tools::agent();
+    let mut res = agent
+        .post(format!("{}/?dir=1&name=bench-zip-dir", s.base))
+        .send_empty()
+        .expect("dir");
+    assert!(res.status().is_success(), "dir creation {}", res.status());
+    let _ = res.body_mut().read_to_string();
     for (i, img) in f.noise_images.iter().enumerate() {
         let res = agent
             .post(format!("{}/d/bench-zip-dir?name=img{i:02}.jpg", s.base))
