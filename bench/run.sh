@@ -2,7 +2,8 @@
 # The benchmark suite (issue 8): installs what a fresh machine lacks, builds
 # the release server and the harness, and runs every scenario. Arguments go
 # to storebench (e.g. --only 1,3 --rounds 5 --secs 20 --objects 100000).
-# The report is printed and written to bench/results/latest.md.
+# The report is printed and written to bench/results/latest.md; then the
+# criterion micro benchmarks run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,4 +32,11 @@ echo "== building (release)"
 cargo build --release -p storesrv -p storebench
 
 mkdir -p bench/results
-exec target/release/storebench --out bench/results/latest.md "$@"
+target/release/storebench --out bench/results/latest.md "$@"
+
+# Criterion micro benchmarks of store-core and store-media (reports in
+# target/criterion/). BENCH_MICRO=0 skips them.
+if [ "${BENCH_MICRO:-1}" != 0 ]; then
+    echo "== micro benchmarks (criterion)"
+    cargo bench -p store-core -p store-media --bench core --bench media
+fi
