@@ -197,6 +197,23 @@ impl App {
     /// number stored.
     pub fn sweep(&self, batch: usize) -> AppResult<SweepReport> {
         let now = self.now();
+        // Most sweeps find nothing due: look at the soonest expiry alone
+        // before reading a whole batch of the index.
+        match self.ports.repo.expiring(1)?.first() {
+            None => {
+                return Ok(SweepReport {
+                    removed: 0,
+                    next_expiry: None,
+                })
+            }
+            Some((at, _)) if *at > now => {
+                return Ok(SweepReport {
+                    removed: 0,
+                    next_expiry: Some(*at),
+                })
+            }
+            Some(_) => {}
+        }
         let mut removed = 0;
         for (at, key) in self.ports.repo.expiring(batch)? {
             if at > now {
