@@ -229,12 +229,8 @@ impl App {
                 if !obj.lifetime().is_live(now) {
                     // Dead already: its removal need not wait for a flush
                     // (see Repository::remove_dead).
-                    if self.ports.repo.remove_dead(&key)?.is_some() {
-                        self.ledger().release(obj.pool_bytes());
-                    }
-                    for blob in obj.blobs() {
-                        self.ports.blobs.remove(blob)?;
-                    }
+                    let gone = self.ports.repo.remove_dead(&key)?;
+                    self.release_removed(gone.is_some(), &obj)?;
                     removed += 1;
                 }
             }
@@ -278,7 +274,15 @@ impl App {
     /// Deletes a record, then its bytes, then gives its pool bytes back.
     /// The caller holds the key's lock.
     fn remove_object(&self, key: &str, obj: &Object) -> AppResult<()> {
-        if self.ports.repo.remove(key)?.is_some() {
+        let gone = self.ports.repo.remove(key)?;
+        self.release_removed(gone.is_some(), obj)
+    }
+
+    /// What follows a record's removal: its pool bytes go back (only if
+    /// this call removed it, so a racing remover cannot release twice),
+    /// then its bytes are deleted.
+    fn release_removed(&self, was_there: bool, obj: &Object) -> AppResult<()> {
+        if was_there {
             self.ledger().release(obj.pool_bytes());
         }
         for blob in obj.blobs() {
