@@ -62,7 +62,7 @@ pub const EMBED_CSP: &str =
     "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'";
 
 /// A plain-text answer (markdown, `/help/errors`).
-pub fn text(status: StatusCode, content_type: &'static str, body: String) -> Res {
+pub fn text(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Res {
     let mut res = with_type(status, content_type, full(body));
     res.headers_mut().insert(
         header::X_CONTENT_TYPE_OPTIONS,

@@ -30,16 +30,16 @@ pub(super) fn help_topic(ctx: &Ctx, slug: &str) -> Result<Res, StoreError> {
     if ctx.html {
         return Ok(respond::html(
             StatusCode::OK,
-            pages::markdown(page.title, &page.endpoints, &page.text),
+            pages::markdown(page.entry.title, &page.endpoints, &page.text),
         ));
     }
     Ok(json(StatusCode::OK, &page))
 }
 
 /// A markdown document: raw for agents, rendered for browsers.
-fn markdown(ctx: &Ctx, title: &str, md: String) -> Res {
+fn markdown(ctx: &Ctx, title: &str, md: impl Into<bytes::Bytes> + AsRef<str>) -> Res {
     if ctx.html {
-        return respond::html(StatusCode::OK, pages::markdown(title, &[], &md));
+        return respond::html(StatusCode::OK, pages::markdown(title, &[], md.as_ref()));
     }
     respond::text(StatusCode::OK, MARKDOWN, md)
 }
@@ -61,22 +61,18 @@ pub(super) fn copy_for_agents(ctx: &Ctx) -> Res {
 }
 
 pub(super) fn releases(ctx: &Ctx) -> Res {
-    markdown(ctx, "Releases", help::RELEASES.to_string())
+    markdown(ctx, "Releases", help::RELEASES)
 }
 
 /// Crawlers have nothing to index: every object is temporary.
 pub(super) fn robots() -> Res {
-    respond::text(
-        StatusCode::OK,
-        PLAIN,
-        "User-agent: *\nDisallow: /\n".to_string(),
-    )
+    respond::text(StatusCode::OK, PLAIN, "User-agent: *\nDisallow: /\n")
 }
 
 pub(super) fn static_file(name: &str) -> Result<Res, StoreError> {
     let (content_type, body) = assets::get(name).ok_or_else(StoreError::not_found)?;
     // hyper leaves the body out of a HEAD answer by itself.
-    let mut res = respond::text(StatusCode::OK, content_type, body.to_string());
+    let mut res = respond::text(StatusCode::OK, content_type, body);
     // The pages ask for a content-hashed URL, so a year is safe.
     res.headers_mut().insert(
         header::CACHE_CONTROL,
