@@ -84,6 +84,18 @@ pub const TOPICS: &[Topic] = &[
     },
 ];
 
+impl Topic {
+    /// How the topic is listed: in `/help`, and at the head of its page.
+    fn entry(&'static self, base_url: &str) -> TopicEntry {
+        TopicEntry {
+            topic: self.slug,
+            title: self.title,
+            summary: self.summary,
+            url: format!("{base_url}/help/{}", self.slug),
+        }
+    }
+}
+
 pub fn topic(slug: &str) -> Option<&'static Topic> {
     TOPICS.iter().find(|t| t.slug == slug)
 }
@@ -110,15 +122,7 @@ pub fn index(config: &AppConfig) -> Index {
     Index {
         service: api::SERVICE_NAME,
         version: api::SPEC_VERSION,
-        topics: TOPICS
-            .iter()
-            .map(|t| TopicEntry {
-                topic: t.slug,
-                title: t.title,
-                summary: t.summary,
-                url: format!("{b}/help/{}", t.slug),
-            })
-            .collect(),
+        topics: TOPICS.iter().map(|t| t.entry(b)).collect(),
         also: vec![
             format!("{b}/api"),
             format!("{b}/write_for_agents"),
@@ -131,10 +135,8 @@ pub fn index(config: &AppConfig) -> Index {
 /// `/help/<topic>` for agents.
 #[derive(Serialize)]
 pub struct TopicPage {
-    pub topic: &'static str,
-    pub title: &'static str,
-    pub summary: &'static str,
-    pub url: String,
+    #[serde(flatten)]
+    pub entry: TopicEntry,
     /// The topic's endpoints, as in `/api`.
     pub endpoints: Vec<EndpointLine>,
     /// The topic's text, markdown.
@@ -149,10 +151,7 @@ pub struct EndpointLine {
 
 pub fn topic_page(t: &'static Topic, config: &AppConfig) -> TopicPage {
     TopicPage {
-        topic: t.slug,
-        title: t.title,
-        summary: t.summary,
-        url: format!("{}/help/{}", config.base_url, t.slug),
+        entry: t.entry(&config.base_url),
         endpoints: endpoints_of(t.slug),
         text: topic_text(t.slug, config),
     }
@@ -180,21 +179,26 @@ pub fn duration(secs: u64) -> String {
     }
 }
 
-/// `5 MiB (5242880 bytes)`.
-pub fn bytes(n: u64) -> String {
+/// `5 MiB`, `1.2 KiB`, `512 B`: binary units, as SPEC.md's limits are
+/// (5 MB is 5242880 bytes), one decimal unless it is zero.
+pub fn binary_size(n: u64) -> String {
     const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     for (unit, size) in UNITS {
         if n >= size {
-            let v = n as f64 / size as f64;
-            let shown = if n % size == 0 {
-                format!("{}", n / size)
-            } else {
-                format!("{v:.1}")
-            };
-            return format!("{shown} {unit} ({n} bytes)");
+            let shown = format!("{:.1}", n as f64 / size as f64);
+            let shown = shown.strip_suffix(".0").unwrap_or(&shown);
+            return format!("{shown} {unit}");
         }
     }
-    format!("{n} bytes")
+    format!("{n} B")
+}
+
+/// `5 MiB (5242880 bytes)`: a limit as people read it, and exactly.
+pub fn bytes(n: u64) -> String {
+    if n < 1024 {
+        return format!("{n} bytes");
+    }
+    format!("{} ({n} bytes)", binary_size(n))
 }
 
 /// The markdown text of one topic, with this server's values filled in.
@@ -581,6 +585,8 @@ mod tests {
         assert_eq!(bytes(1_048_576), "1 MiB (1048576 bytes)");
         assert_eq!(bytes(31_457_280), "30 MiB (31457280 bytes)");
         assert_eq!(bytes(512), "512 bytes");
+        assert_eq!(binary_size(1234), "1.2 KiB");
+        assert_eq!(binary_size(0), "0 B");
     }
 
     #[test]

@@ -21,17 +21,25 @@ const NAV: &[(&str, &str)] = &[
     ("/help", "Help"),
 ];
 
+/// The `<head>` of every page: the stylesheet always, the script unless
+/// the page is meant to run none (the embed view).
+fn head(title: &str, script: bool) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) }
+            link rel="stylesheet" href=(assets::url("app.css"));
+            @if script { script src=(assets::url("app.js")) defer {} }
+        }
+    }
+}
+
 fn page(title: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) " · storesrv" }
-                link rel="stylesheet" href=(assets::url("app.css"));
-                script src=(assets::url("app.js")) defer {}
-            }
+            (head(&format!("{title} · storesrv"), true))
             body {
                 header class="top" {
                     a class="brand" href="/" { "storesrv" }
@@ -72,19 +80,8 @@ fn unix_time(ts: f64) -> String {
 }
 
 /// `1.2 MiB`: sizes as people read them; the exact count is in the title.
-/// Binary units, as SPEC.md's limits are (5 MB is 5242880 bytes).
 pub fn size(n: u64) -> Markup {
-    let f = n as f64;
-    let shown = if n < 1024 {
-        format!("{n} B")
-    } else if n < 1 << 20 {
-        format!("{:.1} KiB", f / 1024.0)
-    } else if n < 1 << 30 {
-        format!("{:.1} MiB", f / f64::from(1u32 << 20))
-    } else {
-        format!("{:.1} GiB", f / f64::from(1u32 << 30))
-    };
-    let shown = shown.replace(".0 ", " ");
+    let shown = crate::help::binary_size(n);
     html! { span title={ (n) " bytes" } { (shown) } }
 }
 
@@ -542,12 +539,7 @@ fn embed_page(title: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) }
-                link rel="stylesheet" href=(assets::url("app.css"));
-            }
+            (head(title, false))
             body { main { (body) } }
         }
     }
