@@ -11,17 +11,30 @@ const NGINX_PORT: u16 = 18_081;
 const KIB: usize = 1024;
 const MIB: f64 = 1_048_576.0;
 
-fn fresh(bench: &Bench, name: &str) -> (Storesrv, std::path::PathBuf) {
+/// A scenario's server over its own dir. Fields drop in order: the server
+/// stops first, then its dir (data included) is removed.
+struct Scenario {
+    s: Storesrv,
+    dir: Cleanup,
+}
+
+fn fresh(bench: &Bench, name: &str) -> Scenario {
     let dir = bench.work.join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scenario dir");
-    (Storesrv::start(&bench.storesrv, &dir.join("data")), dir)
+    Scenario {
+        s: Storesrv::start(&bench.storesrv, &dir.join("data")),
+        dir: Cleanup(dir),
+    }
 }
 
-/// Stops the server and frees its disk before the next scenario.
-fn done(s: Storesrv, dir: &Path) {
-    drop(s);
-    let _ = std::fs::remove_dir_all(dir);
+/// Removes a directory tree when dropped.
+struct Cleanup(std::path::PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn www(dir: &Path, f: &Fixtures) -> std::path::PathBuf {
@@ -32,16 +45,6 @@ fn www(dir: &Path, f: &Fixtures) -> std::path::PathBuf {
     www
 }
 
-/// Removes a scenario's dir when the scenario ends (after its server,
-/// which is declared later and so dropped first).
-struct Cleanup(std::path::PathBuf);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / MIB)
 }
@@ -50,7 +53,8 @@ fn mib(bytes: u64) -> String {
 /// file with 8, A/B against nginx. Answers storesrv's small-GET rate for
 /// the mix, and the peak memory.
 pub fn downloads(bench: &Bench, f: &Fixtures) -> (Vec<Row>, f64, u64) {
-    let (s, dir) = fresh(bench, "downloads");
+    let run = fresh(bench, "downloads");
+    let (s, dir) = (&run.s, run.dir.0.clone());
     let idle = tools::memory(s.pid()).0;
     let small = s.upload("1k.bin", &f.small);
     let large = s.upload("5m.bin", &f.large);
@@ -151,15 +155,14 @@ pub fn downloads(bench: &Bench, f: &Fixtures) -> (Vec<Row>, f64, u64) {
             None,
         ),
     ];
-    drop(nginx);
-    done(s, &dir);
     (rows, median(rps), hwm)
 }
 
 /// Scenario 3 (and 11): upload 1 KiB files with 64 connections, each
 /// acknowledged once durable; then the bytes on disk per logical byte.
 pub fn small_uploads(bench: &Bench) -> (Vec<Row>, f64, u64) {
-    let (s, dir) = fresh(bench, "uploads-small");
+    let run = fresh(bench, "uploads-small");
+    let (s, dir) = (&run.s, run.dir.0.clone());
     let www = dir.join("www");
     std::fs::create_dir_all(&www).expect("www");
     let nginx = Nginx::start(&dir, &www, NGINX_PORT);
@@ -217,16 +220,14 @@ pub fn small_uploads(bench: &Bench) -> (Vec<Row>, f64, u64) {
             None,
         ),
     ];
-    drop(nginx);
-    done(s, &dir);
     (rows, rate, hwm)
 }
 
 /// Scenario 4: upload 5 MiB files with 8 connections; memory growth per
 /// in-flight upload.
 pub fn large_uploads(bench: &Bench) -> (Vec<Row>, u64) {
-    let (s, dir) = fresh(bench, "uploads-large");
-    let _cleanup = Cleanup(dir.clone());
+    let run = fresh(bench, "uploads-large");
+    let (s, dir) = (&run.s, run.dir.0.clone());
     let idle = tools::memory(s.pid()).0;
     let sampler = RssSampler::start(s.pid());
     let body = 5 * KIB * KIB;
@@ -272,8 +273,8 @@ pub fn large_uploads(bench: &Bench) -> (Vec<Row>, u64) {
 /// Scenario 5: 90% GET / 10% upload at half the maximum rate, with oha's
 /// latency correction.
 pub fn mix(bench: &Bench, f: &Fixtures, get_rps: f64, upload_rps: f64) -> (Vec<Row>, u64) {
-    let (s, dir) = fresh(bench, "mix");
-    let _cleanup = Cleanup(dir.clone());
+    let run = fresh(bench, "mix");
+    let (s, dir) = (&run.s, run.dir.0.clone());
     let small = s.upload("1k.bin", &f.small);
     let body = dir.join("1k.bin");
     std::fs::write(&body, &f.small).expect("body file");
@@ -320,14 +321,9 @@ pub fn mix(bench: &Bench, f: &Fixtures, get_rps: f64, upload_rps: f64) -> (Vec<R
 
 /// Scenario 6: two 24 MP images processed at once.
 pub fn memory(bench: &Bench, f: &Fixtures) -> (Vec<Row>, u64) {
-    let (s, dir) = fresh(bench, "memory");
-    let _cleanup = Cleanup(dir);
-    let agent = tools::agent();
-    let mut res = agent
-        .post(format!("{}/pics?create=1&name=bench-gallery", s.base))
-        .send_empty()
-        .expect("gallery");
-    let _ = res.body_mut().read_to_string();
+    let run = fresh(bench, "memory");
+    let s = &run.s;
+    s.post_empty("/pics?create=1&name=bench-gallery");
     let sampler = RssSampler::start(s.pid());
     let start = Instant::now();
     std::thread::scope(|scope| {
@@ -357,15 +353,10 @@ pub fn memory(bench: &Bench, f: &Fixtures) -> (Vec<Row>, u64) {
 
 /// Scenario 10: zip of a dir of 20 incompressible 5 MB images.
 pub fn zip(bench: &Bench, f: &Fixtures) -> (Vec<Row>, u64) {
-    let (s, dir) = fresh(bench, "zip");
-    let _cleanup = Cleanup(dir);
+    let run = fresh(bench, "zip");
+    let s = &run.s;
+    s.post_empty("/?dir=1&name=bench-zip-dir");
     let agent = tools::agent();
-    let mut res = agent
-        .post(format!("{}/?dir=1&name=bench-zip-dir", s.base))
-        .send_empty()
-        .expect("dir");
-    assert!(res.status().is_success(), "dir creation {}", res.status());
-    let _ = res.body_mut().read_to_string();
     for (i, img) in f.noise_images.iter().enumerate() {
         let res = agent
             .post(format!("{}/d/bench-zip-dir?name=img{i:02}.jpg", s.base))

@@ -73,6 +73,17 @@ impl Storesrv {
         self.child.id()
     }
 
+    /// A POST without a body (creating a dir or a gallery); panics unless
+    /// it succeeds.
+    pub fn post_empty(&self, path: &str) {
+        let mut res = agent()
+            .post(format!("{}{path}", self.base))
+            .send_empty()
+            .expect("POST");
+        assert!(res.status().is_success(), "POST {path}: {}", res.status());
+        let _ = res.body_mut().read_to_string();
+    }
+
     /// Uploads `bytes` as a single file and answers its path.
     pub fn upload(&self, name: &str, bytes: &[u8]) -> String {
         let mut res = agent()
@@ -86,13 +97,20 @@ impl Storesrv {
     }
 }
 
+/// Stops a server with SIGTERM and waits for it: TERM, not KILL, so nginx's
+/// master takes its worker down with it (a killed master leaves the worker
+/// holding the port) and storesrv shuts down as in production.
+fn stop(child: &mut Child) {
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let _ = child.wait();
+}
+
 impl Drop for Storesrv {
     fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status();
-        let _ = self.child.wait();
+        stop(&mut self.child);
     }
 }
 
@@ -159,13 +177,7 @@ impl Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
-        // TERM, not KILL: the master must take its worker down with it,
-        // or the worker keeps the port.
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status();
-        let _ = self.child.wait();
+        stop(&mut self.child);
     }
 }
 
