@@ -33,6 +33,7 @@ pub use container::{BundleRecord, DirAction, DirRecord, DirWrite, HistoryEntry, 
 pub use error::{ErrorCode, StoreError};
 pub use lifetime::Lifetime;
 pub use limits::Limits;
+pub use pool::Totals;
 pub use ports::{
     BlobReader, BlobStore, BlobWriter, Clock, FetchError, Fetched, Fetcher, Random, Repository,
     StorageError, StorageErrorKind,

@@ -2,6 +2,44 @@
 //! configured capacity. Which objects to evict is decided by the use-case
 //! layer from the expiry index; this type only keeps the count honest.
 
+use crate::record::Object;
+
+/// What the live records hold, summed: the numbers a restart needs before
+/// it can answer. A repository keeps them in the same atomic change as the
+/// records (see [`crate::Repository::totals`]), so that opening a store of
+/// a million records reads one value instead of every record, and no crash
+/// can make the sums drift from the records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Totals {
+    pub objects: u64,
+    /// Bytes counted against the store pool ([`Object::pool_bytes`]).
+    pub pool_bytes: u64,
+    /// Bytes counted against the pics pool ([`Object::pics_bytes`]).
+    pub pics_bytes: u64,
+}
+
+impl Totals {
+    /// Counts a record that was added.
+    pub fn add(&mut self, object: &Object) {
+        self.objects = self.objects.saturating_add(1);
+        self.pool_bytes = self.pool_bytes.saturating_add(object.pool_bytes());
+        self.pics_bytes = self.pics_bytes.saturating_add(object.pics_bytes());
+    }
+
+    /// Uncounts a record that was removed.
+    pub fn remove(&mut self, object: &Object) {
+        self.objects = self.objects.saturating_sub(1);
+        self.pool_bytes = self.pool_bytes.saturating_sub(object.pool_bytes());
+        self.pics_bytes = self.pics_bytes.saturating_sub(object.pics_bytes());
+    }
+
+    /// Counts a record replaced by another under the same key.
+    pub fn replace(&mut self, old: &Object, new: &Object) {
+        self.remove(old);
+        self.add(new);
+    }
+}
+
 /// Bytes in use against a capacity. `used` may exceed `capacity` only if
 /// the capacity was lowered between runs; new reservations then wait for
 /// evictions like any other.

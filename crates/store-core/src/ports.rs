@@ -8,6 +8,7 @@
 
 use std::ops::ControlFlow;
 
+use crate::pool::Totals;
 use crate::record::{BlobId, Object};
 use crate::time::Timestamp;
 
@@ -27,6 +28,9 @@ pub enum StorageErrorKind {
     Full,
     /// Bytes a record points at are gone (404, and a log line).
     Missing,
+    /// A record or index entry cannot be read: the database is damaged
+    /// (500 and a log line; the server stops rather than run on it).
+    Corrupt,
     /// Anything else (500, and a log line).
     Other,
 }
@@ -96,6 +100,33 @@ pub trait Repository: Send + Sync {
         self.remove(key)
     }
 
+    /// [`Repository::remove_dead`] over many keys at once, answering what
+    /// each removed, in the order given. Adapters that can remove them in
+    /// one atomic change should: the sweeper removes expired objects a
+    /// thousand at a time. The caller holds every key's lock and has seen
+    /// each record dead.
+    fn remove_dead_many(&self, keys: &[String]) -> StorageResult<Vec<Option<Object>>> {
+        keys.iter().map(|k| self.remove_dead(k)).collect()
+    }
+
+    /// The sums over the live records. The default reads every record;
+    /// an adapter serving large stores keeps them up to date with each
+    /// change instead, so that opening the store costs one read.
+    fn totals(&self) -> StorageResult<Totals> {
+        self.totals_by_scan()
+    }
+
+    /// The sums over the live records, from reading every one: the
+    /// reference [`Repository::totals`] must agree with.
+    fn totals_by_scan(&self) -> StorageResult<Totals> {
+        let mut totals = Totals::default();
+        self.for_each(&mut |_, obj| {
+            totals.add(obj);
+            ControlFlow::Continue(())
+        })?;
+        Ok(totals)
+    }
+
     /// Up to `limit` (expires_at, key) pairs, soonest first. Retained
     /// objects have no expiry and are never listed.
     fn expiring(&self, limit: usize) -> StorageResult<Vec<(Timestamp, String)>>;
@@ -124,7 +155,7 @@ pub trait BlobStore: Send + Sync {
     /// Removes a blob; removing a missing blob is not an error.
     fn remove(&self, id: &BlobId) -> StorageResult<()>;
 
-    /// Every committed blob, for orphan collection at start.
+    /// Every committed blob, for orphan collection.
     fn list(&self) -> StorageResult<Vec<BlobId>>;
 }
 

@@ -51,7 +51,7 @@ mod tests {
     /// flusher may hold the file lock for a moment after the last handle
     /// is dropped; across processes (the server's restarts) that never
     /// arises, so only this test waits for it.
-    fn reopen(path: &std::path::Path) -> SledRepository {
+    pub(crate) fn reopen(path: &std::path::Path) -> SledRepository {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         loop {
             match SledRepository::open(path) {

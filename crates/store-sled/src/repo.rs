@@ -4,7 +4,7 @@ use std::path::Path;
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
 use sled::Transactional;
 use store_core::ports::{Repository, StorageResult};
-use store_core::{Object, StorageError, Timestamp};
+use store_core::{Object, StorageError, Timestamp, Totals};
 
 use crate::group::GroupCommit;
 
@@ -13,19 +13,27 @@ use crate::group::GroupCommit;
 ///   tolerant of added fields);
 /// - `expiry`: (expires_at, key) -> (), the order the sweeper and eviction
 ///   walk; retained objects have no entry;
-/// - `tags`: (tag, 0, key) -> ().
+/// - `tags`: (tag, 0, key) -> ();
+/// - `meta`: `totals` -> the sums over the records ([`Totals`]), changed
+///   in the same transaction as the records, so that a restart reads one
+///   value instead of every record.
 #[derive(Debug, Clone)]
 pub struct SledRepository {
     db: sled::Db,
     objects: sled::Tree,
     expiry: sled::Tree,
     tags: sled::Tree,
+    meta: sled::Tree,
     /// Shares flushes between concurrent writers (see [`GroupCommit`]).
     group: std::sync::Arc<GroupCommit>,
 }
 
 fn storage(e: impl std::fmt::Display) -> StorageError {
     StorageError::new(e)
+}
+
+fn corrupt(e: impl std::fmt::Display) -> StorageError {
+    StorageError::of(store_core::StorageErrorKind::Corrupt, e)
 }
 
 /// sled's own errors, with a full disk told apart from other faults.
@@ -46,7 +54,7 @@ fn expiry_key(at: Timestamp, key: &str) -> Vec<u8> {
 
 fn decode_expiry_key(k: &[u8]) -> StorageResult<(Timestamp, String)> {
     if k.len() < 8 {
-        return Err(storage("corrupt expiry index entry"));
+        return Err(corrupt("corrupt expiry index entry"));
     }
     let mut raw = [0u8; 8];
     raw.copy_from_slice(&k[..8]);
@@ -66,7 +74,19 @@ fn tag_key(tag: &str, key: &str) -> Vec<u8> {
 }
 
 fn decode(bytes: &[u8]) -> StorageResult<Object> {
-    serde_json::from_slice(bytes).map_err(|e| storage(format!("corrupt record: {e}")))
+    serde_json::from_slice(bytes).map_err(|e| corrupt(format!("corrupt record: {e}")))
+}
+
+/// Decodes the record under `key`, naming the key if it cannot be read, so
+/// that the operator knows which entry is damaged.
+fn decode_at(key: &[u8], bytes: &[u8]) -> StorageResult<Object> {
+    decode(bytes).map_err(|e| {
+        corrupt(format!(
+            "{} (key {:?})",
+            e.message,
+            String::from_utf8_lossy(key)
+        ))
+    })
 }
 
 fn encode(obj: &Object) -> StorageResult<Vec<u8>> {
@@ -74,6 +94,49 @@ fn encode(obj: &Object) -> StorageResult<Vec<u8>> {
 }
 
 type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
+
+const TOTALS_KEY: &[u8] = b"totals";
+
+/// Three big-endian u64: objects, pool bytes, pics bytes.
+fn encode_totals(t: &Totals) -> [u8; 24] {
+    let mut out = [0u8; 24];
+    out[..8].copy_from_slice(&t.objects.to_be_bytes());
+    out[8..16].copy_from_slice(&t.pool_bytes.to_be_bytes());
+    out[16..].copy_from_slice(&t.pics_bytes.to_be_bytes());
+    out
+}
+
+fn decode_totals(bytes: &[u8]) -> StorageResult<Totals> {
+    let field = |i: usize| -> StorageResult<u64> {
+        let raw: [u8; 8] = bytes
+            .get(i * 8..i * 8 + 8)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| corrupt("corrupt totals entry"))?;
+        Ok(u64::from_be_bytes(raw))
+    };
+    if bytes.len() != 24 {
+        return Err(corrupt("corrupt totals entry"));
+    }
+    Ok(Totals {
+        objects: field(0)?,
+        pool_bytes: field(1)?,
+        pics_bytes: field(2)?,
+    })
+}
+
+/// Reads the totals inside a transaction. Transactions in sled run one at
+/// a time, so this one hot key costs no conflicts.
+fn tx_totals(m: &TransactionalTree) -> TxResult<Totals> {
+    match m.get(TOTALS_KEY)? {
+        Some(v) => decode_totals(&v).map_err(ConflictableTransactionError::Abort),
+        None => Ok(Totals::default()),
+    }
+}
+
+fn tx_set_totals(m: &TransactionalTree, t: &Totals) -> TxResult<()> {
+    m.insert(TOTALS_KEY, &encode_totals(t)[..])?;
+    Ok(())
+}
 
 fn tx_unindex(
     e: &TransactionalTree,
@@ -119,6 +182,9 @@ const CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
 impl SledRepository {
     /// Opens (or creates) the database under `dir/db`.
+    ///
+    /// A database written before the totals were kept gets them computed
+    /// once, here, by reading every record.
     pub fn open(dir: &Path) -> StorageResult<Self> {
         let db = sled::Config::new()
             .path(dir.join("db"))
@@ -130,13 +196,22 @@ impl SledRepository {
                     dir.display()
                 ))
             })?;
-        Ok(Self {
+        let repo = Self {
             objects: db.open_tree("objects").map_err(storage)?,
             expiry: db.open_tree("expiry").map_err(storage)?,
             tags: db.open_tree("tags").map_err(storage)?,
+            meta: db.open_tree("meta").map_err(storage)?,
             db,
             group: std::sync::Arc::default(),
-        })
+        };
+        if repo.meta.get(TOTALS_KEY).map_err(sled_error)?.is_none() {
+            let totals = store_core::ports::Repository::totals_by_scan(&repo)?;
+            repo.meta
+                .insert(TOTALS_KEY, &encode_totals(&totals)[..])
+                .map_err(sled_error)?;
+            repo.flush()?;
+        }
+        Ok(repo)
     }
 
     /// Makes every committed change durable. The server calls it once more
@@ -161,6 +236,7 @@ impl SledRepository {
         records: impl IntoIterator<Item = (String, Object)>,
     ) -> StorageResult<usize> {
         let mut n = 0;
+        let mut added = Totals::default();
         let mut iter = records.into_iter().peekable();
         while iter.peek().is_some() {
             let (mut o, mut e, mut t) = (
@@ -176,27 +252,51 @@ impl SledRepository {
                 for tag in object.tags() {
                     t.insert(tag_key(tag, &key), &[]);
                 }
+                added.add(&object);
                 n += 1;
             }
             self.objects.apply_batch(o).map_err(sled_error)?;
             self.expiry.apply_batch(e).map_err(sled_error)?;
             self.tags.apply_batch(t).map_err(sled_error)?;
         }
+        let mut totals = self.totals_stored()?;
+        totals.objects = totals.objects.saturating_add(added.objects);
+        totals.pool_bytes = totals.pool_bytes.saturating_add(added.pool_bytes);
+        totals.pics_bytes = totals.pics_bytes.saturating_add(added.pics_bytes);
+        self.meta
+            .insert(TOTALS_KEY, &encode_totals(&totals)[..])
+            .map_err(sled_error)?;
         self.flush()?;
         Ok(n)
     }
 
-    /// One transaction removing a record and its index entries.
-    fn remove_unflushed(&self, key: &str) -> StorageResult<Option<Object>> {
-        let old = flatten(self.trees().transaction(|(o, e, t)| {
-            let Some(old) = o.remove(key)? else {
-                return Ok(None);
-            };
-            let old = tx_decode(&old)?;
-            tx_unindex(e, t, key, &old)?;
-            Ok(Some(old))
-        }))?;
-        Ok(old)
+    /// One transaction removing records and their index entries.
+    fn remove_unflushed(&self, keys: &[&str]) -> StorageResult<Vec<Option<Object>>> {
+        flatten(self.trees().transaction(|(o, e, t, m)| {
+            let mut totals = tx_totals(m)?;
+            let mut removed = Vec::with_capacity(keys.len());
+            for key in keys {
+                let old = match o.remove(*key)? {
+                    Some(old) => {
+                        let old = tx_decode(&old)?;
+                        tx_unindex(e, t, key, &old)?;
+                        totals.remove(&old);
+                        Some(old)
+                    }
+                    None => None,
+                };
+                removed.push(old);
+            }
+            tx_set_totals(m, &totals)?;
+            Ok(removed)
+        }))
+    }
+
+    fn totals_stored(&self) -> StorageResult<Totals> {
+        match self.meta.get(TOTALS_KEY).map_err(sled_error)? {
+            Some(v) => decode_totals(&v),
+            None => Ok(Totals::default()),
+        }
     }
 
     /// How many flushes served the changes so far (fewer than the changes
@@ -205,8 +305,8 @@ impl SledRepository {
         self.group.flushes()
     }
 
-    fn trees(&self) -> (&sled::Tree, &sled::Tree, &sled::Tree) {
-        (&self.objects, &self.expiry, &self.tags)
+    fn trees(&self) -> (&sled::Tree, &sled::Tree, &sled::Tree, &sled::Tree) {
+        (&self.objects, &self.expiry, &self.tags, &self.meta)
     }
 }
 
@@ -215,18 +315,21 @@ impl Repository for SledRepository {
         self.objects
             .get(key)
             .map_err(storage)?
-            .map(|v| decode(&v))
+            .map(|v| decode_at(key.as_bytes(), &v))
             .transpose()
     }
 
     fn insert_new(&self, key: &str, object: &Object) -> StorageResult<bool> {
         let bytes = encode(object)?;
-        let inserted = flatten(self.trees().transaction(|(o, e, t)| {
+        let inserted = flatten(self.trees().transaction(|(o, e, t, m)| {
             if o.get(key)?.is_some() {
                 return Ok(false);
             }
             tx_index(e, t, key, object)?;
             o.insert(key, bytes.as_slice())?;
+            let mut totals = tx_totals(m)?;
+            totals.add(object);
+            tx_set_totals(m, &totals)?;
             Ok(true)
         }))?;
         if inserted {
@@ -237,18 +340,25 @@ impl Repository for SledRepository {
 
     fn put(&self, key: &str, object: &Object) -> StorageResult<()> {
         let bytes = encode(object)?;
-        flatten(self.trees().transaction(|(o, e, t)| {
-            if let Some(old) = o.insert(key, bytes.as_slice())? {
-                tx_unindex(e, t, key, &tx_decode(&old)?)?;
+        flatten(self.trees().transaction(|(o, e, t, m)| {
+            let mut totals = tx_totals(m)?;
+            match o.insert(key, bytes.as_slice())? {
+                Some(old) => {
+                    let old = tx_decode(&old)?;
+                    tx_unindex(e, t, key, &old)?;
+                    totals.replace(&old, object);
+                }
+                None => totals.add(object),
             }
             tx_index(e, t, key, object)?;
+            tx_set_totals(m, &totals)?;
             Ok(())
         }))?;
         self.durable()
     }
 
     fn remove(&self, key: &str) -> StorageResult<Option<Object>> {
-        let old = self.remove_unflushed(key)?;
+        let old = self.remove_unflushed(&[key])?.pop().flatten();
         if old.is_some() {
             self.durable()?;
         }
@@ -257,7 +367,16 @@ impl Repository for SledRepository {
 
     fn remove_dead(&self, key: &str) -> StorageResult<Option<Object>> {
         // sled's own flusher (every 500 ms) makes it durable soon enough.
-        self.remove_unflushed(key)
+        Ok(self.remove_unflushed(&[key])?.pop().flatten())
+    }
+
+    fn remove_dead_many(&self, keys: &[String]) -> StorageResult<Vec<Option<Object>>> {
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        self.remove_unflushed(&keys)
+    }
+
+    fn totals(&self) -> StorageResult<Totals> {
+        self.totals_stored()
     }
 
     fn expiring(&self, limit: usize) -> StorageResult<Vec<(Timestamp, String)>> {
@@ -287,11 +406,60 @@ impl Repository for SledRepository {
     ) -> StorageResult<()> {
         for entry in self.objects.iter() {
             let (k, v) = entry.map_err(storage)?;
-            let key = std::str::from_utf8(&k).map_err(storage)?;
-            if visit(key, &decode(&v)?).is_break() {
+            let key = std::str::from_utf8(&k).map_err(corrupt)?;
+            if visit(key, &decode_at(&k, &v)?).is_break() {
                 break;
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::reopen;
+    use store_testkit::suite::sample_file;
+
+    #[test]
+    fn totals_survive_reopening_and_are_computed_for_older_databases() {
+        let dir = tempfile::tempdir().unwrap();
+        let expected = {
+            let repo = SledRepository::open(dir.path()).unwrap();
+            repo.put("a", &sample_file("a", Some(5), &[])).unwrap();
+            repo.put("b", &sample_file("b", None, &[])).unwrap();
+            let loaded = repo
+                .load([("c".to_string(), sample_file("c", Some(9), &["t"]))])
+                .unwrap();
+            assert_eq!(loaded, 1);
+            let totals = repo.totals().unwrap();
+            assert_eq!(totals, repo.totals_by_scan().unwrap(), "load counts too");
+            assert_eq!(totals.objects, 3);
+            totals
+        };
+        assert_eq!(reopen(dir.path()).totals().unwrap(), expected);
+        {
+            // As written by a version that kept no totals.
+            let repo = reopen(dir.path());
+            repo.meta.remove(TOTALS_KEY).unwrap();
+            repo.flush().unwrap();
+        }
+        let repo = reopen(dir.path());
+        assert_eq!(
+            repo.totals().unwrap(),
+            expected,
+            "opening computes the missing totals from the records"
+        );
+    }
+
+    #[test]
+    fn corrupt_totals_are_an_error_not_a_guess() {
+        assert!(decode_totals(&[0; 23]).is_err());
+        let t = Totals {
+            objects: 1,
+            pool_bytes: u64::MAX,
+            pics_bytes: 7,
+        };
+        assert_eq!(decode_totals(&encode_totals(&t)).unwrap(), t);
     }
 }

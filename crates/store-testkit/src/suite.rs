@@ -4,8 +4,10 @@
 use std::io::Read;
 use std::ops::ControlFlow;
 
-use store_core::ports::{BlobStore, Repository};
-use store_core::{BlobId, FileRecord, Lifetime, Object, Timestamp};
+use store_core::ports::{BlobStore, Random, Repository};
+use store_core::{BlobId, FileRecord, Lifetime, Object, Timestamp, Totals};
+
+use crate::SeededRandom;
 
 /// A file record for the suites: `key` expiring at `expires_secs` (or
 /// retained when `None`), with `tags`.
@@ -39,6 +41,8 @@ pub fn repository(make: &dyn Fn() -> Box<dyn Repository>) {
     expiry_index_is_ordered_and_follows_updates(make().as_ref());
     tag_index_follows_updates(make().as_ref());
     for_each_visits_all_and_stops(make().as_ref());
+    remove_dead_many_removes_each_it_finds(make().as_ref());
+    totals_follow_every_change(make().as_ref());
 }
 
 fn insert_get_remove(repo: &dyn Repository) {
@@ -157,6 +161,84 @@ fn for_each_visits_all_and_stops(repo: &dyn Repository) {
     })
     .unwrap();
     assert_eq!(n, 1, "for_each stops when told");
+}
+
+fn remove_dead_many_removes_each_it_finds(repo: &dyn Repository) {
+    let a = sample_file("a", Some(1), &["x"]);
+    let c = sample_file("c", Some(2), &[]);
+    repo.put("a", &a).unwrap();
+    repo.put("c", &c).unwrap();
+    repo.put("d", &sample_file("d", Some(3), &[])).unwrap();
+    let keys = ["a", "b", "c"].map(String::from);
+    assert_eq!(
+        repo.remove_dead_many(&keys).unwrap(),
+        vec![Some(a), None, Some(c)],
+        "each key answers what it removed, in the order given"
+    );
+    assert_eq!(repo.get("a").unwrap(), None, "removed records are gone");
+    assert_eq!(
+        repo.expiring(10).unwrap(),
+        vec![(Timestamp::from_secs(3), "d".to_string())],
+        "their expiry entries are gone, the others stay"
+    );
+    assert!(
+        repo.keys_with_tag("x").unwrap().is_empty(),
+        "their tag entries are gone"
+    );
+}
+
+/// A record of `size` bytes, for the totals check.
+fn sized(key: &str, size: u64, expires_secs: Option<i64>) -> Object {
+    let mut obj = sample_file(key, expires_secs, &[]);
+    if let Object::File(f) = &mut obj {
+        f.size = size;
+    }
+    obj
+}
+
+/// Seeded random changes over a few keys; after each one the kept totals
+/// must equal the sums over the records. This is the rule that lets a
+/// restart read them instead of every record.
+fn totals_follow_every_change(repo: &dyn Repository) {
+    let rng = SeededRandom::new(7);
+    let next = |n: u64| {
+        let mut b = [0u8; 8];
+        rng.fill(&mut b);
+        u64::from_le_bytes(b) % n
+    };
+    for step in 0..300 {
+        let key = format!("k{}", next(12));
+        let obj = sized(&key, next(5000), Some(next(100) as i64 + 1));
+        match next(6) {
+            0 => {
+                repo.insert_new(&key, &obj).unwrap();
+            }
+            1 | 2 => repo.put(&key, &obj).unwrap(),
+            3 => {
+                repo.remove(&key).unwrap();
+            }
+            4 => {
+                repo.remove_dead(&key).unwrap();
+            }
+            _ => {
+                let keys = [key, format!("k{}", next(12))];
+                repo.remove_dead_many(&keys).unwrap();
+            }
+        }
+        assert_eq!(
+            repo.totals().unwrap(),
+            repo.totals_by_scan().unwrap(),
+            "the kept totals equal the sums over the records after step {step}"
+        );
+    }
+    for k in 0..12 {
+        repo.remove(&format!("k{k}")).unwrap();
+    }
+    assert_eq!(
+        repo.totals().unwrap(),
+        Totals::default(),
+        "an emptied store totals zero"
+    );
 }
 
 /// Runs every blob store check on fresh instances from `make`.
