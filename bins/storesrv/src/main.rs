@@ -143,7 +143,6 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
         data = %config.data.display(),
         objects = recovery.objects,
         pool_bytes = recovery.pool_used_bytes,
-        orphans_removed = recovery.orphan_blobs_removed,
         "store opened: {} objects",
         recovery.objects
     );
@@ -164,10 +163,9 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
         rate_limit_per_min: config.rate_limit_per_min,
         ..store_http::ServeOptions::default()
     };
-    store_http::serve(listener, Arc::new(app), options, shutdown)
-        .await
-        .map_err(|e| e.to_string())?;
+    let served = store_http::serve(listener, Arc::new(app), options, shutdown).await;
     repo.flush().map_err(|e| e.to_string())?;
+    served.map_err(|e| e.to_string())?;
     tracing::info!("stopped");
     Ok(())
 }

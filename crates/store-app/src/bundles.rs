@@ -65,7 +65,8 @@ impl App {
     /// Removes the blobs of members that never made it into a record.
     pub(crate) fn discard_members(&self, members: &[MemberFile]) {
         for m in members {
-            // Best effort: a blob left behind is an orphan, collected at start.
+            // Best effort: a blob left behind is an orphan, collected after
+            // the next start.
             let _ = self.ports.blobs.remove(&m.blob);
         }
     }

@@ -189,7 +189,7 @@ impl App {
             }
             Err(e) => {
                 // Maybe written, maybe not: leave blobs and pool bytes to
-                // start-up recovery.
+                // the next start (see `App::open`).
                 reservation.keep();
                 return Err(e.into());
             }
@@ -231,7 +231,7 @@ impl App {
             }
         }
         // From here a failure may or may not have been written: keep the
-        // reservation and leave blobs to start-up recovery.
+        // reservation and leave blobs to the next start's orphan collection.
         reservation.keep();
         self.ports
             .repo

@@ -213,8 +213,9 @@ impl App {
             Object::File(record.clone())
         });
         // Kept even when the insert failed: the record may have been
-        // written before a failed flush. Start-up recovery settles blobs
-        // and the pool either way.
+        // written before a failed flush. The next start reads the pool
+        // totals kept with the records and collects orphan blobs, so
+        // both settle either way.
         reservation.keep();
         inserted?;
         Ok(self.view(&record, now))
@@ -388,7 +389,8 @@ impl App {
     /// Points a file at new bytes, then frees the old ones. Pool bytes of
     /// growth were reserved (and kept) by the caller; shrinkage is given
     /// back here. If the record write fails, nothing is freed: the write
-    /// may have landed, and start-up recovery settles blobs and pool.
+    /// may have landed, and the next start settles blobs and pool
+    /// (totals kept with the records, then the orphan collection).
     fn swap_content(
         &self,
         id: &str,

@@ -7,7 +7,8 @@
 //!
 //! Write order, everywhere: bytes first (committed blob), then the record;
 //! on delete, the record first, then the bytes. A crash between the two
-//! steps leaves at worst an unreferenced blob, which [`App::open`] collects.
+//! steps leaves at worst an unreferenced blob, which
+//! [`App::collect_orphans`] removes after the next start.
 
 mod blobcache;
 mod bundles;
@@ -17,12 +18,11 @@ mod files;
 mod galleries;
 mod import;
 mod locks;
+mod orphans;
 mod pool;
 pub mod system;
 mod upload;
 
-use std::collections::HashSet;
-use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 
 use store_core::pool::PoolLedger;
@@ -36,6 +36,7 @@ pub use error::{AppError, AppResult};
 pub use files::{BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder};
 pub use galleries::{AdminAction, GalleryCreated, GalleryEntry, GalleryView, ImageView, Visitor};
 pub use import::ImportRequest;
+pub use orphans::OrphanReport;
 pub use upload::{Staged, Upload};
 
 /// The ports an [`App`] runs on.
@@ -65,6 +66,11 @@ pub struct AppConfig {
     pub superadmin_token: Option<String>,
 }
 
+/// Expired objects removed in one change of the repository (and under
+/// their locks at once) by the sweep: large enough that a thousand cost a
+/// few transactions, small enough that the locks are held for a moment.
+const SWEEP_TRANSACTION: usize = 128;
+
 /// What one sweep did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SweepReport {
@@ -73,12 +79,11 @@ pub struct SweepReport {
     pub next_expiry: Option<Timestamp>,
 }
 
-/// What start-up recovery found.
+/// What opening the store found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recovery {
-    pub objects: usize,
+    pub objects: u64,
     pub pool_used_bytes: u64,
-    pub orphan_blobs_removed: usize,
 }
 
 /// The service's use cases over a set of ports.
@@ -93,43 +98,35 @@ pub struct App {
     /// Image decoding and encoding at once, at most: a burst of 30 MB
     /// uploads waits here instead of exhausting memory.
     media_slots: galleries::Slots,
+    /// Blobs committed since opening, spared by the orphan collection.
+    fresh: Arc<orphans::Fresh>,
 }
 
 impl App {
-    /// Opens the service over its ports: recomputes the pool from the
-    /// records (so that no crash can make it drift) and removes blobs no
-    /// record points at (left by a crash between the two steps of a write).
-    pub fn open(ports: Ports, config: AppConfig) -> AppResult<(Self, Recovery)> {
-        let mut used = 0u64;
-        let mut pics_used = 0u64;
-        let mut objects = 0usize;
-        let mut referenced = HashSet::new();
-        ports.repo.for_each(&mut |_, obj| {
-            objects += 1;
-            used = used.saturating_add(obj.pool_bytes());
-            pics_used = pics_used.saturating_add(obj.pics_bytes());
-            referenced.extend(obj.blobs().into_iter().cloned());
-            ControlFlow::Continue(())
-        })?;
-        let mut orphan_blobs_removed = 0;
-        for blob in ports.blobs.list()? {
-            if !referenced.contains(&blob) {
-                ports.blobs.remove(&blob)?;
-                orphan_blobs_removed += 1;
-            }
-        }
+    /// Opens the service over its ports. It reads the pools' totals, which
+    /// the repository keeps in the same atomic change as the records (so
+    /// no crash can make them drift), and nothing else: a store of a
+    /// million objects answers at once. Orphan blobs are removed later, by
+    /// [`App::collect_orphans`].
+    pub fn open(mut ports: Ports, config: AppConfig) -> AppResult<(Self, Recovery)> {
+        let totals = ports.repo.totals()?;
+        let fresh = Arc::new(orphans::Fresh::default());
+        ports.blobs = Arc::new(orphans::NotingBlobs::new(ports.blobs, Arc::clone(&fresh)));
         let app = Self {
-            pool: Mutex::new(PoolLedger::new(config.limits.pool_bytes, used)),
-            pics_pool: Mutex::new(PoolLedger::new(config.limits.pics_pool_bytes, pics_used)),
+            pool: Mutex::new(PoolLedger::new(config.limits.pool_bytes, totals.pool_bytes)),
+            pics_pool: Mutex::new(PoolLedger::new(
+                config.limits.pics_pool_bytes,
+                totals.pics_bytes,
+            )),
             media_slots: galleries::Slots::new(galleries::MEDIA_JOBS_MAX),
             ports,
             config,
             locks: locks::KeyLocks::default(),
+            fresh,
         };
         let recovery = Recovery {
-            objects,
-            pool_used_bytes: used,
-            orphan_blobs_removed,
+            objects: totals.objects,
+            pool_used_bytes: totals.pool_bytes,
         };
         Ok((app, recovery))
     }
@@ -214,32 +211,68 @@ impl App {
             }
             Some(_) => {}
         }
-        let mut removed = 0;
+        let mut next_expiry = None;
+        let mut due = vec![];
         for (at, key) in self.ports.repo.expiring(batch)? {
             if at > now {
-                return Ok(SweepReport {
-                    removed,
-                    next_expiry: Some(at),
-                });
+                next_expiry = Some(at);
+                break;
             }
-            let _guard = self.locks.lock(&key);
-            // Re-read under the lock: the object may have been retained or
-            // deleted since the index was read.
-            if let Some(obj) = self.ports.repo.get(&key)? {
-                if !obj.lifetime().is_live(now) {
-                    // Dead already: its removal need not wait for a flush
-                    // (see Repository::remove_dead).
-                    let gone = self.ports.repo.remove_dead(&key)?;
-                    self.release_removed(gone.is_some(), &obj)?;
+            due.push(key);
+        }
+        // The free keys go in few removals (one transaction each in sled,
+        // instead of one per object), under their locks: an object may have
+        // been retained or deleted since the index was read, so each is
+        // re-read first. A busy key is waited for afterwards, alone, so
+        // that no lock is held while waiting for another.
+        let mut removed = 0;
+        let mut busy = vec![];
+        for chunk in due.chunks(SWEEP_TRANSACTION) {
+            let mut many = self.locks.try_lock_many(chunk.to_vec());
+            busy.append(&mut many.busy);
+            let mut dead = Vec::with_capacity(many.locked.len());
+            for key in many.locked.drain(..) {
+                if self.is_dead(&key, now)? {
+                    dead.push(key);
+                }
+            }
+            // Dead already: their removal need not wait for a flush (see
+            // Repository::remove_dead).
+            let gone = self.ports.repo.remove_dead_many(&dead)?;
+            // Once its record is gone, nothing can reach an object's bytes:
+            // they are unlinked after the locks are released.
+            many.release();
+            for obj in gone.into_iter().flatten() {
+                self.release_removed(true, &obj)?;
+                removed += 1;
+            }
+        }
+        for key in busy {
+            let guard = self.locks.lock(&key);
+            if self.is_dead(&key, now)? {
+                if let Some(obj) = self.ports.repo.remove_dead(&key)? {
+                    drop(guard);
+                    self.release_removed(true, &obj)?;
                     removed += 1;
                 }
             }
         }
-        let next_expiry = self.ports.repo.expiring(1)?.first().map(|(at, _)| *at);
+        if removed > 0 || next_expiry.is_none() {
+            next_expiry = self.ports.repo.expiring(1)?.first().map(|(at, _)| *at);
+        }
         Ok(SweepReport {
             removed,
             next_expiry,
         })
+    }
+
+    /// Whether the record under `key` exists and is past its lifetime.
+    fn is_dead(&self, key: &str, now: Timestamp) -> AppResult<bool> {
+        Ok(self
+            .ports
+            .repo
+            .get(key)?
+            .is_some_and(|obj| !obj.lifetime().is_live(now)))
     }
 
     /// Inserts a new object under a fresh random id and returns the id.

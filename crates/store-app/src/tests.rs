@@ -1,6 +1,7 @@
 //! Use-case tests over the in-memory ports and a manual clock.
 
 use std::io::Read;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use proptest::prelude::*;
@@ -593,14 +594,19 @@ fn pool_evicts_soonest_expiry_first_and_never_retained() {
     assert!(w.app.pool_used_bytes() <= 30);
 }
 
+/// Commits an orphan: bytes with no record, as a crash between a write's
+/// two steps leaves them.
+fn orphan(blobs: &MemoryBlobStore, bytes: &[u8]) -> store_core::BlobId {
+    let mut w = store_core::ports::BlobStore::create(blobs).unwrap();
+    w.write(bytes).unwrap();
+    w.commit().unwrap()
+}
+
 #[test]
-fn open_recomputes_the_pool_and_collects_orphans() {
+fn open_reads_the_totals_and_the_collection_removes_orphans() {
     let w = world();
     put_file(&w.app, "a", b"abc", NewFile::default(), RetainAuth::Absent);
-    // An orphan: bytes committed but no record (a crash between the steps).
-    let mut orphan = store_core::ports::BlobStore::create(w.blobs.as_ref()).unwrap();
-    orphan.write(b"lost").unwrap();
-    orphan.commit().unwrap();
+    orphan(&w.blobs, b"lost");
     assert_eq!(w.blobs.count(), 2);
     let (app, rec) = App::open(ports(&w.clock, &w.blobs, &w.repo), config(1000)).unwrap();
     assert_eq!(
@@ -608,11 +614,109 @@ fn open_recomputes_the_pool_and_collects_orphans() {
         Recovery {
             objects: 1,
             pool_used_bytes: 3,
-            orphan_blobs_removed: 1
         }
     );
     assert_eq!(app.pool_used_bytes(), 3);
+    assert_eq!(
+        w.blobs.count(),
+        2,
+        "opening leaves the orphan to the collection"
+    );
+    let stop = AtomicBool::new(false);
+    assert_eq!(
+        app.collect_orphans(&stop).unwrap(),
+        OrphanReport {
+            removed: 1,
+            gave_up: false
+        }
+    );
     assert_eq!(w.blobs.count(), 1);
+}
+
+#[test]
+fn the_collection_spares_bytes_committed_since_opening() {
+    let w = world();
+    orphan(&w.blobs, b"lost");
+    let (app, _) = App::open(ports(&w.clock, &w.blobs, &w.repo), config(1000)).unwrap();
+    // An upload in flight: its bytes are committed, its record not yet
+    // written when the collection runs.
+    let staged = upload(&app, b"in flight");
+    assert_eq!(w.blobs.count(), 2);
+    let stop = AtomicBool::new(false);
+    assert_eq!(app.collect_orphans(&stop).unwrap().removed, 1);
+    let req = NewFile {
+        name: Some("late.txt".into()),
+        ..NewFile::default()
+    };
+    let view = app.create_file(&req, staged, RetainAuth::Absent).unwrap();
+    assert_eq!(read(&app, &view.id).unwrap(), b"in flight");
+    // A second collection would no longer know what is fresh: it does
+    // nothing rather than guess.
+    orphan(&w.blobs, b"later");
+    let again = app.collect_orphans(&stop).unwrap();
+    assert!(again.gave_up);
+    assert_eq!(again.removed, 0);
+}
+
+#[test]
+fn a_stopped_collection_removes_nothing() {
+    let w = world();
+    put_file(&w.app, "a", b"abc", NewFile::default(), RetainAuth::Absent);
+    orphan(&w.blobs, b"lost");
+    let (app, _) = App::open(ports(&w.clock, &w.blobs, &w.repo), config(1000)).unwrap();
+    let report = app.collect_orphans(&AtomicBool::new(true)).unwrap();
+    assert!(report.gave_up);
+    assert_eq!(w.blobs.count(), 2);
+}
+
+#[test]
+fn the_sweep_removes_in_batches_and_waits_for_busy_keys() {
+    let w = world();
+    let ttl = NewFile {
+        ttl_secs: Some(3600),
+        ..NewFile::default()
+    };
+    let ids: Vec<String> = (0..300)
+        .map(|i| {
+            put_file(
+                &w.app,
+                &format!("f{i}"),
+                b"abcd",
+                ttl.clone(),
+                RetainAuth::Absent,
+            )
+            .id
+        })
+        .collect();
+    let day = NewFile {
+        ttl_secs: Some(86_400),
+        ..NewFile::default()
+    };
+    let kept = put_file(&w.app, "kept", b"xy", day, RetainAuth::Absent);
+    assert_eq!(w.app.pool_used_bytes(), 1202);
+    // The shortest lifetime is 4h.
+    w.clock.advance_secs(5 * 3600);
+    // A request holds one expired key's lock while the sweep runs: the sweep
+    // waits for it instead of skipping it.
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let report = std::thread::scope(|s| {
+        s.spawn(|| {
+            let _guard = w.app.locks.lock(&ids[17]);
+            held_tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        });
+        held_rx.recv().unwrap();
+        w.app.sweep(1000).unwrap()
+    });
+    assert_eq!(report.removed, 300);
+    assert_eq!(
+        w.app.pool_used_bytes(),
+        2,
+        "each removal gave its bytes back"
+    );
+    assert_eq!(w.blobs.count(), 1, "and its blob went");
+    assert!(read(&w.app, &kept.id).is_ok());
+    assert_eq!(w.app.sweep(1000).unwrap().removed, 0);
 }
 
 #[test]

@@ -127,7 +127,8 @@ impl Staged {
 impl Drop for Staged {
     fn drop(&mut self) {
         if let Some(blob) = self.blob.take() {
-            // Best effort: a blob left behind is an orphan, collected at start.
+            // Best effort: a blob left behind is an orphan, collected after
+            // the next start.
             let _ = self.blobs.remove(&blob);
         }
     }

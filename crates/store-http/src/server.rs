@@ -104,6 +104,9 @@ const SWEEP_BATCH: usize = 1000;
 const SWEEP_IDLE_MAX: Duration = Duration::from_secs(60);
 
 /// Serves until `shutdown` resolves, then lets in-flight requests finish.
+/// It also stops, and answers an error, if the background orphan collection
+/// finds a record it cannot read: the store is damaged, and running on it
+/// would hide that.
 pub async fn serve(
     listener: TcpListener,
     app: Arc<App>,
@@ -117,6 +120,22 @@ pub async fn serve(
     let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1)));
     let (stop_tx, stop_rx) = watch::channel(false);
     let sweeper = tokio::spawn(sweep_loop(Arc::clone(&app), stop_rx));
+    let (fatal_tx, fatal_rx) = tokio::sync::oneshot::channel();
+    let collector = spawn_orphan_collection(Arc::clone(&app), fatal_tx);
+    let fatal = Arc::new(std::sync::Mutex::new(None));
+    let shutdown = {
+        let fatal = Arc::clone(&fatal);
+        async move {
+            tokio::select! {
+                () = shutdown => {}
+                // A collection that ends well drops its sender: this branch
+                // is then disabled, and only the signal is waited for.
+                Ok(message) = fatal_rx => {
+                    *fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+                }
+            }
+        }
+    };
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
@@ -191,7 +210,53 @@ pub async fn serve(
     }
     let _ = stop_tx.send(true);
     let _ = sweeper.await;
-    Ok(())
+    collector
+        .stop
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = collector.task.await;
+    let message = fatal.lock().unwrap_or_else(|e| e.into_inner()).take();
+    message.map_or(Ok(()), |m| Err(std::io::Error::other(m)))
+}
+
+/// The background orphan collection and its stop flag.
+struct Collector {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Removes orphan blobs (left by a crash mid-write) while the server
+/// already answers: reading every record of a large store takes seconds,
+/// which a restart should not wait for (docs/PERFORMANCE.md, scenario 9).
+/// A record it cannot read is sent to `fatal`; it removes nothing then.
+fn spawn_orphan_collection(
+    app: Arc<App>,
+    fatal: tokio::sync::oneshot::Sender<String>,
+) -> Collector {
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let task = tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        match app.collect_orphans(&flag) {
+            Ok(r) if r.gave_up => {
+                tracing::info!(removed = r.removed, "orphan collection stopped early")
+            }
+            Ok(r) => tracing::info!(
+                removed = r.removed,
+                ms = started.elapsed().as_millis() as u64,
+                "orphan collection done"
+            ),
+            Err(store_app::AppError::Storage(e))
+                if e.kind == store_core::StorageErrorKind::Corrupt =>
+            {
+                tracing::error!(error = %e, "the store is damaged; stopping");
+                let _ = fatal.send(format!(
+                    "the database holds a record that cannot be read ({e}); restore the data dir from a backup or remove that record"
+                ));
+            }
+            Err(e) => tracing::error!(error = %e, "orphan collection failed"),
+        }
+    });
+    Collector { stop, task }
 }
 
 /// Sweeps expired objects, sleeping until the next expiry (or at most
