@@ -190,7 +190,7 @@ pub fn app_error(e: &AppError) -> Res {
             res
         }
         StorageErrorKind::Missing => store_error(&StoreError::not_found()),
-        StorageErrorKind::Other => json(
+        StorageErrorKind::Other | StorageErrorKind::Corrupt => json(
             StatusCode::INTERNAL_SERVER_ERROR,
             &Fault {
                 error: "internal storage error; the server log has the details",
@@ -204,16 +204,54 @@ pub fn app_error(e: &AppError) -> Res {
 /// Bytes read per chunk when streaming a blob out: large reads, each handed
 /// to the connection without a copy.
 const STREAM_CHUNK_BYTES: usize = 256 * 1024;
-/// Chunks buffered between the reading thread and the connection: enough to
-/// keep the socket busy, little enough that a slow reader holds ~768 KiB.
-const STREAM_CHUNKS_BUFFERED: usize = 2;
+/// Chunk buffers per download: one being read into while the connection
+/// writes the others. A slow reader holds these 768 KiB at most.
+const STREAM_BUFFERS: usize = 3;
 
-/// A body fed through a bounded channel by a thread of the blocking pool,
-/// so that disk reads never stall the async executor and memory per
-/// download stays bounded.
+/// A body fed through a channel by a thread of the blocking pool, so that
+/// disk reads never stall the async executor and memory per download stays
+/// bounded.
 pub struct ChannelBody {
     rx: tokio::sync::mpsc::Receiver<std::io::Result<Bytes>>,
     len: Option<u64>,
+}
+
+/// A chunk buffer lent to the connection. When hyper is done with the
+/// chunk, the buffer goes back to the download that read it, so a 5 MiB
+/// download allocates (and the kernel zeroes) three buffers, not twenty,
+/// and no read has to initialise its buffer first.
+struct Lent {
+    buf: Vec<u8>,
+    filled: usize,
+    home: std::sync::mpsc::Sender<Vec<u8>>,
+}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf[..self.filled]
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        // The download may have ended already; the buffer is then freed.
+        let _ = self.home.send(std::mem::take(&mut self.buf));
+    }
+}
+
+/// Fills `buf` from `reader` as far as it goes; answers the bytes read (less
+/// than the buffer only at the end).
+fn fill(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 impl ChannelBody {
@@ -221,23 +259,31 @@ impl ChannelBody {
         Self { rx, len }
     }
 
-    /// Streams a blob of known length.
+    /// Streams a blob of known length, in chunks read into buffers that
+    /// come back once sent (see [`Lent`]). Waiting for a buffer to come
+    /// back is what bounds the memory of a download to a slow client.
     pub fn blob(mut reader: Box<dyn BlobReader>) -> Self {
         let len = reader.len();
-        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_CHUNKS_BUFFERED);
+        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_BUFFERS);
         tokio::task::spawn_blocking(move || {
+            let (home, free) = std::sync::mpsc::channel();
+            let mut unborn = STREAM_BUFFERS;
             loop {
-                // A fresh buffer per chunk becomes the chunk itself: no
-                // copy, and no zeroing (read_to_end fills spare capacity).
-                let mut chunk = Vec::with_capacity(STREAM_CHUNK_BYTES);
-                let read = std::io::Read::read_to_end(
-                    &mut std::io::Read::take(&mut reader, STREAM_CHUNK_BYTES as u64),
-                    &mut chunk,
-                );
-                match read {
+                let mut buf = if unborn > 0 {
+                    unborn -= 1;
+                    vec![0; STREAM_CHUNK_BYTES]
+                } else {
+                    match free.recv() {
+                        Ok(buf) => buf,
+                        Err(_) => break,
+                    }
+                };
+                match fill(&mut reader, &mut buf) {
                     Ok(0) => break,
-                    Ok(_) => {
-                        if tx.blocking_send(Ok(Bytes::from(chunk))).is_err() {
+                    Ok(filled) => {
+                        let home = home.clone();
+                        let chunk = Bytes::from_owner(Lent { buf, filled, home });
+                        if tx.blocking_send(Ok(chunk)).is_err() {
                             break; // The client went away.
                         }
                     }
