@@ -121,8 +121,27 @@ pub struct Nginx {
     pub base: String,
 }
 
+/// How nginx moves file bytes to the socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileIo {
+    /// sendfile: the kernel sends page-cache pages, no copy in user space.
+    Sendfile,
+    /// read() into two 256 KiB buffers, then write(): the same copies as
+    /// a server that cannot use sendfile (storesrv, through hyper).
+    Copy,
+}
+
 impl Nginx {
     pub fn start(dir: &Path, www: &Path, port: u16) -> Self {
+        Self::start_with(dir, www, port, FileIo::Sendfile)
+    }
+
+    pub fn start_with(dir: &Path, www: &Path, port: u16, io: FileIo) -> Self {
+        let file_io = match io {
+            FileIo::Sendfile => "sendfile on; tcp_nopush on;",
+            FileIo::Copy => "sendfile off; output_buffers 2 256k;",
+        };
+        std::fs::create_dir_all(dir).expect("nginx dir");
         let conf = dir.join("nginx.conf");
         let d = dir.display();
         let text = format!(
@@ -133,7 +152,7 @@ impl Nginx {
              events {{ worker_connections 4096; }}\n\
              http {{\n\
                access_log off;\n\
-               sendfile on; tcp_nopush on; tcp_nodelay on;\n\
+               {file_io} tcp_nodelay on;\n\
                keepalive_requests 1000000;\n\
                client_body_temp_path {d}/body;\n\
                proxy_temp_path {d}/proxy;\n\
