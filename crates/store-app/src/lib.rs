@@ -222,23 +222,18 @@ impl App {
         }
         // The free keys go in few removals (one transaction each in sled,
         // instead of one per object), under their locks: an object may have
-        // been retained or deleted since the index was read, so each is
-        // re-read first. A busy key is waited for afterwards, alone, so
-        // that no lock is held while waiting for another.
+        // been retained or deleted since the index was read, so the
+        // repository re-checks each one inside the removal. A busy key is
+        // waited for afterwards, alone, so that no lock is held while
+        // waiting for another.
         let mut removed = 0;
         let mut busy = vec![];
         for chunk in due.chunks(SWEEP_TRANSACTION) {
             let mut many = self.locks.try_lock_many(chunk.to_vec());
             busy.append(&mut many.busy);
-            let mut dead = Vec::with_capacity(many.locked.len());
-            for key in many.locked.drain(..) {
-                if self.is_dead(&key, now)? {
-                    dead.push(key);
-                }
-            }
             // Dead already: their removal need not wait for a flush (see
             // Repository::remove_dead).
-            let gone = self.ports.repo.remove_dead_many(&dead)?;
+            let gone = self.ports.repo.remove_dead_many(&many.locked, now)?;
             // Once its record is gone, nothing can reach an object's bytes:
             // they are unlinked after the locks are released.
             many.release();

@@ -100,13 +100,24 @@ pub trait Repository: Send + Sync {
         self.remove(key)
     }
 
-    /// [`Repository::remove_dead`] over many keys at once, answering what
-    /// each removed, in the order given. Adapters that can remove them in
-    /// one atomic change should: the sweeper removes expired objects a
-    /// thousand at a time. The caller holds every key's lock and has seen
-    /// each record dead.
-    fn remove_dead_many(&self, keys: &[String]) -> StorageResult<Vec<Option<Object>>> {
-        keys.iter().map(|k| self.remove_dead(k)).collect()
+    /// Removes those of `keys` whose record is past its lifetime at `now`
+    /// (like [`Repository::remove_dead`]: durable with a later flush),
+    /// answering what each removed, in the order given; a key that is
+    /// missing or still live answers `None` and is left alone. The check
+    /// and the removal are one atomic change in adapters that can make
+    /// them so: the sweeper removes expired objects in batches. The caller
+    /// holds every key's lock.
+    fn remove_dead_many(
+        &self,
+        keys: &[String],
+        now: Timestamp,
+    ) -> StorageResult<Vec<Option<Object>>> {
+        keys.iter()
+            .map(|k| match self.get(k)? {
+                Some(obj) if !obj.lifetime().is_live(now) => self.remove_dead(k),
+                _ => Ok(None),
+            })
+            .collect()
     }
 
     /// The sums over the live records. The default reads every record;

@@ -166,19 +166,26 @@ fn for_each_visits_all_and_stops(repo: &dyn Repository) {
 fn remove_dead_many_removes_each_it_finds(repo: &dyn Repository) {
     let a = sample_file("a", Some(1), &["x"]);
     let c = sample_file("c", Some(2), &[]);
+    let live = sample_file("e", Some(100), &[]);
     repo.put("a", &a).unwrap();
     repo.put("c", &c).unwrap();
     repo.put("d", &sample_file("d", Some(3), &[])).unwrap();
-    let keys = ["a", "b", "c"].map(String::from);
+    repo.put("e", &live).unwrap();
+    let keys = ["a", "b", "c", "e"].map(String::from);
     assert_eq!(
-        repo.remove_dead_many(&keys).unwrap(),
-        vec![Some(a), None, Some(c)],
+        repo.remove_dead_many(&keys, Timestamp::from_secs(50))
+            .unwrap(),
+        vec![Some(a), None, Some(c), None],
         "each key answers what it removed, in the order given"
     );
     assert_eq!(repo.get("a").unwrap(), None, "removed records are gone");
+    assert_eq!(repo.get("e").unwrap(), Some(live), "a live record stays");
     assert_eq!(
         repo.expiring(10).unwrap(),
-        vec![(Timestamp::from_secs(3), "d".to_string())],
+        vec![
+            (Timestamp::from_secs(3), "d".to_string()),
+            (Timestamp::from_secs(100), "e".to_string())
+        ],
         "their expiry entries are gone, the others stay"
     );
     assert!(
@@ -222,7 +229,8 @@ fn totals_follow_every_change(repo: &dyn Repository) {
             }
             _ => {
                 let keys = [key, format!("k{}", next(12))];
-                repo.remove_dead_many(&keys).unwrap();
+                let now = Timestamp::from_secs(next(100) as i64);
+                repo.remove_dead_many(&keys, now).unwrap();
             }
         }
         assert_eq!(
