@@ -618,6 +618,12 @@ fn a_restart_keeps_every_object_and_its_bytes() {
         "recovery counted the objects: {}",
         s.log()
     );
+    assert!(s.stop().success());
+    assert!(
+        s.log().contains("database log folded"),
+        "a clean stop prepares a fast start: {}",
+        s.log()
+    );
 }
 
 #[test]
