@@ -21,7 +21,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 if ! command -v oha >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/oha" ]; then
     echo "== installing oha (cargo install; a few minutes, once)"
-    cargo install oha --locked
+    cargo install oha --locked --no-default-features
 fi
 if [ "$(nproc)" -lt 2 ]; then
     echo "the suite pins the server and the load generator to different cores: it needs 2" >&2
