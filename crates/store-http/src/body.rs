@@ -1,5 +1,6 @@
-//! Request bodies: the Content-Length rule, streaming into an upload with
-//! the limit enforced on every chunk, and multipart parts.
+//! Request bodies: the Content-Length rule, streaming into an upload in
+//! batches written on the blocking pool (the limit enforced as they are
+//! written), and multipart parts.
 
 use bytes::Bytes;
 use http::{header, HeaderMap};
@@ -54,38 +55,101 @@ async fn step<T>(f: impl std::future::Future<Output = T>) -> AppResult<T> {
         .map_err(|_| idle())
 }
 
-/// Streams a raw body into `upload`. Disk writes go through
-/// `block_in_place`, so the executor thread is handed over while the chunk
-/// is written instead of stalling other connections.
-pub async fn stream_into(mut body: Incoming, upload: &mut Upload) -> AppResult<()> {
-    while let Some(frame) = step(body.frame()).await? {
-        let frame = frame.map_err(body_error)?;
-        if let Ok(data) = frame.into_data() {
-            tokio::task::block_in_place(|| upload.push(&data))?;
+/// Bytes gathered from a body before they are written out in one go.
+const SINK_BATCH_BYTES: usize = 256 * 1024;
+
+/// Turns a blocking-pool job's panic into a storage fault.
+fn worker_failed(e: tokio::task::JoinError) -> AppError {
+    AppError::Storage(store_core::StorageError::new(format!(
+        "a worker failed: {e}"
+    )))
+}
+
+/// An upload fed from the executor. Chunks are gathered up to
+/// [`SINK_BATCH_BYTES`] and written by one job on the blocking pool, so
+/// disk writes never stall the executor and a thread is held only while
+/// bytes are being written, not while a slow client is sending them.
+///
+/// (`block_in_place` per chunk, the earlier way, handed the executor over
+/// to a fresh thread on every chunk: under steady uploads hundreds of
+/// threads piled up in the pool, each with its own stack and allocator
+/// arena, and memory grew with them; docs/PERFORMANCE.md, scenario 4.)
+///
+/// Dropped before [`Sink::finish`] (a failed or abandoned request), the
+/// upload is dropped uncommitted and leaves nothing behind.
+struct Sink {
+    upload: Option<Upload>,
+    pending: Vec<Bytes>,
+    pending_bytes: usize,
+}
+
+impl Sink {
+    fn new(upload: Upload) -> Self {
+        Self {
+            upload: Some(upload),
+            pending: Vec::new(),
+            pending_bytes: 0,
         }
     }
-    Ok(())
+
+    async fn push(&mut self, chunk: Bytes) -> AppResult<()> {
+        self.pending_bytes += chunk.len();
+        self.pending.push(chunk);
+        if self.pending_bytes >= SINK_BATCH_BYTES {
+            self.write_pending().await?;
+        }
+        Ok(())
+    }
+
+    async fn write_pending(&mut self) -> AppResult<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let chunks = std::mem::take(&mut self.pending);
+        self.pending_bytes = 0;
+        let Some(mut upload) = self.upload.take() else {
+            return Err(AppError::Storage(store_core::StorageError::new(
+                "an upload was written after a failed write",
+            )));
+        };
+        let (upload, written) = tokio::task::spawn_blocking(move || {
+            let written = chunks.iter().try_for_each(|c| upload.push(c));
+            (upload, written)
+        })
+        .await
+        .map_err(worker_failed)?;
+        self.upload = Some(upload);
+        written
+    }
+
+    /// Writes what is left, then commits (fsync, rename, directory fsync)
+    /// on the blocking pool. Not `block_in_place`: an fsync can take
+    /// milliseconds, and handing the executor over that long stalls every
+    /// other connection on a one-core server (docs/PERFORMANCE.md,
+    /// scenario 5).
+    async fn finish(mut self) -> AppResult<Staged> {
+        self.write_pending().await?;
+        let Some(upload) = self.upload.take() else {
+            return Err(AppError::Storage(store_core::StorageError::new(
+                "an upload was finished after a failed write",
+            )));
+        };
+        tokio::task::spawn_blocking(move || upload.finish())
+            .await
+            .map_err(worker_failed)?
+    }
 }
 
 /// Streams a raw body into a new blob of at most `limit_bytes`.
-pub async fn receive(app: &App, body: Incoming, limit_bytes: u64) -> AppResult<Staged> {
-    let mut upload = app.begin_upload(limit_bytes)?;
-    stream_into(body, &mut upload).await?;
-    finish(upload).await
-}
-
-/// Commits a received blob (fsync, rename, directory fsync) on the blocking
-/// pool. Not `block_in_place`: an fsync can take milliseconds, and handing
-/// the executor over that long stalls every other connection's progress on
-/// a one-core server (docs/PERFORMANCE.md, scenario 5).
-async fn finish(upload: Upload) -> AppResult<Staged> {
-    tokio::task::spawn_blocking(move || upload.finish())
-        .await
-        .map_err(|e| {
-            AppError::Storage(store_core::StorageError::new(format!(
-                "a worker failed: {e}"
-            )))
-        })?
+pub async fn receive(app: &App, mut body: Incoming, limit_bytes: u64) -> AppResult<Staged> {
+    let mut sink = Sink::new(app.begin_upload(limit_bytes)?);
+    while let Some(frame) = step(body.frame()).await? {
+        let frame = frame.map_err(body_error)?;
+        if let Ok(data) = frame.into_data() {
+            sink.push(data).await?;
+        }
+    }
+    sink.finish().await
 }
 
 /// Reads a whole body of at most `limit_bytes` (already checked against
@@ -189,11 +253,11 @@ where
             .into());
         }
         let content_type = field.content_type().map(|m| m.essence_str().to_string());
-        let mut upload = app.begin_upload(file_limit_bytes)?;
+        let mut sink = Sink::new(app.begin_upload(file_limit_bytes)?);
         while let Some(chunk) = step(field.chunk()).await?.map_err(bad)? {
-            tokio::task::block_in_place(|| upload.push(&chunk))?;
+            sink.push(chunk).await?;
         }
-        let staged = finish(upload).await?;
+        let staged = sink.finish().await?;
         out.files.push(Part {
             name: file_name.filter(|n| !n.is_empty()),
             declared_type: content_type,
