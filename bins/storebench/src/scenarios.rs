@@ -258,34 +258,29 @@ pub fn small_uploads(bench: &Bench) -> (Vec<Row>, f64, u64) {
 /// Scenario 4: upload 5 MiB files with 8 connections; memory growth per
 /// in-flight upload.
 ///
-/// Growth is measured as the difference between the peak RSS of a run
-/// with 8 connections and one with 1, on the same warmed-up server over
-/// the same time, divided by the 7 extra uploads in flight. Peak minus
-/// idle would also count what the store grows into as it fills (sled's
-/// cache, the allocator's arenas), which does not depend on how many
-/// uploads are in flight.
+/// Growth is the peak RSS of a run with 8 connections minus that of a run
+/// with 1, divided by the 7 extra uploads in flight. Each run gets a fresh
+/// server over a fresh data dir, removed afterwards: the runs compare like
+/// with like, and the disk (filled at hundreds of MB/s) is freed between
+/// them. Peak minus idle would also count what the store grows into as it
+/// fills, which does not depend on how many uploads are in flight.
 pub fn large_uploads(bench: &Bench) -> (Vec<Row>, u64) {
-    let run = fresh(bench, "uploads-large");
-    let (s, dir) = (&run.s, run.dir.0.clone());
-    let idle = tools::memory(s.pid()).0;
-    let whole = RssSampler::start(s.pid());
     let body = 5 * KIB * KIB;
-    let url = format!("{}/?name=large.bin", s.base);
-    // The runs with one connection are shorter: they only need to reach
-    // their steady peak, and the disk fills at hundreds of MB/s.
-    let upload = |connections: u32| {
-        let secs = if connections == 1 {
-            (bench.secs / 2).max(3)
-        } else {
-            bench.secs
-        };
+    let mut idle = u64::MAX;
+    let (mut peak, mut hwm) = (0, 0);
+    let mut upload = |connections: u32| {
+        let run = fresh(bench, "uploads-large");
+        let (s, dir) = (&run.s, run.dir.0.clone());
+        idle = idle.min(tools::memory(s.pid()).0);
+        let url = format!("{}/?name=large.bin", s.base);
         let sampler = RssSampler::start(s.pid());
-        let a = tools::wrk(&dir, &url, connections, secs, "POST", body);
+        let a = tools::wrk(&dir, &url, connections, bench.secs, "POST", body);
+        let (run_peak, run_hwm) = sampler.finish();
         assert_eq!(a.errors, 0.0, "storesrv refused uploads in scenario 4");
-        (a, sampler.finish().0)
+        peak = peak.max(run_peak);
+        hwm = hwm.max(run_hwm);
+        (a, run_peak)
     };
-    // Warm-up: the first uploads fill the caches one connection needs too.
-    upload(1);
     let (mut rates, mut growths) = (vec![], vec![]);
     for round in 0..bench.rounds {
         let (_, one) = upload(1);
@@ -301,7 +296,6 @@ pub fn large_uploads(bench: &Bench) -> (Vec<Row>, u64) {
         rates.push(mbps);
         growths.push(growth);
     }
-    let (peak, hwm) = whole.finish();
     let rate = median(rates);
     let growth = median(growths);
     let rows = vec![
