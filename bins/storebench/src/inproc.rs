@@ -102,27 +102,27 @@ fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
 /// Scenarios 7 and 8, against `vips` on the same file.
 pub fn media(f: &Fixtures) -> Vec<Row> {
     let limits = MediaLimits::default();
-    let runs = 3;
-    let mut ours = vec![];
+    // A/B alternated, five times: the host's noise moves both alike.
+    let runs = 5;
+    let work = f.photo_path.parent().expect("dir");
+    let vips_out = work.join("vips-2048.webp");
+    let (mut ours, mut vips, mut ratios) = (vec![], vec![], vec![]);
     let mut out_bytes = 0;
     for _ in 0..runs {
         let (t, p) = timed(|| store_media::process(&f.photo, &limits).expect("process"));
         out_bytes = p.bytes.len();
+        let v = tools::time_command(
+            Command::new("vips")
+                .arg("thumbnail")
+                .arg(&f.photo_path)
+                .arg(format!("{}[Q=75]", vips_out.display()))
+                .arg("2048"),
+        );
         ours.push(t);
+        vips.push(v);
+        ratios.push(t / v);
     }
-    let work = f.photo_path.parent().expect("dir");
-    let vips_out = work.join("vips-2048.webp");
-    let vips: Vec<f64> = (0..runs)
-        .map(|_| {
-            tools::time_command(
-                Command::new("vips")
-                    .arg("thumbnail")
-                    .arg(&f.photo_path)
-                    .arg(format!("{}[Q=75]", vips_out.display()))
-                    .arg("2048"),
-            )
-        })
-        .collect();
+    let ratio = median(ratios);
     let (ours, vips) = (median(ours), median(vips));
     println!(
         "  7: ours {} ({} bytes), vips {}",
@@ -136,9 +136,13 @@ pub fn media(f: &Fixtures) -> Vec<Row> {
             "24 MP JPEG to 2048 px WebP ({:.0} KiB)",
             out_bytes as f64 / 1024.0
         ),
-        format!("{} (vips thumbnail {})", ms(ours), ms(vips)),
+        format!(
+            "{} (vips thumbnail {}, median ratio {ratio:.2}x)",
+            ms(ours),
+            ms(vips)
+        ),
         "<= vips, < 1 s",
-        Some(ours <= vips && ours < 1.0 && out_bytes as u64 <= limits.target_bytes),
+        Some(ratio <= 1.0 && ours < 1.0 && out_bytes as u64 <= limits.target_bytes),
     )];
 
     let thumbs: Vec<f64> = (0..runs)
