@@ -320,10 +320,10 @@ fn has_alpha(img: &RgbaImage) -> bool {
     img.pixels().any(|p| p.0[3] != 255)
 }
 
-/// libwebp's speed/size trade-off, 0 (fastest) to 6. Its default, 4,
-/// spent half of a 24 MP downscale in the encoder's mode search; 3 makes
-/// files about 1% larger at the same quality (docs/PERFORMANCE.md,
-/// scenario 7).
+/// libwebp's speed/size trade-off, 0 (fastest) to 6. At its default, 4,
+/// the encoder's mode search was half of a 24 MP downscale; 3 searches
+/// less, and the file came out no larger (360 KiB against 363 KiB;
+/// docs/PERFORMANCE.md, scenario 7).
 const WEBP_METHOD: i32 = 3;
 
 /// Lossy WebP at `quality`; RGB when the image is opaque, RGBA otherwise.
@@ -333,9 +333,6 @@ fn encode_webp(img: &RgbaImage, quality: f32) -> Result<Vec<u8>, MediaError> {
         .map_err(|()| MediaError::Malformed("the WebP encoder could not be configured"))?;
     config.quality = quality;
     config.method = WEBP_METHOD;
-    // Lets libwebp analyse the next rows on a second thread while it
-    // encodes: the two media slots rarely keep both cores busy.
-    config.thread_level = 1;
     let encoded = if has_alpha(img) {
         webp::Encoder::from_rgba(img.as_raw(), w, h).encode_advanced(&config)
     } else {
