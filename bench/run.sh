@@ -21,7 +21,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 if ! command -v oha >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/oha" ]; then
     echo "== installing oha (cargo install; a few minutes, once)"
-    cargo install oha --locked --no-default-features
+    # Default features: oha 1.16 does not build without them (its TLS
+    # code is not gated), so the issue's --no-default-features cannot be
+    # used. The version is pinned so every machine measures with the same
+    # load generator.
+    cargo install oha --locked --version 1.16.0
 fi
 if [ "$(nproc)" -lt 2 ]; then
     echo "the suite pins the server and the load generator to different cores: it needs 2" >&2
