@@ -224,13 +224,7 @@ impl store_core::ports::BlobStore for TimedRemovals {
     }
 
     fn remove(&self, id: &BlobId) -> store_core::ports::StorageResult<()> {
-        let started = Instant::now();
-        let result = self.inner.remove(id);
-        self.nanos.fetch_add(
-            started.elapsed().as_nanos() as u64,
-            std::sync::atomic::Ordering::Relaxed,
-        );
-        result
+        timed_into(&self.nanos, || self.inner.remove(id))
     }
 
     fn list(&self) -> store_core::ports::StorageResult<Vec<BlobId>> {

@@ -244,12 +244,14 @@ impl App {
         }
         for key in busy {
             let guard = self.locks.lock(&key);
-            if self.is_dead(&key, now)? {
-                if let Some(obj) = self.ports.repo.remove_dead(&key)? {
-                    drop(guard);
-                    self.release_removed(true, &obj)?;
-                    removed += 1;
-                }
+            let gone = self
+                .ports
+                .repo
+                .remove_dead_many(std::slice::from_ref(&key), now)?;
+            drop(guard);
+            for obj in gone.into_iter().flatten() {
+                self.release_removed(true, &obj)?;
+                removed += 1;
             }
         }
         if removed > 0 || next_expiry.is_none() {
@@ -259,15 +261,6 @@ impl App {
             removed,
             next_expiry,
         })
-    }
-
-    /// Whether the record under `key` exists and is past its lifetime.
-    fn is_dead(&self, key: &str, now: Timestamp) -> AppResult<bool> {
-        Ok(self
-            .ports
-            .repo
-            .get(key)?
-            .is_some_and(|obj| !obj.lifetime().is_live(now)))
     }
 
     /// Inserts a new object under a fresh random id and returns the id.
