@@ -916,6 +916,43 @@ impl App {
         }))
     }
 
+    /// Whether `GET /pics/i/<id>?thumb=` can be answered without an image
+    /// job (the preview exists, or there is nothing to make), so that the
+    /// HTTP layer queues only the requests that need one.
+    pub fn image_preview_made(&self, id: &str, thumb: &str) -> AppResult<bool> {
+        self.preview_made(&image_storage_key(id), thumb)
+    }
+
+    /// Whether `GET /<id>?thumb=` can be answered without an image job.
+    pub fn file_preview_made(&self, id: &str, thumb: &str) -> AppResult<bool> {
+        self.preview_made(id, thumb)
+    }
+
+    fn preview_made(&self, key: &str, thumb: &str) -> AppResult<bool> {
+        let size = thumb_box(thumb)?;
+        Ok(match self.ports.repo.get(key)? {
+            Some(Object::Image(i)) => i.thumbs.get(&size).is_some(),
+            Some(Object::File(f)) => f.thumbs.get(&size).is_some() || f.once,
+            _ => true,
+        })
+    }
+
+    /// Answers 404 unless `gid` is a live gallery: checked before an
+    /// upload's body is read.
+    pub fn check_gallery(&self, gid: &str) -> AppResult<()> {
+        self.live_gallery(gid, self.now()).map(|_| ())
+    }
+
+    /// Answers 404 unless `secret` administers the live gallery `gid`
+    /// (SPEC.md: a wrong secret is a 404), before a form is even read.
+    pub fn check_gallery_admin(&self, gid: &str, secret: &str) -> AppResult<()> {
+        let g = self.live_gallery(gid, self.now())?;
+        if !self.is_admin(&g, secret) {
+            return Err(StoreError::not_found().into());
+        }
+        Ok(())
+    }
+
     /// The pics pool in use.
     pub fn pics_used_bytes(&self) -> u64 {
         self.pics_ledger().used_bytes()

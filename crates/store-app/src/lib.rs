@@ -34,7 +34,9 @@ pub use bundles::Part;
 pub use dirs::{DirAccess, DirQuery, DirSort, NewDir, WriteRequest};
 pub use error::{AppError, AppResult};
 pub use files::{BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder};
-pub use galleries::{AdminAction, GalleryCreated, GalleryEntry, GalleryView, ImageView, Visitor};
+pub use galleries::{
+    AdminAction, GalleryCreated, GalleryEntry, GalleryView, ImageView, Visitor, MEDIA_JOBS_MAX,
+};
 pub use import::ImportRequest;
 pub use orphans::OrphanReport;
 pub use upload::{Staged, Upload};

@@ -40,6 +40,16 @@ pub enum StoreError {
         message: String,
         retry_after_secs: u64,
     },
+    /// The server is saturated for everyone (its image queue, or the room
+    /// for bodies in flight, is full); retry after the given seconds. It is
+    /// answered as 429 `rate_limited`, the code SPEC.md's clients already
+    /// wait and retry on, with a message that says what is full
+    /// (docs/DECISIONS.md).
+    #[error("{message}")]
+    Busy {
+        message: String,
+        retry_after_secs: u64,
+    },
 }
 
 impl StoreError {
@@ -73,7 +83,7 @@ impl StoreError {
             Self::NotFound(_) => ErrorCode::NotFound,
             Self::MissingLength => ErrorCode::MissingLength,
             Self::TooLarge(_) => ErrorCode::TooLarge,
-            Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::RateLimited { .. } | Self::Busy { .. } => ErrorCode::RateLimited,
             Self::Unsupported(_) => ErrorCode::Unsupported,
             Self::PoolFull { .. } => ErrorCode::PoolFull,
         }
@@ -84,6 +94,9 @@ impl StoreError {
         match self {
             Self::RateLimited { retry_after_secs }
             | Self::PoolFull {
+                retry_after_secs, ..
+            }
+            | Self::Busy {
                 retry_after_secs, ..
             } => Some(*retry_after_secs),
             _ => None,
@@ -237,5 +250,11 @@ mod tests {
             Some(7)
         );
         assert_eq!(StoreError::not_found().retry_after_secs(), None);
+        let busy = StoreError::Busy {
+            message: "the image queue is full".into(),
+            retry_after_secs: 5,
+        };
+        assert_eq!(busy.code(), ErrorCode::RateLimited);
+        assert_eq!(busy.retry_after_secs(), Some(5));
     }
 }

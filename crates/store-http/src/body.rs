@@ -6,10 +6,15 @@ use bytes::Bytes;
 use http::{header, HeaderMap};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
+use std::sync::Arc;
 use std::time::Duration;
 
 use store_app::{App, AppError, AppResult, Part, Staged, Upload};
 use store_core::StoreError;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
+
+use crate::lanes::Lane;
 
 /// The declared length of a bodied request. A chunked body (or any
 /// Transfer-Encoding) or a missing Content-Length is refused with 411, and
@@ -35,35 +40,77 @@ fn body_error(e: hyper::Error) -> AppError {
     StoreError::bad_request(format!("the request body could not be read: {e}")).into()
 }
 
-/// A client sending a body must keep sending: this long without a byte and
-/// the request is dropped, so that a trickling client cannot hold a worker,
-/// a temp file and the shutdown grace period.
-const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
-
-fn idle() -> AppError {
-    StoreError::bad_request(format!(
-        "the request body stalled: nothing arrived for {} s",
-        BODY_IDLE_TIMEOUT.as_secs()
-    ))
-    .into()
+/// Where a request's body goes and how fast it must come: its bytes are
+/// written on `lane`, each step must arrive within `idle`, and the whole
+/// body by `deadline` (a minimum transfer rate, so that a client trickling
+/// a byte now and then cannot hold a request open for ever). It also holds
+/// the body's room among the bodies in flight, given back when dropped.
+pub struct Intake {
+    app: Arc<App>,
+    lane: Lane,
+    idle: Duration,
+    deadline: Instant,
+    _room: Option<OwnedSemaphorePermit>,
 }
 
-/// Awaits one step of a body, bounded by [`BODY_IDLE_TIMEOUT`].
-async fn step<T>(f: impl std::future::Future<Output = T>) -> AppResult<T> {
-    tokio::time::timeout(BODY_IDLE_TIMEOUT, f)
-        .await
-        .map_err(|_| idle())
+impl std::fmt::Debug for Intake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Intake")
+            .field("idle", &self.idle)
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Intake {
+    pub fn new(
+        app: Arc<App>,
+        lane: Lane,
+        idle: Duration,
+        deadline: Instant,
+        room: Option<OwnedSemaphorePermit>,
+    ) -> Self {
+        Self {
+            app,
+            lane,
+            idle,
+            deadline,
+            _room: room,
+        }
+    }
+
+    /// An intake with a lane of its own and an hour to read, for callers
+    /// outside a server (fuzzing, tests).
+    pub fn unhurried(app: Arc<App>) -> Self {
+        let hour = Duration::from_secs(3600);
+        Self::new(app, Lane::new(8), hour, Instant::now() + hour, None)
+    }
+
+    fn stalled(&self, overall: bool) -> AppError {
+        let why = if overall {
+            "the request body arrived too slowly: it must come within its deadline (a grace period plus its length at the minimum rate)".to_string()
+        } else {
+            format!(
+                "the request body stalled: nothing arrived for {} s",
+                self.idle.as_secs_f32()
+            )
+        };
+        StoreError::bad_request(why).into()
+    }
+
+    /// Awaits one step of a body, bounded by the idle time and the
+    /// deadline of the whole body.
+    async fn step<T>(&self, f: impl std::future::Future<Output = T>) -> AppResult<T> {
+        let idle_until = Instant::now() + self.idle;
+        let overall = self.deadline <= idle_until;
+        tokio::time::timeout_at(idle_until.min(self.deadline), f)
+            .await
+            .map_err(|_| self.stalled(overall))
+    }
 }
 
 /// Bytes gathered from a body before they are written out in one go.
 const SINK_BATCH_BYTES: usize = 256 * 1024;
-
-/// Turns a blocking-pool job's panic into a storage fault.
-fn worker_failed(e: tokio::task::JoinError) -> AppError {
-    AppError::Storage(store_core::StorageError::new(format!(
-        "a worker failed: {e}"
-    )))
-}
 
 /// An upload fed from the executor. Chunks are gathered up to
 /// [`SINK_BATCH_BYTES`] and written by one job on the blocking pool, so
@@ -78,18 +125,20 @@ fn worker_failed(e: tokio::task::JoinError) -> AppError {
 /// Dropped before [`Sink::finish`] (a failed or abandoned request), the
 /// upload is dropped uncommitted and leaves nothing behind.
 struct Sink {
+    lane: Lane,
     upload: Option<Upload>,
     pending: Vec<Bytes>,
     pending_bytes: usize,
 }
 
 impl Sink {
-    fn new(upload: Upload) -> Self {
-        Self {
-            upload: Some(upload),
+    fn new(intake: &Intake, limit_bytes: u64) -> AppResult<Self> {
+        Ok(Self {
+            lane: intake.lane.clone(),
+            upload: Some(intake.app.begin_upload(limit_bytes)?),
             pending: Vec::new(),
             pending_bytes: 0,
-        }
+        })
     }
 
     async fn push(&mut self, chunk: Bytes) -> AppResult<()> {
@@ -112,12 +161,13 @@ impl Sink {
                 "an upload was written after a failed write",
             )));
         };
-        let (upload, written) = tokio::task::spawn_blocking(move || {
-            let written = chunks.iter().try_for_each(|c| upload.push(c));
-            (upload, written)
-        })
-        .await
-        .map_err(worker_failed)?;
+        let (upload, written) = self
+            .lane
+            .run(move || {
+                let written = chunks.iter().try_for_each(|c| upload.push(c));
+                (upload, written)
+            })
+            .await?;
         self.upload = Some(upload);
         written
     }
@@ -134,16 +184,14 @@ impl Sink {
                 "an upload was finished after a failed write",
             )));
         };
-        tokio::task::spawn_blocking(move || upload.finish())
-            .await
-            .map_err(worker_failed)?
+        self.lane.run(move || upload.finish()).await?
     }
 }
 
 /// Streams a raw body into a new blob of at most `limit_bytes`.
-pub async fn receive(app: &App, mut body: Incoming, limit_bytes: u64) -> AppResult<Staged> {
-    let mut sink = Sink::new(app.begin_upload(limit_bytes)?);
-    while let Some(frame) = step(body.frame()).await? {
+pub async fn receive(intake: &Intake, mut body: Incoming, limit_bytes: u64) -> AppResult<Staged> {
+    let mut sink = Sink::new(intake, limit_bytes)?;
+    while let Some(frame) = intake.step(body.frame()).await? {
         let frame = frame.map_err(body_error)?;
         if let Ok(data) = frame.into_data() {
             sink.push(data).await?;
@@ -154,9 +202,13 @@ pub async fn receive(app: &App, mut body: Incoming, limit_bytes: u64) -> AppResu
 
 /// Reads a whole body of at most `limit_bytes` (already checked against
 /// Content-Length) into memory. For small bounded bodies only (PATCH text).
-pub async fn read_bounded(mut body: Incoming, limit_bytes: u64) -> AppResult<Bytes> {
+pub async fn read_bounded(
+    intake: &Intake,
+    mut body: Incoming,
+    limit_bytes: u64,
+) -> AppResult<Bytes> {
     let mut buf = Vec::new();
-    while let Some(frame) = step(body.frame()).await? {
+    while let Some(frame) = intake.step(body.frame()).await? {
         let frame = frame.map_err(body_error)?;
         if let Ok(data) = frame.into_data() {
             if buf.len() as u64 + data.len() as u64 > limit_bytes {
@@ -180,6 +232,10 @@ pub struct Multipart {
 const FORM_FIELD_BYTES_MAX: usize = 1024;
 const FORM_FIELDS_MAX: usize = 32;
 
+/// Longest multipart boundary: RFC 2046 allows 70 characters, and a longer
+/// one only makes every part costlier to scan.
+const BOUNDARY_CHARS_MAX: usize = 70;
+
 /// The boundary of a multipart/form-data body, or `None` for other types.
 pub fn multipart_boundary(headers: &HeaderMap) -> Option<Result<String, StoreError>> {
     let ct = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
@@ -190,81 +246,189 @@ pub fn multipart_boundary(headers: &HeaderMap) -> Option<Result<String, StoreErr
     {
         return None;
     }
-    Some(
-        multer::parse_boundary(ct)
-            .map_err(|e| StoreError::bad_request(format!("invalid multipart body: {e}"))),
-    )
+    let boundary = multer::parse_boundary(ct)
+        .map_err(|e| StoreError::bad_request(format!("invalid multipart body: {e}")));
+    Some(boundary.and_then(|b| {
+        if b.is_empty() || b.len() > BOUNDARY_CHARS_MAX {
+            return Err(StoreError::bad_request(format!(
+                "invalid multipart boundary: it must have 1 to {BOUNDARY_CHARS_MAX} characters (RFC 2046)"
+            )));
+        }
+        Ok(b)
+    }))
 }
 
-/// Reads a multipart body. Each file part streams into its own blob of at
-/// most `file_limit_bytes` and is committed before the next part starts, so
-/// one request holds one open file however many parts it has. At most
-/// `files_max` file parts.
+/// A check run once, with the form fields read so far, before the first
+/// file part is written: a refusal that needs a form field (a write token
+/// typed into a page) still comes before any upload is stored.
+pub type Gate<'a> = Box<
+    dyn FnOnce(Vec<(String, String)>) -> std::pin::Pin<Box<dyn std::future::Future<Output = AppResult<()>> + Send + 'a>>
+        + Send
+        + 'a,
+>;
+
+/// What a multipart body may hold.
+pub struct PartRules<'a> {
+    /// Bytes of one file part.
+    pub file_limit_bytes: u64,
+    /// File parts in the body.
+    pub files_max: usize,
+    /// Whether file parts name files (a bundle's, a dir's): then every
+    /// name is checked as its part arrives, before its bytes are written,
+    /// from the second file part on (a single file may still be named by
+    /// `name=`, so its part's name is checked only once a second arrives).
+    pub names_checked: bool,
+    pub gate: Option<Gate<'a>>,
+}
+
+impl std::fmt::Debug for PartRules<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartRules")
+            .field("file_limit_bytes", &self.file_limit_bytes)
+            .field("files_max", &self.files_max)
+            .field("names_checked", &self.names_checked)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartRules<'_> {
+    /// Parts of `file_limit_bytes` each, at most `files_max`, names not
+    /// checked, no gate.
+    pub fn new(file_limit_bytes: u64, files_max: usize) -> Self {
+        Self {
+            file_limit_bytes,
+            files_max,
+            names_checked: false,
+            gate: None,
+        }
+    }
+
+    /// Checks what can be checked of the next file part, named `name`,
+    /// before its bytes are read.
+    async fn admit(&mut self, out: &Multipart, name: Option<&str>) -> AppResult<()> {
+        if out.files.len() >= self.files_max {
+            let max = self.files_max;
+            return Err(StoreError::bad_request(format!(
+                "too many files: at most {max} per request"
+            ))
+            .into());
+        }
+        if let Some(gate) = self.gate.take() {
+            gate(out.fields.clone()).await?;
+        }
+        if self.names_checked && !out.files.is_empty() {
+            let first = out.files.first().and_then(|p| p.name.as_deref());
+            for n in [first, name].into_iter().flatten() {
+                store_core::names::validate_file_name(n)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn multipart_error(e: multer::Error) -> AppError {
+    match e {
+        multer::Error::StreamReadFailed(_) => {
+            StoreError::bad_request(format!("the request body could not be read: {e}")).into()
+        }
+        e => StoreError::bad_request(format!("invalid multipart body: {e}")).into(),
+    }
+}
+
+/// The file name a part gives, `filename*` (RFC 7578 and 5987) first, then
+/// `filename`; `None` for a plain form field. A part that has only a
+/// `filename*` that does not decode to a valid name is refused, not taken
+/// for a form field.
+fn part_file_name(field: &multer::Field<'_>) -> Result<Option<String>, StoreError> {
+    let extended = field
+        .headers()
+        .get(header::CONTENT_DISPOSITION)
+        .and_then(|v| v.to_str().ok())
+        .filter(|d| d.to_ascii_lowercase().contains("filename*"));
+    let Some(disposition) = extended else {
+        return Ok(field.file_name().map(str::to_string));
+    };
+    match store_core::import::name_from_content_disposition(disposition) {
+        Some(name) => Ok(Some(name)),
+        None => match field.file_name() {
+            Some(plain) => Ok(Some(plain.to_string())),
+            None => Err(StoreError::bad_request(
+                "a part's filename* is not a valid UTF-8 file name (RFC 5987: filename*=UTF-8''<percent-encoded name>)",
+            )),
+        },
+    }
+}
+
+/// Reads a multipart body. Each file part streams into its own blob and is
+/// committed before the next part starts, so one request holds one open
+/// file however many parts it has. `rules` bound the parts and say what is
+/// checked before each file part is written.
 pub async fn read_multipart<S, E>(
-    app: &App,
+    intake: &Intake,
     body: S,
     boundary: String,
-    file_limit_bytes: u64,
-    files_max: usize,
+    mut rules: PartRules<'_>,
 ) -> AppResult<Multipart>
 where
     S: futures_core::Stream<Item = Result<Bytes, E>> + Send + Unpin + 'static,
     E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
 {
-    let bad = |e: multer::Error| -> AppError {
-        match e {
-            multer::Error::StreamReadFailed(_) => {
-                StoreError::bad_request(format!("the request body could not be read: {e}")).into()
-            }
-            e => StoreError::bad_request(format!("invalid multipart body: {e}")).into(),
-        }
-    };
     let guarded = crate::partguard::Guarded::new(body, &boundary);
     let mut mp = multer::Multipart::new(guarded, boundary);
     let mut out = Multipart::default();
-    while let Some(mut field) = step(mp.next_field()).await?.map_err(bad)? {
-        let file_name = field.file_name().map(str::to_string);
-        if file_name.is_none() {
-            // A plain form field: keep it small and few.
-            let name = field.name().unwrap_or("").to_string();
-            let mut value = Vec::new();
-            while let Some(chunk) = step(field.chunk()).await?.map_err(bad)? {
-                value.extend_from_slice(&chunk);
-                if value.len() > FORM_FIELD_BYTES_MAX {
-                    return Err(StoreError::bad_request(format!(
-                        "form field {name:?} is too long"
-                    ))
-                    .into());
-                }
-            }
+    while let Some(mut field) = intake
+        .step(mp.next_field())
+        .await?
+        .map_err(multipart_error)?
+    {
+        let Some(file_name) = part_file_name(&field)? else {
+            let pair = read_form_field(intake, &mut field).await?;
             if out.fields.len() >= FORM_FIELDS_MAX {
                 return Err(StoreError::bad_request("too many form fields").into());
             }
-            let value = String::from_utf8(value).map_err(|_| {
-                StoreError::bad_request(format!("form field {name:?} is not UTF-8"))
-            })?;
-            out.fields.push((name, value));
+            out.fields.push(pair);
             continue;
-        }
-        if out.files.len() >= files_max {
-            return Err(StoreError::bad_request(format!(
-                "too many files: at most {files_max} per request"
-            ))
-            .into());
-        }
+        };
+        let name = Some(file_name).filter(|n| !n.is_empty());
+        rules.admit(&out, name.as_deref()).await?;
         let content_type = field.content_type().map(|m| m.essence_str().to_string());
-        let mut sink = Sink::new(app.begin_upload(file_limit_bytes)?);
-        while let Some(chunk) = step(field.chunk()).await?.map_err(bad)? {
+        let mut sink = Sink::new(intake, rules.file_limit_bytes)?;
+        while let Some(chunk) = intake
+            .step(field.chunk())
+            .await?
+            .map_err(multipart_error)?
+        {
             sink.push(chunk).await?;
         }
-        let staged = sink.finish().await?;
         out.files.push(Part {
-            name: file_name.filter(|n| !n.is_empty()),
+            name,
             declared_type: content_type,
-            body: staged,
+            body: sink.finish().await?,
         });
     }
     Ok(out)
+}
+
+/// A plain form field, kept small.
+async fn read_form_field(
+    intake: &Intake,
+    field: &mut multer::Field<'_>,
+) -> AppResult<(String, String)> {
+    let name = field.name().unwrap_or("").to_string();
+    let mut value = Vec::new();
+    while let Some(chunk) = intake
+        .step(field.chunk())
+        .await?
+        .map_err(multipart_error)?
+    {
+        value.extend_from_slice(&chunk);
+        if value.len() > FORM_FIELD_BYTES_MAX {
+            return Err(StoreError::bad_request(format!("form field {name:?} is too long")).into());
+        }
+    }
+    let value = String::from_utf8(value)
+        .map_err(|_| StoreError::bad_request(format!("form field {name:?} is not UTF-8")))?;
+    Ok((name, value))
 }
 
 #[cfg(test)]

@@ -201,104 +201,25 @@ pub fn app_error(e: &AppError) -> Res {
     }
 }
 
-/// Bytes read per chunk when streaming a blob out: large reads, each handed
-/// to the connection without a copy.
-const STREAM_CHUNK_BYTES: usize = 256 * 1024;
-/// Chunk buffers per download: one being read into while the connection
-/// writes the others. A slow reader holds these 768 KiB at most.
-const STREAM_BUFFERS: usize = 3;
-
-/// A body fed through a channel by a thread of the blocking pool, so that
-/// disk reads never stall the async executor and memory per download stays
-/// bounded.
-pub struct ChannelBody {
-    rx: tokio::sync::mpsc::Receiver<std::io::Result<Bytes>>,
-    len: Option<u64>,
-}
-
-/// A chunk buffer lent to the connection. When hyper is done with the
-/// chunk, the buffer goes back to the download that read it, so a 5 MiB
-/// download allocates (and the kernel zeroes) three buffers, not twenty,
-/// and no read has to initialise its buffer first.
-struct Lent {
-    buf: Vec<u8>,
-    filled: usize,
-    home: std::sync::mpsc::Sender<Vec<u8>>,
-}
-
-impl AsRef<[u8]> for Lent {
-    fn as_ref(&self) -> &[u8] {
-        &self.buf[..self.filled]
-    }
-}
-
-impl Drop for Lent {
-    fn drop(&mut self) {
-        // The download may have ended already; the buffer is then freed.
-        let _ = self.home.send(std::mem::take(&mut self.buf));
-    }
-}
-
-/// Fills `buf` from `reader` as far as it goes; answers the bytes read (less
-/// than the buffer only at the end).
-fn fill(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+/// A response whose body holds `guard` until it has been sent or dropped:
+/// what a request holds (its place among the client's requests in flight)
+/// is held as long as its response is being sent.
+pub fn holding<G: Send + Sync + Unpin + 'static>(res: Res, guard: G) -> Res {
+    res.map(|body| {
+        Holding {
+            body,
+            _guard: guard,
         }
-    }
-    Ok(filled)
+        .boxed()
+    })
 }
 
-impl ChannelBody {
-    pub fn new(rx: tokio::sync::mpsc::Receiver<std::io::Result<Bytes>>, len: Option<u64>) -> Self {
-        Self { rx, len }
-    }
-
-    /// Streams a blob of known length, in chunks read into buffers that
-    /// come back once sent (see [`Lent`]). Waiting for a buffer to come
-    /// back is what bounds the memory of a download to a slow client.
-    pub fn blob(mut reader: Box<dyn BlobReader>) -> Self {
-        let len = reader.len();
-        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_BUFFERS);
-        tokio::task::spawn_blocking(move || {
-            let (home, free) = std::sync::mpsc::channel();
-            let mut unborn = STREAM_BUFFERS;
-            loop {
-                let mut buf = if unborn > 0 {
-                    unborn -= 1;
-                    vec![0; STREAM_CHUNK_BYTES]
-                } else {
-                    match free.recv() {
-                        Ok(buf) => buf,
-                        Err(_) => break,
-                    }
-                };
-                match fill(&mut reader, &mut buf) {
-                    Ok(0) => break,
-                    Ok(filled) => {
-                        let home = home.clone();
-                        let chunk = Bytes::from_owner(Lent { buf, filled, home });
-                        if tx.blocking_send(Ok(chunk)).is_err() {
-                            break; // The client went away.
-                        }
-                    }
-                    Err(e) => {
-                        let _ = tx.blocking_send(Err(e));
-                        break;
-                    }
-                }
-            }
-        });
-        Self::new(rx, Some(len))
-    }
+struct Holding<G> {
+    body: ResBody,
+    _guard: G,
 }
 
-impl Body for ChannelBody {
+impl<G: Unpin> Body for Holding<G> {
     type Data = Bytes;
     type Error = std::io::Error;
 
@@ -306,12 +227,15 @@ impl Body for ChannelBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
-        self.rx.poll_recv(cx).map(|o| o.map(|r| r.map(Frame::data)))
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.len
-            .map_or_else(SizeHint::default, SizeHint::with_exact)
+        self.body.size_hint()
     }
 }
 

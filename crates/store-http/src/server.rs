@@ -1,4 +1,5 @@
-//! Accepting connections, graceful shutdown, and the expiry sweeper.
+//! Accepting connections with fair shares per client, graceful shutdown,
+//! and the expiry sweeper.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -9,16 +10,19 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use store_app::App;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use crate::client::Cidr;
+use crate::client::{rate_key, Cidr};
+use crate::deadline::SendDeadline;
+use crate::fair::Tally;
 use crate::handlers;
+use crate::lanes::Lanes;
 use store_core::ratelimit::{RateLimiter, RATE_KEYS_MAX};
-use store_core::Timestamp;
+use store_core::{StoreError, Timestamp};
 
 /// How the server guards itself; the binary fills it from CONTRACT.md's
-/// configuration.
+/// configuration and the limits of docs/RELIABILITY.md.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
     /// Proxies whose X-Forwarded-For is believed.
@@ -28,9 +32,24 @@ pub struct ServeOptions {
     /// Connections served at once; further ones wait in the kernel's
     /// backlog until one closes.
     pub max_connections: usize,
+    /// Connections one address may hold at once (IPv6: per /64); trusted
+    /// proxies are exempt, their clients are counted by request. 0: no cap.
+    pub connections_per_client_max: usize,
+    /// Requests one client may have in flight at once, a response being
+    /// sent included (behind trusted proxies, per forwarded client). 0: no
+    /// cap.
+    pub requests_per_client_max: usize,
     /// Time a client has to send a request's headers, and the longest a
     /// kept-alive connection may sit idle between requests.
     pub header_read_timeout: Duration,
+    /// A client that accepts no byte of a response for this long is
+    /// dropped.
+    pub send_timeout: Duration,
+    /// How fast a request body must arrive.
+    pub body_pace: BodyPace,
+    /// Bytes of request bodies being received at once, all clients
+    /// together (by their Content-Length): past it, 503 before reading.
+    pub bodies_in_flight_bytes_max: u64,
 }
 
 impl Default for ServeOptions {
@@ -39,7 +58,12 @@ impl Default for ServeOptions {
             trusted_proxies: vec![],
             rate_limit_per_min: store_core::limits::RATE_LIMIT_PER_MIN_DEFAULT,
             max_connections: MAX_CONNECTIONS_DEFAULT,
+            connections_per_client_max: CONNECTIONS_PER_CLIENT_DEFAULT,
+            requests_per_client_max: REQUESTS_PER_CLIENT_DEFAULT,
             header_read_timeout: HEADER_READ_TIMEOUT,
+            send_timeout: SEND_TIMEOUT,
+            body_pace: BodyPace::default(),
+            bodies_in_flight_bytes_max: BODIES_IN_FLIGHT_BYTES_DEFAULT,
         }
     }
 }
@@ -47,12 +71,51 @@ impl Default for ServeOptions {
 /// Enough for thousands of honest clients and hundreds of slow ones, well
 /// under the usual file descriptor limit.
 pub const MAX_CONNECTIONS_DEFAULT: usize = 2048;
+/// A browser opens six connections to a host; 64 leaves room for a few
+/// dozen people behind one NAT while keeping one address to 1/32 of the
+/// slots.
+pub const CONNECTIONS_PER_CLIENT_DEFAULT: usize = 64;
+/// In flight at once per client: as many as its connections, so that a
+/// proxy's clients get the same share as direct ones.
+pub const REQUESTS_PER_CLIENT_DEFAULT: usize = 64;
+/// Bodies in flight: a few hundred uploads at the 5 MiB limit, or a dozen
+/// gallery batches, staged on disk at once.
+pub const BODIES_IN_FLIGHT_BYTES_DEFAULT: u64 = 1024 * 1024 * 1024;
 /// Request header fields accepted; more answers 431.
 const HEADERS_MAX: usize = 64;
 /// Bytes of request head buffered; a longer head answers 431.
 const HEAD_BYTES_MAX: usize = 64 * 1024;
 /// Shards of the rate limiter, so that clients rarely wait for each other.
 const LIMITER_SHARDS: usize = 16;
+/// Seconds a client over its share of connections or requests is asked to
+/// wait: its own earlier requests are what it waits for.
+const SHARE_RETRY_AFTER_SECS: u64 = 1;
+/// Refusals of over-share connections being written at once; past it, such
+/// a connection is closed without an answer.
+const REFUSALS_MAX: usize = 64;
+/// How long a refusal may take to write.
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How fast a request body must arrive: each chunk within `idle`, and the
+/// whole body within `grace` plus its length at `min_bytes_per_sec`.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyPace {
+    pub idle: Duration,
+    pub grace: Duration,
+    pub min_bytes_per_sec: u64,
+}
+
+impl Default for BodyPace {
+    fn default() -> Self {
+        Self {
+            idle: Duration::from_secs(30),
+            grace: Duration::from_secs(30),
+            // A slow mobile link sends a 5 MiB file in a minute or two;
+            // this allows it twenty.
+            min_bytes_per_sec: 4 * 1024,
+        }
+    }
+}
 
 /// The rate limiter, sharded by key.
 pub(crate) struct Limiter {
@@ -89,11 +152,45 @@ impl Limiter {
 pub(crate) struct Shared {
     pub trusted: Vec<Cidr>,
     pub limiter: Limiter,
+    /// Requests in flight per client.
+    pub requests: Arc<Tally>,
+    pub lanes: Lanes,
+    pub body_pace: BodyPace,
+    /// Bytes of bodies being received, in KiB permits.
+    pub bodies_in_flight: Arc<tokio::sync::Semaphore>,
+    pub bodies_in_flight_bytes_max: u64,
+}
+
+impl Shared {
+    fn new(options: &ServeOptions) -> Self {
+        Self {
+            trusted: options.trusted_proxies.clone(),
+            limiter: Limiter::new(options.rate_limit_per_min),
+            requests: Tally::new(options.requests_per_client_max),
+            lanes: Lanes::default(),
+            body_pace: options.body_pace,
+            bodies_in_flight: Arc::new(tokio::sync::Semaphore::new(kib(
+                options.bodies_in_flight_bytes_max,
+            ))),
+            bodies_in_flight_bytes_max: options.bodies_in_flight_bytes_max,
+        }
+    }
+
+    fn is_trusted(&self, ip: std::net::IpAddr) -> bool {
+        self.trusted.iter().any(|c| c.contains(ip))
+    }
+}
+
+/// Bytes as KiB permits, rounded up, within a semaphore's range.
+pub(crate) fn kib(bytes: u64) -> usize {
+    (bytes.div_ceil(1024) as usize).min(tokio::sync::Semaphore::MAX_PERMITS)
 }
 
 /// A client has this long to send its request headers, so that idle or
 /// slow-header connections cannot pile up.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// A client that takes no byte of a response for this long is dropped.
+const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 /// In-flight requests get this long to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 /// Expired records the sweeper removes per round.
@@ -113,11 +210,7 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let shared = Arc::new(Shared {
-        trusted: options.trusted_proxies.clone(),
-        limiter: Limiter::new(options.rate_limit_per_min),
-    });
-    let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1)));
+    let shared = Arc::new(Shared::new(&options));
     let (stop_tx, stop_rx) = watch::channel(false);
     let sweeper = tokio::spawn(sweep_loop(Arc::clone(&app), stop_rx));
     let (fatal_tx, fatal_rx) = tokio::sync::oneshot::channel();
@@ -137,70 +230,9 @@ pub async fn serve(
         }
     };
     let graceful = GracefulShutdown::new();
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            slot = Arc::clone(&slots).acquire_owned() => {
-                let Ok(slot) = slot else { break };
-                let accepted = tokio::select! {
-                    a = listener.accept() => a,
-                    () = &mut shutdown => break,
-                };
-                let (stream, peer) = match accepted {
-                    Ok(c) => c,
-                    Err(e) => {
-                        // Out of file descriptors and the like: back off a
-                        // little instead of spinning.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
-                    }
-                };
-                // A response is headers then body chunks; with Nagle's
-                // algorithm on, the second write waits for the client's
-                // delayed ACK (up to 40 ms). Every write here is a whole
-                // frame already, so send each at once.
-                if let Err(e) = stream.set_nodelay(true) {
-                    tracing::debug!(error = %e, "TCP_NODELAY not set");
-                }
-                let app = Arc::clone(&app);
-                let shared = Arc::clone(&shared);
-                let service = service_fn(move |req| {
-                    let app = Arc::clone(&app);
-                    let shared = Arc::clone(&shared);
-                    async move {
-                        let started = Instant::now();
-                        let method = req.method().clone();
-                        let (res, route) = handlers::handle(app, &shared, req, peer.ip()).await;
-                        let bytes = http_body::Body::size_hint(res.body()).exact();
-                        tracing::info!(
-                            target: "request",
-                            method = %method,
-                            route,
-                            status = res.status().as_u16(),
-                            bytes,
-                            ms = started.elapsed().as_millis() as u64,
-                        );
-                        Ok::<_, std::convert::Infallible>(res)
-                    }
-                });
-                let conn = http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(options.header_read_timeout)
-                    .max_headers(HEADERS_MAX)
-                    .max_buf_size(HEAD_BYTES_MAX)
-                    .serve_connection(TokioIo::new(stream), service);
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(error = %e, "connection ended with an error");
-                    }
-                    drop(slot);
-                });
-            }
-            () = &mut shutdown => break,
-        }
-    }
+    Acceptor::new(&options, app, shared)
+        .run(&listener, &graceful, shutdown)
+        .await;
     drop(listener);
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
         .await
@@ -216,6 +248,173 @@ pub async fn serve(
     let _ = collector.task.await;
     let message = fatal.lock().unwrap_or_else(|e| e.into_inner()).take();
     message.map_or(Ok(()), |m| Err(std::io::Error::other(m)))
+}
+
+/// The accept loop and what it hands each connection.
+struct Acceptor {
+    app: Arc<App>,
+    shared: Arc<Shared>,
+    /// Connection slots of the whole server.
+    slots: Arc<tokio::sync::Semaphore>,
+    /// Connections per address.
+    connections: Arc<Tally>,
+    /// Refusals being written.
+    refusals: Arc<tokio::sync::Semaphore>,
+    header_read_timeout: Duration,
+    send_timeout: Duration,
+}
+
+impl Acceptor {
+    fn new(options: &ServeOptions, app: Arc<App>, shared: Arc<Shared>) -> Self {
+        Self {
+            app,
+            shared,
+            slots: Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1))),
+            connections: Tally::new(options.connections_per_client_max),
+            refusals: Arc::new(tokio::sync::Semaphore::new(REFUSALS_MAX)),
+            header_read_timeout: options.header_read_timeout,
+            send_timeout: options.send_timeout,
+        }
+    }
+
+    /// Accepts until `shutdown` resolves.
+    async fn run(
+        &self,
+        listener: &TcpListener,
+        graceful: &GracefulShutdown,
+        shutdown: impl Future<Output = ()>,
+    ) {
+        tokio::pin!(shutdown);
+        loop {
+            let slot = tokio::select! {
+                slot = Arc::clone(&self.slots).acquire_owned() => slot,
+                () = &mut shutdown => return,
+            };
+            let Ok(slot) = slot else { return };
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                () = &mut shutdown => return,
+            };
+            match accepted {
+                Ok((stream, peer)) => self.admit(stream, peer, slot, graceful),
+                Err(e) => {
+                    // Out of file descriptors and the like: back off a
+                    // little instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+
+    /// Serves a new connection, or refuses it when its address already
+    /// holds its share of connections.
+    fn admit(
+        &self,
+        stream: TcpStream,
+        peer: std::net::SocketAddr,
+        slot: tokio::sync::OwnedSemaphorePermit,
+        graceful: &GracefulShutdown,
+    ) {
+        let held = if self.shared.is_trusted(peer.ip()) {
+            None
+        } else {
+            match self.connections.take(rate_key(peer.ip())) {
+                Some(held) => Some(held),
+                None => {
+                    drop(slot);
+                    return self.refuse(stream);
+                }
+            }
+        };
+        // A response is headers then body chunks; with Nagle's algorithm
+        // on, the second write waits for the client's delayed ACK (up to
+        // 40 ms). Every write here is a whole frame already, so send each
+        // at once.
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY not set");
+        }
+        let app = Arc::clone(&self.app);
+        let shared = Arc::clone(&self.shared);
+        let service = service_fn(move |req| {
+            let app = Arc::clone(&app);
+            let shared = Arc::clone(&shared);
+            async move {
+                let started = Instant::now();
+                let method = req.method().clone();
+                let (res, route) = handlers::handle(app, shared, req, peer.ip()).await;
+                let bytes = http_body::Body::size_hint(res.body()).exact();
+                tracing::info!(
+                    target: "request",
+                    method = %method,
+                    route,
+                    status = res.status().as_u16(),
+                    bytes,
+                    ms = started.elapsed().as_millis() as u64,
+                );
+                Ok::<_, std::convert::Infallible>(res)
+            }
+        });
+        let io = TokioIo::new(SendDeadline::new(stream, self.send_timeout));
+        let conn = http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.header_read_timeout)
+            .max_headers(HEADERS_MAX)
+            .max_buf_size(HEAD_BYTES_MAX)
+            .serve_connection(io, service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop((slot, held));
+        });
+    }
+
+    /// Answers 429 on a connection over its address's share, without
+    /// reading its request, and closes it. Refusals are few at once and
+    /// short, so a flood of them costs a bounded amount.
+    fn refuse(&self, mut stream: TcpStream) {
+        let Ok(permit) = Arc::clone(&self.refusals).try_acquire_owned() else {
+            return; // Dropped: closed without an answer.
+        };
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let answer = refusal();
+            let _ = tokio::time::timeout(REFUSAL_TIMEOUT, async {
+                stream.write_all(&answer).await?;
+                stream.shutdown().await?;
+                // Read what the client sent before closing, so that the
+                // kernel does not reset the connection before the client
+                // has read the answer.
+                let mut sink = [0u8; 4096];
+                while stream.read(&mut sink).await? > 0 {}
+                Ok::<_, std::io::Error>(())
+            })
+            .await;
+            drop(permit);
+        });
+    }
+}
+
+/// The whole answer to a connection over its share: a 429 with the error
+/// JSON of every other refusal.
+fn refusal() -> Vec<u8> {
+    let body = format!(
+        "{{\n  \"error\": \"too many connections from one address; close some, then retry after {SHARE_RETRY_AFTER_SECS} s\",\n  \"code\": \"rate_limited\",\n  \"retry_after\": {SHARE_RETRY_AFTER_SECS}\n}}\n"
+    );
+    format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\nretry-after: {SHARE_RETRY_AFTER_SECS}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// The error of a client over its share of requests in flight.
+pub(crate) fn over_share() -> StoreError {
+    StoreError::RateLimited {
+        retry_after_secs: SHARE_RETRY_AFTER_SECS,
+    }
 }
 
 /// The background orphan collection and its stop flag.

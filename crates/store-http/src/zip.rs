@@ -1,54 +1,115 @@
-//! Zips of bundles and dirs, streamed: a blocking thread writes the archive
-//! into a bounded channel as it reads each blob, so a zip is never built in
-//! memory and a slow client only holds a few chunks.
+//! Zips of bundles and dirs, streamed: the archive is written in steps on
+//! the blocking pool, each step producing about one chunk, and the chunks
+//! are sent from the async side (`stream.rs`). A zip is never built in
+//! memory, and a slow client holds a few chunks but no thread.
 
-use std::io::Write;
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use store_app::App;
 use store_core::content::is_text_type;
+use store_core::ports::BlobReader;
 use store_core::MemberFile;
-use zip::write::SimpleFileOptions;
-use zip::CompressionMethod;
+use zip::write::{SimpleFileOptions, StreamWriter};
+use zip::{CompressionMethod, ZipWriter};
 
-use crate::respond::ChannelBody;
+use crate::lanes::Lane;
+use crate::stream::{stream, ChannelBody, ChunkSource};
 
-/// Bytes gathered before a chunk is handed to the connection.
-const ZIP_CHUNK_BYTES: usize = 64 * 1024;
+/// Bytes read from a member per write into the archive.
+const ZIP_READ_BYTES: usize = 64 * 1024;
 
-/// A `Write` that forwards full chunks over the channel.
-struct ChannelWriter {
-    tx: tokio::sync::mpsc::Sender<std::io::Result<Bytes>>,
-    buf: Vec<u8>,
-}
+/// Where the archive writes: bytes wait here until a chunk takes them.
+#[derive(Clone, Default)]
+struct Out(Arc<Mutex<Vec<u8>>>);
 
-impl ChannelWriter {
-    fn send(&mut self) -> std::io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let chunk = Bytes::from(std::mem::replace(
-            &mut self.buf,
-            Vec::with_capacity(ZIP_CHUNK_BYTES),
-        ));
-        self.tx.blocking_send(Ok(chunk)).map_err(|_| {
-            std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the client went away")
-        })
+impl Out {
+    fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Moves up to `buf.len()` waiting bytes into `buf`.
+    fn take_into(&self, buf: &mut [u8]) -> usize {
+        let mut out = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let n = out.len().min(buf.len());
+        buf[..n].copy_from_slice(&out[..n]);
+        out.drain(..n);
+        n
     }
 }
 
-impl Write for ChannelWriter {
+impl Write for Out {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(data);
-        if self.buf.len() >= ZIP_CHUNK_BYTES {
-            self.send()?;
-        }
+        let mut out = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        out.extend_from_slice(data);
         Ok(data.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.send()
+        Ok(())
+    }
+}
+
+/// A zip being written: the files still to add, the one being read, and
+/// the archive's output waiting to be sent.
+struct ZipSource {
+    app: Arc<App>,
+    files: VecDeque<MemberFile>,
+    reading: Option<Box<dyn BlobReader>>,
+    zip: Option<ZipWriter<StreamWriter<Out>>>,
+    out: Out,
+    scratch: Vec<u8>,
+}
+
+impl ZipSource {
+    /// Writes a little more of the archive; false once it is finished.
+    fn advance(&mut self) -> zip::result::ZipResult<bool> {
+        let Some(zip) = self.zip.as_mut() else {
+            return Ok(false);
+        };
+        if let Some(reader) = self.reading.as_mut() {
+            let n = reader.read(&mut self.scratch)?;
+            if n == 0 {
+                self.reading = None;
+            } else {
+                zip.write_all(&self.scratch[..n])?;
+            }
+            return Ok(true);
+        }
+        let Some(f) = self.files.pop_front() else {
+            if let Some(zip) = self.zip.take() {
+                zip.finish()?;
+            }
+            return Ok(false);
+        };
+        let Ok(reader) = self.app.open_blob(&f.blob) else {
+            // A file deleted while the zip is being sent is left out.
+            tracing::warn!("a file was left out of a zip: its bytes are gone");
+            return Ok(true);
+        };
+        let method = if is_text_type(&f.content_type) {
+            CompressionMethod::Deflated
+        } else {
+            CompressionMethod::Stored
+        };
+        zip.start_file(
+            f.name.as_str(),
+            SimpleFileOptions::default().compression_method(method),
+        )?;
+        self.reading = Some(reader);
+        Ok(true)
+    }
+}
+
+impl ChunkSource for ZipSource {
+    fn fill(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.out.len() < buf.len() {
+            if !self.advance().map_err(std::io::Error::other)? {
+                break;
+            }
+        }
+        Ok(self.out.take_into(buf))
     }
 }
 
@@ -57,47 +118,17 @@ impl Write for ChannelWriter {
 /// Entry names are the files' names, which store-core has already checked
 /// (no slashes, no `..`, no control characters), so unzipping cannot write
 /// outside the target folder. A file deleted while the zip is being sent
-/// is left out.
-pub fn stream(app: Arc<App>, files: Vec<MemberFile>) -> ChannelBody {
-    let (tx, rx) = tokio::sync::mpsc::channel(4);
-    let err_tx = tx.clone();
-    tokio::task::spawn_blocking(move || {
-        let result = (|| -> zip::result::ZipResult<()> {
-            let mut zip = zip::ZipWriter::new_stream(ChannelWriter {
-                tx,
-                buf: Vec::with_capacity(ZIP_CHUNK_BYTES),
-            });
-            let mut buf = vec![0u8; 64 * 1024];
-            for f in files {
-                let Ok(mut reader) = app.open_blob(&f.blob) else {
-                    tracing::warn!("a file was left out of a zip: its bytes are gone");
-                    continue;
-                };
-                let method = if is_text_type(&f.content_type) {
-                    CompressionMethod::Deflated
-                } else {
-                    CompressionMethod::Stored
-                };
-                zip.start_file(
-                    f.name.as_str(),
-                    SimpleFileOptions::default().compression_method(method),
-                )?;
-                loop {
-                    let n = std::io::Read::read(&mut reader, &mut buf)?;
-                    if n == 0 {
-                        break;
-                    }
-                    zip.write_all(&buf[..n])?;
-                }
-            }
-            let mut out = zip.finish()?.into_inner();
-            out.flush()?;
-            Ok(())
-        })();
-        if let Err(e) = result {
-            // The client sees a cut-off body rather than a valid-looking zip.
-            let _ = err_tx.blocking_send(Err(std::io::Error::other(e.to_string())));
-        }
-    });
-    ChannelBody::new(rx, None)
+/// is left out; a read that fails cuts the body, so the client never sees
+/// a valid-looking but incomplete zip.
+pub fn stream_zip(app: Arc<App>, files: Vec<MemberFile>, lane: Lane) -> ChannelBody {
+    let out = Out::default();
+    let source = ZipSource {
+        app,
+        files: files.into(),
+        reading: None,
+        zip: Some(ZipWriter::new_stream(out.clone())),
+        out,
+        scratch: vec![0; ZIP_READ_BYTES],
+    };
+    stream(source, None, lane)
 }

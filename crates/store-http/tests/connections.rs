@@ -44,8 +44,31 @@ fn start(options: ServeOptions) -> (std::net::SocketAddr, tokio::runtime::Runtim
     (addr, rt)
 }
 
+/// A connection from `source`, another address of the loopback range, so
+/// that one test can play several clients.
+fn connect_from(source: &str, addr: std::net::SocketAddr) -> TcpStream {
+    let socket = std::net::SocketAddr::new(source.parse().unwrap(), 0);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let stream = rt.block_on(async {
+        let s = tokio::net::TcpSocket::new_v4().unwrap();
+        s.bind(socket).unwrap();
+        s.connect(addr).await.unwrap().into_std().unwrap()
+    });
+    // tokio hands its sockets over non-blocking; these tests read and
+    // write plainly.
+    stream.set_nonblocking(false).unwrap();
+    stream
+}
+
 fn get_api(addr: std::net::SocketAddr) -> String {
-    let mut s = TcpStream::connect(addr).unwrap();
+    get_api_from("127.0.0.1", addr)
+}
+
+fn get_api_from(source: &str, addr: std::net::SocketAddr) -> String {
+    let mut s = connect_from(source, addr);
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     s.write_all(b"GET /api HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .unwrap();
@@ -94,6 +117,7 @@ fn the_header_read_timeout_is_armed() {
 fn slowloris_connections_do_not_starve_a_fresh_client() {
     let (addr, _rt) = start(ServeOptions {
         max_connections: 512,
+        connections_per_client_max: 0,
         ..ServeOptions::default()
     });
     // Hundreds of clients that start a request and trickle.
@@ -167,4 +191,28 @@ fn oversized_heads_are_refused() {
         answer.starts_with("HTTP/1.1 400") || answer.starts_with("HTTP/1.1 411"),
         "{answer}"
     );
+}
+
+#[test]
+fn one_address_past_its_share_of_connections_is_refused_and_others_are_served() {
+    let (addr, _rt) = start(ServeOptions {
+        max_connections: 100,
+        connections_per_client_max: 40,
+        ..ServeOptions::default()
+    });
+    // One address takes its whole share with connections that say nothing.
+    let held: Vec<TcpStream> = (0..40).map(|_| connect_from("127.0.0.3", addr)).collect();
+    // Its next connection is answered 429 at once, without a hang.
+    let started = Instant::now();
+    let answer = get_api_from("127.0.0.3", addr);
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("retry-after: 1"), "{answer}");
+    assert!(answer.contains("\"code\": \"rate_limited\""), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // Another address is served as if nothing happened.
+    assert!(get_api_from("127.0.0.4", addr).starts_with("HTTP/1.1 200"));
+    // Once the first gives some back, it is served again.
+    drop(held);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(get_api_from("127.0.0.3", addr).starts_with("HTTP/1.1 200"));
 }

@@ -7,7 +7,7 @@ use store_core::{StoreError, Timestamp};
 
 use super::files::deleted;
 use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
-use crate::body::{self, declared_length, multipart_boundary};
+use crate::body::{self, multipart_boundary, Intake};
 use crate::pages;
 use crate::query::Query;
 use crate::respond::{self, json, Res};
@@ -33,14 +33,15 @@ fn new_dir(params: &Query) -> Result<NewDir, StoreError> {
 
 /// Reads the files a dir request carries: multipart parts (with their form
 /// fields), or one raw body named by `name=`, or nothing at all.
-async fn read_parts(
-    ctx: &Ctx,
+async fn read_parts<'a>(
+    ctx: &'a Ctx,
     body: Incoming,
     raw_name: Option<String>,
+    gate: Option<body::Gate<'a>>,
 ) -> AppResult<(Vec<Part>, Vec<(String, String)>)> {
     let limits = ctx.app.config().limits.clone();
     if let Some(boundary) = multipart_boundary(&ctx.headers) {
-        let mp = super::container_parts(ctx, body, boundary).await?;
+        let mp = super::container_parts(ctx, body, boundary, gate).await?;
         return Ok((mp.files, mp.fields));
     }
     // No body at all is fine where files are optional; a body must say its
@@ -53,7 +54,7 @@ async fn read_parts(
     if !has_body {
         return Ok((vec![], vec![]));
     }
-    declared_length(&ctx.headers, limits.file_bytes_max)?;
+    let intake = ctx.intake(limits.file_bytes_max)?;
     let Some(name) = raw_name else {
         return Err(StoreError::bad_request(
             "send files as multipart/form-data parts, or a raw body with name=<filename>",
@@ -65,7 +66,7 @@ async fn read_parts(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let staged = body::receive(&ctx.app, body, limits.file_bytes_max).await?;
+    let staged = body::receive(&intake, body, limits.file_bytes_max).await?;
     Ok((
         vec![Part {
             name: Some(name),
@@ -79,11 +80,11 @@ async fn read_parts(
 /// POST /?dir=1: create-or-get.
 pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     new_dir(&ctx.query)?;
-    let (parts, fields) = read_parts(ctx, body, None).await?;
+    let (parts, fields) = read_parts(ctx, body, None, None).await?;
     let req = new_dir(&merged(&ctx.query, fields))?;
     let access = ctx.dir_access(false);
     let (view, was_created) =
-        blocking(&ctx.app, move |app| app.create_dir(&req, parts, &access)).await?;
+        blocking(ctx, move |app| app.create_dir(&req, parts, &access)).await?;
     let res = if ctx.html {
         respond::html(StatusCode::OK, pages::dir(&view, &[]))
     } else {
@@ -99,11 +100,10 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
 /// POST /d/<key>: the gate is checked before any body is read.
 pub(super) async fn add(ctx: &Ctx, key: String, body: Incoming) -> AppResult<Res> {
     let mut access = ctx.dir_access(true);
-    let (k, a) = (key.clone(), access.clone());
-    let gate = blocking(&ctx.app, move |app| app.check_dir_write(&k, None, &a)).await;
+    let gate = check_write(ctx, &key, &access).await;
     // A browser form without JavaScript can only send the write token as a
-    // form field, which arrives after the files: only such a post, with no
-    // token presented otherwise, reads its body before the gate decides.
+    // form field. The page puts that field before the files, so the gate is
+    // checked with it before the first file is written.
     let form_token = matches!(
         gate,
         Err(store_app::AppError::Domain(StoreError::WriteDenied(_)))
@@ -113,26 +113,49 @@ pub(super) async fn add(ctx: &Ctx, key: String, body: Incoming) -> AppResult<Res
     if !form_token {
         gate?;
     }
-    let (parts, fields) = read_parts(ctx, body, ctx.query.text("name")?).await?;
+    let early: Option<body::Gate<'_>> = form_token.then(|| {
+        let (key, access) = (key.clone(), access.clone());
+        Box::new(move |fields: Vec<(String, String)>| {
+            Box::pin(async move {
+                let with_token = store_app::DirAccess {
+                    write_token: form_write_token(fields),
+                    ..access
+                };
+                check_write(ctx, &key, &with_token).await
+            }) as std::pin::Pin<Box<dyn std::future::Future<Output = AppResult<()>> + Send>>
+        }) as body::Gate<'_>
+    });
+    let (parts, fields) = read_parts(ctx, body, ctx.query.text("name")?, early).await?;
     if form_token {
-        access.write_token = fields
-            .into_iter()
-            .find(|(k, v)| k == "write" && !v.is_empty())
-            .map(|(_, v)| v);
-        let (k, a) = (key.clone(), access.clone());
-        blocking(&ctx.app, move |app| app.check_dir_write(&k, None, &a)).await?;
+        // Checked again: a form without files never reached the gate.
+        access.write_token = form_write_token(fields);
+        check_write(ctx, &key, &access).await?;
     }
-    let view = blocking(&ctx.app, move |app| app.add_to_dir(&key, parts, &access)).await?;
+    let view = blocking(ctx, move |app| app.add_to_dir(&key, parts, &access)).await?;
     if ctx.html {
         return Ok(respond::redirect(&view.url));
     }
     Ok(json(StatusCode::OK, &view))
 }
 
+/// The write token a page's form sent as a field.
+fn form_write_token(fields: Vec<(String, String)>) -> Option<String> {
+    fields
+        .into_iter()
+        .find(|(k, v)| k == "write" && !v.is_empty())
+        .map(|(_, v)| v)
+}
+
+/// Whether `access` may add files to the dir `key`.
+async fn check_write(ctx: &Ctx, key: &str, access: &store_app::DirAccess) -> AppResult<()> {
+    let (k, a) = (key.to_string(), access.clone());
+    blocking(ctx, move |app| app.check_dir_write(&k, None, &a)).await
+}
+
 /// GET /d/<key>: the listing (JSON or HTML), or `?zip=1`.
 pub(super) async fn get(ctx: &Ctx, key: String) -> AppResult<Res> {
     let zip = ctx.query.flag("zip")?;
-    let record = blocking(&ctx.app, move |app| app.dir_record(&key)).await?;
+    let record = blocking(ctx, move |app| app.dir_record(&key)).await?;
     if zip {
         return Ok(serve_zip(ctx, &record.key, record.files));
     }
@@ -151,26 +174,26 @@ pub(super) async fn get(ctx: &Ctx, key: String) -> AppResult<Res> {
 
 pub(super) async fn show(ctx: &Ctx, key: String) -> AppResult<Res> {
     let auth = ctx.retain_auth();
-    let view = blocking(&ctx.app, move |app| app.show_dir(&key, auth)).await?;
+    let view = blocking(ctx, move |app| app.show_dir(&key, auth)).await?;
     Ok(json(StatusCode::OK, &view))
 }
 
 pub(super) async fn retain(ctx: &Ctx, key: String) -> AppResult<Res> {
     let auth = ctx.retain_auth();
-    let view = blocking(&ctx.app, move |app| app.retain_dir(&key, auth)).await?;
+    let view = blocking(ctx, move |app| app.retain_dir(&key, auth)).await?;
     Ok(json(StatusCode::OK, &view))
 }
 
 pub(super) async fn delete(ctx: &Ctx, key: String) -> AppResult<Res> {
     let access = ctx.dir_access(true);
     let k = key.clone();
-    blocking(&ctx.app, move |app| app.delete_dir(&k, &access)).await?;
+    blocking(ctx, move |app| app.delete_dir(&k, &access)).await?;
     Ok(deleted(&key))
 }
 
 pub(super) async fn history(ctx: &Ctx, key: String) -> AppResult<Res> {
     if ctx.html {
-        let record = blocking(&ctx.app, move |app| app.dir_record(&key)).await?;
+        let record = blocking(ctx, move |app| app.dir_record(&key)).await?;
         let view = store_core::views::DirView::new(&record, &ctx.app.config().base_url);
         let history: Vec<_> = record
             .history
@@ -183,29 +206,29 @@ pub(super) async fn history(ctx: &Ctx, key: String) -> AppResult<Res> {
             pages::dir_history(&view.url, &title, &history),
         ));
     }
-    let entries = blocking(&ctx.app, move |app| app.dir_history(&key)).await?;
+    let entries = blocking(ctx, move |app| app.dir_history(&key)).await?;
     Ok(json(StatusCode::OK, &entries))
 }
 
 pub(super) async fn get_file(ctx: &Ctx, key: String, name: String) -> AppResult<Res> {
-    let d = blocking(&ctx.app, move |app| app.open_dir_file(&key, &name)).await?;
+    let d = blocking(ctx, move |app| app.open_dir_file(&key, &name)).await?;
     serve_download(ctx, d)
 }
 
 /// The checks a PUT or PATCH of a dir file passes before its body is read
 /// (length, write gate, text file), so a refused edit costs no upload.
-/// Returns the body limit and the access to use.
+/// Returns the body limit, its intake and the access to use.
 async fn file_write_gate(
     ctx: &Ctx,
     key: &str,
     name: &str,
-) -> AppResult<(u64, store_app::DirAccess)> {
+) -> AppResult<(u64, Intake, store_app::DirAccess)> {
     let limit = ctx.app.config().limits.file_bytes_max;
-    declared_length(&ctx.headers, limit)?;
+    let intake = ctx.intake(limit)?;
     let access = ctx.dir_access(true);
     let (k, n, a) = (key.to_string(), name.to_string(), access.clone());
-    blocking(&ctx.app, move |app| app.check_dir_write(&k, Some(&n), &a)).await?;
-    Ok((limit, access))
+    blocking(ctx, move |app| app.check_dir_write(&k, Some(&n), &a)).await?;
+    Ok((limit, intake, access))
 }
 
 /// PUT /d/<key>/<file>: replaces a text file, or creates one.
@@ -215,9 +238,9 @@ pub(super) async fn put_file(
     name: String,
     body: Incoming,
 ) -> AppResult<Res> {
-    let (limit, access) = file_write_gate(ctx, &key, &name).await?;
-    let staged = body::receive(&ctx.app, body, limit).await?;
-    let view = blocking(&ctx.app, move |app| {
+    let (limit, intake, access) = file_write_gate(ctx, &key, &name).await?;
+    let staged = body::receive(&intake, body, limit).await?;
+    let view = blocking(ctx, move |app| {
         app.put_dir_file(&key, &name, staged, &access)
     })
     .await?;
@@ -231,9 +254,9 @@ pub(super) async fn append_file(
     name: String,
     body: Incoming,
 ) -> AppResult<Res> {
-    let (limit, access) = file_write_gate(ctx, &key, &name).await?;
-    let text = body::read_bounded(body, limit).await?;
-    let view = blocking(&ctx.app, move |app| {
+    let (limit, intake, access) = file_write_gate(ctx, &key, &name).await?;
+    let text = body::read_bounded(&intake, body, limit).await?;
+    let view = blocking(ctx, move |app| {
         app.append_dir_file(&key, &name, &text, &access)
     })
     .await?;
@@ -242,7 +265,7 @@ pub(super) async fn append_file(
 
 pub(super) async fn delete_file(ctx: &Ctx, key: String, name: String) -> AppResult<Res> {
     let access = ctx.dir_access(true);
-    let view = blocking(&ctx.app, move |app| {
+    let view = blocking(ctx, move |app| {
         app.delete_dir_file(&key, &name, &access)
     })
     .await?;
@@ -288,7 +311,7 @@ pub(super) async fn list(ctx: &Ctx) -> AppResult<Res> {
         order: order_param(&ctx.query)?,
     };
     let shown_q = ctx.query.get("q").unwrap_or("").to_string();
-    let dirs = blocking(&ctx.app, move |app| app.list_dirs(&q)).await?;
+    let dirs = blocking(ctx, move |app| app.list_dirs(&q)).await?;
     if ctx.html {
         return Ok(respond::html(
             StatusCode::OK,

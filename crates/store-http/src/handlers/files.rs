@@ -9,7 +9,7 @@ use store_app::{
 use store_core::StoreError;
 
 use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
-use crate::body::{self, declared_length, multipart_boundary};
+use crate::body::{self, multipart_boundary};
 use crate::respond::{self, json, Res};
 use crate::{api, pages};
 
@@ -62,7 +62,7 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     new_file(&ctx.query)?;
     let (req, parts) = match multipart_boundary(&ctx.headers) {
         Some(boundary) => {
-            let mp = super::container_parts(ctx, body, boundary).await?;
+            let mp = super::container_parts(ctx, body, boundary, None).await?;
             let params = merged(&ctx.query, mp.fields);
             if mp.files.is_empty() {
                 return Err(StoreError::bad_request("the multipart body has no file part").into());
@@ -70,14 +70,14 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
             (new_file(&params)?, mp.files)
         }
         None => {
-            declared_length(&ctx.headers, limits.file_bytes_max)?;
+            let intake = ctx.intake(limits.file_bytes_max)?;
             let req = new_file(&ctx.query)?;
             let declared = ctx
                 .headers
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string);
-            let staged = body::receive(&ctx.app, body, limits.file_bytes_max).await?;
+            let staged = body::receive(&intake, body, limits.file_bytes_max).await?;
             let part = Part {
                 name: req.name.clone(),
                 declared_type: declared,
@@ -91,7 +91,7 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     }
     let auth = ctx.retain_auth();
     if parts.len() >= 2 {
-        let view = blocking(&ctx.app, move |app| app.create_bundle(&req, parts, auth)).await?;
+        let view = blocking(ctx, move |app| app.create_bundle(&req, parts, auth)).await?;
         if ctx.html {
             return Ok(created(
                 respond::html(StatusCode::OK, pages::bundle(&view)),
@@ -108,7 +108,7 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     };
     req.validate()?;
     let staged = part.body;
-    let view = blocking(&ctx.app, move |app| app.create_file(&req, staged, auth)).await?;
+    let view = blocking(ctx, move |app| app.create_file(&req, staged, auth)).await?;
     if ctx.html {
         return Ok(created(
             respond::html(StatusCode::OK, pages::file(&view)),
@@ -133,7 +133,7 @@ async fn share_into_dir(
         ..NewDir::default()
     };
     let access = ctx.dir_access(false);
-    let (view, was_created) = blocking(&ctx.app, move |app| {
+    let (view, was_created) = blocking(ctx, move |app| {
         app.create_dir(&new_dir, parts, &access)
     })
     .await?;
@@ -151,7 +151,7 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     // `?info=1`: the file's page (or record), which never burns a once=1
     // file and never serves its bytes.
     if ctx.query.flag("info")? {
-        let view = blocking(&ctx.app, move |app| app.file_info(&id)).await?;
+        let view = blocking(ctx, move |app| app.file_info(&id)).await?;
         if ctx.html {
             return Ok(respond::html(StatusCode::OK, pages::file(&view)));
         }
@@ -159,8 +159,7 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     }
     let intent = ctx.intent();
     if let Some(thumb) = ctx.query.get("thumb").map(str::to_string) {
-        let i = id.clone();
-        if let Some(d) = blocking(&ctx.app, move |app| app.file_thumb(&i, &thumb)).await? {
+        if let Some(d) = file_preview(ctx, &id, thumb).await? {
             return serve_download(ctx, d);
         }
     }
@@ -169,7 +168,7 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     // microseconds that a hop to the blocking pool would multiply.
     let opened = match ctx.app.read_without_writing(&id, intent)? {
         Some(opened) => opened,
-        None => blocking(&ctx.app, move |app| app.read(&id, intent)).await?,
+        None => blocking(ctx, move |app| app.read(&id, intent)).await?,
     };
     match opened {
         Opened::File(d) if d.link && ctx.html && !ctx.query.flag("download")? => {
@@ -181,7 +180,7 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
                 if b.member("index.html").is_some() {
                     let id = b.id.clone();
                     let d =
-                        blocking(&ctx.app, move |app| app.open_member(&id, "index.html")).await?;
+                        blocking(ctx, move |app| app.open_member(&id, "index.html")).await?;
                     return serve_download(ctx, d);
                 }
                 let view = ctx.app.bundle_view(&b);
@@ -195,29 +194,42 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     }
 }
 
+/// A file's preview, made on a media slot if it does not exist yet.
+async fn file_preview(ctx: &Ctx, id: &str, thumb: String) -> AppResult<Option<Download>> {
+    let (i, t) = (id.to_string(), thumb.clone());
+    let made = blocking(ctx, move |app| app.file_preview_made(&i, &t)).await?;
+    let app = std::sync::Arc::clone(&ctx.app);
+    let id = id.to_string();
+    let preview = move || app.file_thumb(&id, &thumb);
+    if made {
+        return ctx.shared.lanes.work.run(preview).await?;
+    }
+    ctx.shared.lanes.media_ticket()?.run(preview).await?
+}
+
 /// GET or HEAD /<id>/<filename>.
 pub(super) async fn get_member(ctx: &Ctx, id: String, name: String) -> AppResult<Res> {
-    let d = blocking(&ctx.app, move |app| app.open_member(&id, &name)).await?;
+    let d = blocking(ctx, move |app| app.open_member(&id, &name)).await?;
     serve_download(ctx, d)
 }
 
 pub(super) async fn retain(ctx: &Ctx, id: String) -> AppResult<Res> {
     let auth = ctx.retain_auth();
-    let view = blocking(&ctx.app, move |app| app.retain(&id, auth)).await?;
+    let view = blocking(ctx, move |app| app.retain(&id, auth)).await?;
     Ok(json(StatusCode::OK, &view))
 }
 
 pub(super) async fn tag(ctx: &Ctx, id: String) -> AppResult<Res> {
     let (add, remove) = (ctx.query.all("tag"), ctx.query.all("untag"));
     let auth = ctx.retain_auth();
-    let view = blocking(&ctx.app, move |app| app.tag_file(&id, &add, &remove, auth)).await?;
+    let view = blocking(ctx, move |app| app.tag_file(&id, &add, &remove, auth)).await?;
     Ok(json(StatusCode::OK, &view))
 }
 
 pub(super) async fn delete(ctx: &Ctx, id: String) -> AppResult<Res> {
     let auth = ctx.retain_auth();
     let id2 = id.clone();
-    blocking(&ctx.app, move |app| app.delete(&id2, auth)).await?;
+    blocking(ctx, move |app| app.delete(&id2, auth)).await?;
     Ok(deleted(&id))
 }
 
@@ -235,25 +247,25 @@ pub(super) fn deleted(id: &str) -> Res {
 /// edit costs the client no upload.
 pub(super) async fn replace(ctx: &Ctx, id: String, body: Incoming) -> AppResult<Res> {
     let limit = ctx.app.config().limits.file_bytes_max;
-    declared_length(&ctx.headers, limit)?;
+    let intake = ctx.intake(limit)?;
     let auth = ctx.retain_auth();
     let id2 = id.clone();
-    blocking(&ctx.app, move |app| app.check_edit(&id2, auth)).await?;
-    let staged = body::receive(&ctx.app, body, limit).await?;
-    let view = blocking(&ctx.app, move |app| app.replace_file(&id, staged, auth)).await?;
+    blocking(ctx, move |app| app.check_edit(&id2, auth)).await?;
+    let staged = body::receive(&intake, body, limit).await?;
+    let view = blocking(ctx, move |app| app.replace_file(&id, staged, auth)).await?;
     Ok(json(StatusCode::OK, &view))
 }
 
 /// PATCH /<id>.
 pub(super) async fn append(ctx: &Ctx, id: String, body: Incoming) -> AppResult<Res> {
     let limit = ctx.app.config().limits.file_bytes_max;
-    declared_length(&ctx.headers, limit)?;
+    let intake = ctx.intake(limit)?;
     let auth = ctx.retain_auth();
     let id2 = id.clone();
-    blocking(&ctx.app, move |app| app.check_edit(&id2, auth)).await?;
+    blocking(ctx, move |app| app.check_edit(&id2, auth)).await?;
     // Bounded by the file size limit, so holding it whole is fine.
-    let text = body::read_bounded(body, limit).await?;
-    let view = blocking(&ctx.app, move |app| app.append_file(&id, &text, auth)).await?;
+    let text = body::read_bounded(&intake, body, limit).await?;
+    let view = blocking(ctx, move |app| app.append_file(&id, &text, auth)).await?;
     Ok(json(StatusCode::OK, &view))
 }
 
@@ -286,7 +298,7 @@ pub(super) async fn browse(ctx: &Ctx) -> AppResult<Res> {
         sort: ctx.query.get("sort").unwrap_or("created").to_string(),
         order: ctx.query.get("order").unwrap_or("desc").to_string(),
     };
-    let entries = blocking(&ctx.app, move |app| app.browse(&q)).await?;
+    let entries = blocking(ctx, move |app| app.browse(&q)).await?;
     if ctx.html {
         Ok(respond::html(
             StatusCode::OK,
@@ -358,6 +370,6 @@ pub(super) async fn import(ctx: &Ctx) -> AppResult<Res> {
         link: ctx.query.flag("link")?,
     };
     let auth = ctx.retain_auth();
-    let view = blocking(&ctx.app, move |app| app.import(&req, auth)).await?;
+    let view = blocking(ctx, move |app| app.import(&req, auth)).await?;
     Ok(created(json(StatusCode::OK, &view), &view.url))
 }

@@ -16,8 +16,9 @@ use store_core::{ReadIntent, RetainAuth, StorageError, StoreError};
 
 use crate::negotiate::wants_html;
 use crate::query::Query;
-use crate::respond::{self, content_disposition, ChannelBody, Res};
+use crate::respond::{self, content_disposition, Res};
 use crate::router::{route, Endpoint};
+use crate::server::Shared;
 
 /// The sandbox of CONTRACT.md. Every response carrying user bytes gets it,
 /// not only HTML, SVG and XML: it costs an image or a text file nothing,
@@ -33,9 +34,40 @@ pub(crate) struct Ctx {
     pub html: bool,
     /// The client's address (behind trusted proxies, the forwarded one).
     pub client: std::net::IpAddr,
+    pub shared: Arc<Shared>,
+    /// When the request began: a body's deadline counts from here.
+    pub started: tokio::time::Instant,
 }
 
 impl Ctx {
+    /// Checks the declared length of the body against `limit_bytes` (411,
+    /// 413), takes its room among the bodies in flight (503 when there is
+    /// none), and answers how to read it. Nothing is read before this.
+    pub fn intake(&self, limit_bytes: u64) -> AppResult<crate::body::Intake> {
+        let len = crate::body::declared_length(&self.headers, limit_bytes)?;
+        let shared = &self.shared;
+        let wanted = crate::server::kib(len.min(shared.bodies_in_flight_bytes_max));
+        let room = Arc::clone(&shared.bodies_in_flight)
+            .try_acquire_many_owned(wanted as u32)
+            .map_err(|_| StoreError::Busy {
+                message: format!(
+                    "the server is receiving {} bytes of uploads already; try again shortly",
+                    shared.bodies_in_flight_bytes_max
+                ),
+                retry_after_secs: crate::lanes::BUSY_RETRY_AFTER_SECS,
+            })?;
+        let pace = shared.body_pace;
+        let secs = len / pace.min_bytes_per_sec.max(1);
+        let deadline = self.started + pace.grace + std::time::Duration::from_secs(secs);
+        Ok(crate::body::Intake::new(
+            Arc::clone(&self.app),
+            shared.lanes.work.clone(),
+            pace.idle,
+            deadline,
+            Some(room),
+        ))
+    }
+
     /// The retain token, from `Authorization: Bearer` or `token=`.
     fn presented_token(&self) -> Option<String> {
         let bearer = self
@@ -81,16 +113,14 @@ impl Ctx {
     }
 }
 
-/// Runs a use case on the blocking pool: use cases touch the disk and may
-/// fsync, which must never stall the executor.
+/// Runs a use case on the blocking pool, in the lane of such work: use
+/// cases touch the disk and may fsync, which must never stall the executor.
 pub(crate) async fn blocking<T: Send + 'static>(
-    app: &Arc<App>,
+    ctx: &Ctx,
     f: impl FnOnce(&App) -> AppResult<T> + Send + 'static,
 ) -> AppResult<T> {
-    let app = Arc::clone(app);
-    tokio::task::spawn_blocking(move || f(&app))
-        .await
-        .map_err(|e| AppError::Storage(StorageError::new(format!("a worker failed: {e}"))))?
+    let app = Arc::clone(&ctx.app);
+    ctx.shared.lanes.work.run(move || f(&app)).await?
 }
 
 /// Files up to this size are read whole and answered in one piece.
@@ -104,9 +134,9 @@ const HEADER_BYTES_MAX: usize = 32 * 1024;
 
 /// Handles one request; returns the response and the route's name (for the
 /// request log, which never sees ids, names or secrets).
-pub async fn handle(
+pub(crate) async fn handle(
     app: Arc<App>,
-    shared: &crate::server::Shared,
+    shared: Arc<Shared>,
     req: Request<Incoming>,
     peer: std::net::IpAddr,
 ) -> (Res, &'static str) {
@@ -134,6 +164,13 @@ pub async fn handle(
         let res = respond::store_error(&StoreError::RateLimited { retry_after_secs });
         return (res, "rate_limited");
     }
+    // Held until the response has been sent, a download's body included.
+    let Some(in_flight) = shared.requests.take(crate::client::rate_key(client)) else {
+        return (
+            respond::store_error(&crate::server::over_share()),
+            "rate_limited",
+        );
+    };
     let (parts, body) = req.into_parts();
     let query = Query::parse(parts.uri.query().unwrap_or(""));
     let endpoint = route(&parts.method, parts.uri.path(), &query);
@@ -145,11 +182,13 @@ pub async fn handle(
         headers: parts.headers,
         query,
         client,
+        shared,
+        started: tokio::time::Instant::now(),
     };
     let res = dispatch(ctx, endpoint, body)
         .await
         .unwrap_or_else(|e| respond::app_error(&e));
-    (res, name)
+    (respond::holding(res, in_flight), name)
 }
 
 async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res> {
@@ -235,7 +274,8 @@ pub(crate) fn serve_download(ctx: &Ctx, d: Download) -> AppResult<Res> {
             })?;
         respond::full(bytes)
     } else {
-        http_body_util::BodyExt::boxed(ChannelBody::blob(d.reader))
+        let lane = ctx.shared.lanes.reads.clone();
+        http_body_util::BodyExt::boxed(crate::stream::stream(d.reader, Some(len), lane))
     };
     let mut res = http::Response::new(body);
     let h = res.headers_mut();
@@ -279,7 +319,8 @@ pub(crate) fn serve_zip(ctx: &Ctx, name: &str, files: Vec<store_core::MemberFile
     let body = if ctx.method == Method::HEAD {
         respond::empty()
     } else {
-        http_body_util::BodyExt::boxed(crate::zip::stream(Arc::clone(&ctx.app), files))
+        let lane = ctx.shared.lanes.zips.clone();
+        http_body_util::BodyExt::boxed(crate::zip::stream_zip(Arc::clone(&ctx.app), files, lane))
     };
     let mut res = http::Response::new(body);
     let h = res.headers_mut();
@@ -301,23 +342,26 @@ pub(crate) fn serve_zip(ctx: &Ctx, name: &str, files: Vec<store_core::MemberFile
 
 /// Reads a multipart body of files for the store (uploads, bundles, dirs):
 /// each file within the file limit, at most a container's worth of files,
-/// and the whole body bounded by the pool, which is all that could ever fit.
-pub(crate) async fn container_parts(
-    ctx: &Ctx,
+/// each part's name checked as it arrives, `gate` passed before the first
+/// file is written, and the whole body bounded by the pool, which is all
+/// that could ever fit.
+pub(crate) async fn container_parts<'a>(
+    ctx: &'a Ctx,
     body: Incoming,
     boundary: Result<String, StoreError>,
+    gate: Option<crate::body::Gate<'a>>,
 ) -> AppResult<crate::body::Multipart> {
+    let boundary = boundary?;
     let limits = &ctx.app.config().limits;
     let body_limit = limits.pool_bytes.max(limits.file_bytes_max) + 1024 * 1024;
-    crate::body::declared_length(&ctx.headers, body_limit)?;
-    crate::body::read_multipart(
-        &ctx.app,
-        http_body_util::BodyExt::into_data_stream(body),
-        boundary?,
-        limits.file_bytes_max,
-        limits.files_per_container_max,
-    )
-    .await
+    let intake = ctx.intake(body_limit)?;
+    let rules = crate::body::PartRules {
+        names_checked: true,
+        gate,
+        ..crate::body::PartRules::new(limits.file_bytes_max, limits.files_per_container_max)
+    };
+    let stream = http_body_util::BodyExt::into_data_stream(body);
+    crate::body::read_multipart(&intake, stream, boundary, rules).await
 }
 
 /// Multipart fields and URL parameters as one set: the URL's values come

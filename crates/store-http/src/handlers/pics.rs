@@ -1,5 +1,7 @@
 //! Galleries (pics).
 
+use std::sync::Arc;
+
 use http::{header, HeaderValue, StatusCode};
 use hyper::body::Incoming;
 use serde::{Deserialize, Serialize};
@@ -7,7 +9,7 @@ use store_app::{AdminAction, AppResult, Visitor};
 use store_core::StoreError;
 
 use super::{blocking, created, serve_download, Ctx};
-use crate::body::{self, declared_length, multipart_boundary};
+use crate::body::{self, multipart_boundary};
 use crate::pages;
 use crate::query::Query;
 use crate::respond::{self, json, Res};
@@ -43,7 +45,7 @@ fn private(mut res: Res) -> Res {
 }
 
 pub(super) async fn index(ctx: &Ctx) -> AppResult<Res> {
-    let list = blocking(&ctx.app, |app| app.list_galleries()).await?;
+    let list = blocking(ctx, |app| app.list_galleries()).await?;
     if ctx.html {
         return Ok(respond::html(StatusCode::OK, pages::pics_index(&list)));
     }
@@ -66,7 +68,7 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
         .filter(|n| !n.is_empty())
         .map(str::to_string);
     let listed = params.flag("listed")?;
-    let (view, was_created) = blocking(&ctx.app, move |app| {
+    let (view, was_created) = blocking(ctx, move |app| {
         app.create_gallery(name.as_deref(), listed)
     })
     .await?;
@@ -85,7 +87,7 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
 
 pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
     if ctx.query.flag("likes")? {
-        let counters = blocking(&ctx.app, move |app| app.counters(&gid)).await?;
+        let counters = blocking(ctx, move |app| app.counters(&gid)).await?;
         return Ok(json(StatusCode::OK, &counters));
     }
     let page: usize = match ctx.query.get("p") {
@@ -96,7 +98,7 @@ pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
     };
     let stars = ctx.query.all("stars");
     let embed = ctx.query.flag("embed")?;
-    let view = blocking(&ctx.app, move |app| app.gallery(&gid, page, &stars, None)).await?;
+    let view = blocking(ctx, move |app| app.gallery(&gid, page, &stars, None)).await?;
     if ctx.html {
         let mut res = respond::html(StatusCode::OK, pages::gallery(&view, embed));
         if embed {
@@ -116,43 +118,23 @@ struct Batch {
     images: Vec<store_app::ImageView>,
 }
 
+/// POST /pics/g/<gid>: the cheap refusals come first (a full image queue,
+/// an unknown gallery, a bad length or boundary), before a byte is stored;
+/// then the images go through the pipeline one after another, each on a
+/// media slot.
 pub(super) async fn upload(ctx: &Ctx, gid: String, body: Incoming) -> AppResult<Res> {
-    let limit = ctx.app.config().limits.pics_upload_bytes_max;
-    let mut parts = match multipart_boundary(&ctx.headers) {
-        Some(boundary) => {
-            declared_length(&ctx.headers, limit.saturating_mul(BATCH_FILES_MAX as u64))?;
-            let mp = body::read_multipart(
-                &ctx.app,
-                http_body_util::BodyExt::into_data_stream(body),
-                boundary?,
-                limit,
-                BATCH_FILES_MAX,
-            )
-            .await?;
-            if mp.files.is_empty() {
-                return Err(StoreError::bad_request("the multipart body has no file part").into());
-            }
-            mp.files
-                .into_iter()
-                .map(|p| (p.name, p.body))
-                .collect::<Vec<_>>()
-        }
-        None => {
-            declared_length(&ctx.headers, limit)?;
-            let staged = body::receive(&ctx.app, body, limit).await?;
-            vec![(ctx.query.get("name").map(str::to_string), staged)]
-        }
-    };
+    let ticket = ctx.shared.lanes.media_ticket()?;
+    let g = gid.clone();
+    blocking(ctx, move |app| app.check_gallery(&g)).await?;
+    let mut parts = receive_images(ctx, body).await?;
     let single = parts.len() == 1;
     let mut images = vec![];
     for (name, staged) in parts.drain(..) {
-        let gid = gid.clone();
-        images.push(
-            blocking(&ctx.app, move |app| {
-                app.upload_image(&gid, name.as_deref(), staged)
-            })
-            .await?,
-        );
+        let (app, gid) = (Arc::clone(&ctx.app), gid.clone());
+        let image = ticket
+            .run(move || app.upload_image(&gid, name.as_deref(), staged))
+            .await??;
+        images.push(image);
     }
     if ctx.html {
         return Ok(respond::redirect(&format!(
@@ -172,23 +154,59 @@ pub(super) async fn upload(ctx: &Ctx, gid: String, body: Incoming) -> AppResult<
     ))
 }
 
+/// An upload's images, staged: multipart parts, or one raw body.
+async fn receive_images(
+    ctx: &Ctx,
+    body: Incoming,
+) -> AppResult<Vec<(Option<String>, store_app::Staged)>> {
+    let limit = ctx.app.config().limits.pics_upload_bytes_max;
+    let Some(boundary) = multipart_boundary(&ctx.headers) else {
+        let intake = ctx.intake(limit)?;
+        let staged = body::receive(&intake, body, limit).await?;
+        return Ok(vec![(ctx.query.get("name").map(str::to_string), staged)]);
+    };
+    let boundary = boundary?;
+    let intake = ctx.intake(limit.saturating_mul(BATCH_FILES_MAX as u64))?;
+    let stream = http_body_util::BodyExt::into_data_stream(body);
+    let rules = body::PartRules::new(limit, BATCH_FILES_MAX);
+    let mp = body::read_multipart(&intake, stream, boundary, rules).await?;
+    if mp.files.is_empty() {
+        return Err(StoreError::bad_request("the multipart body has no file part").into());
+    }
+    Ok(mp.files.into_iter().map(|p| (p.name, p.body)).collect())
+}
+
 pub(super) async fn import(ctx: &Ctx, gid: String) -> AppResult<Res> {
     let url = ctx
         .query
         .text("url")?
         .ok_or_else(|| StoreError::bad_request("url must not be empty"))?;
     let name = ctx.query.get("name").map(str::to_string);
-    let image = blocking(&ctx.app, move |app| {
-        app.import_image(&gid, &url, name.as_deref())
-    })
-    .await?;
+    let ticket = ctx.shared.lanes.media_ticket()?;
+    let app = Arc::clone(&ctx.app);
+    let image = ticket
+        .run(move || app.import_image(&gid, &url, name.as_deref()))
+        .await??;
     let link = image.url.clone();
     Ok(created(json(StatusCode::OK, &image), &link))
 }
 
 pub(super) async fn image(ctx: &Ctx, id: String) -> AppResult<Res> {
     let thumb = ctx.query.get("thumb").map(str::to_string);
-    let d = blocking(&ctx.app, move |app| app.open_image(&id, thumb.as_deref())).await?;
+    let needs_job = match thumb.clone() {
+        Some(t) => {
+            let i = id.clone();
+            !blocking(ctx, move |app| app.image_preview_made(&i, &t)).await?
+        }
+        None => false,
+    };
+    let app = Arc::clone(&ctx.app);
+    let open = move || app.open_image(&id, thumb.as_deref());
+    let d = if needs_job {
+        ctx.shared.lanes.media_ticket()?.run(open).await??
+    } else {
+        ctx.shared.lanes.work.run(open).await??
+    };
     // `no-cache` (serve_download's default): an image an admin hides must
     // stop being served at once, from caches too.
     serve_download(ctx, d)
@@ -196,7 +214,7 @@ pub(super) async fn image(ctx: &Ctx, id: String) -> AppResult<Res> {
 
 pub(super) async fn like(ctx: &Ctx, id: String) -> AppResult<Res> {
     let v = visitor(ctx);
-    let view = blocking(&ctx.app, move |app| app.like_image(&id, &v)).await?;
+    let view = blocking(ctx, move |app| app.like_image(&id, &v)).await?;
     if ctx.html {
         let base = &ctx.app.config().base_url;
         return Ok(respond::redirect(&format!(
@@ -213,7 +231,7 @@ pub(super) async fn like_comment(ctx: &Ctx, gid: String) -> AppResult<Res> {
         .text("clike")?
         .ok_or_else(|| StoreError::bad_request("clike names a comment id"))?;
     let v = visitor(ctx);
-    let view = blocking(&ctx.app, move |app| app.like_comment(&gid, &cid, &v)).await?;
+    let view = blocking(ctx, move |app| app.like_comment(&gid, &cid, &v)).await?;
     if ctx.html {
         let base = &ctx.app.config().base_url;
         return Ok(respond::redirect(&format!(
@@ -232,8 +250,8 @@ struct CommentForm {
 
 /// A small form body: JSON or urlencoded, by Content-Type.
 async fn form(ctx: &Ctx, body: Incoming) -> AppResult<Query> {
-    declared_length(&ctx.headers, FORM_BYTES_MAX)?;
-    let bytes = body::read_bounded(body, FORM_BYTES_MAX).await?;
+    let intake = ctx.intake(FORM_BYTES_MAX)?;
+    let bytes = body::read_bounded(&intake, body, FORM_BYTES_MAX).await?;
     let is_json = ctx
         .headers
         .get(header::CONTENT_TYPE)
@@ -258,7 +276,7 @@ pub(super) async fn comment(ctx: &Ctx, gid: String, body: Incoming) -> AppResult
     let text = f.get("text").unwrap_or("").to_string();
     let v = visitor(ctx);
     let g = gid.clone();
-    let comment = blocking(&ctx.app, move |app| {
+    let comment = blocking(ctx, move |app| {
         app.comment(&g, &v, name.as_deref(), &text)
     })
     .await?;
@@ -277,7 +295,7 @@ pub(super) async fn comment(ctx: &Ctx, gid: String, body: Incoming) -> AppResult
 pub(super) async fn admin(ctx: &Ctx, gid: String, secret: String, as_json: bool) -> AppResult<Res> {
     let page: usize = ctx.query.get("p").and_then(|p| p.parse().ok()).unwrap_or(1);
     let s = secret.clone();
-    let view = blocking(&ctx.app, move |app| app.gallery(&gid, page, &[], Some(&s))).await?;
+    let view = blocking(ctx, move |app| app.gallery(&gid, page, &[], Some(&s))).await?;
     if as_json || !ctx.html {
         return Ok(private(json(StatusCode::OK, &view)));
     }
@@ -293,13 +311,16 @@ pub(super) async fn admin_action(
     secret: String,
     body: Incoming,
 ) -> AppResult<Res> {
+    // A wrong secret is a 404 whatever the form says (SPEC.md).
+    let (g, s) = (gid.clone(), secret.clone());
+    blocking(ctx, move |app| app.check_gallery_admin(&g, &s)).await?;
     let f = form(ctx, body).await?;
     let action = AdminAction::parse(f.get("action").unwrap_or(""))?;
     let target = f
         .text("id")?
         .ok_or_else(|| StoreError::bad_request("id names the image or comment"))?;
     let (g, s) = (gid.clone(), secret.clone());
-    blocking(&ctx.app, move |app| app.administer(&g, &s, action, &target)).await?;
+    blocking(ctx, move |app| app.administer(&g, &s, action, &target)).await?;
     if ctx.html {
         return Ok(private(respond::redirect(&format!(
             "{}/pics/g/{gid}/{secret}",

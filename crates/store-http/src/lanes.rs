@@ -1,0 +1,188 @@
+//! The blocking pool, shared out by class of work.
+//!
+//! Disk reads and writes, fsyncs, zips and image jobs all run on tokio's
+//! blocking pool, which has a fixed number of threads. Left alone, one
+//! class of work could take every thread (a thousand image uploads, or a
+//! slow disk under a download flood), and every other request would wait
+//! behind it. So each class has a lane: a semaphore on the async side that
+//! a job must pass before it is handed to the pool. A job waiting for its
+//! lane waits as a future, holding no thread, and the lanes together hold
+//! fewer permits than the pool has threads, so no lane can starve another.
+//!
+//! Image jobs also have a bounded queue: past it, the answer is 503 with
+//! `Retry-After` at once, instead of a wait that grows with the flood.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use store_app::{AppError, AppResult};
+use store_core::{StorageError, StoreError};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Threads of tokio's blocking pool (the binary builds its runtime with
+/// it). The lanes below hold 386 permits together, leaving the rest for
+/// the sweeper, the orphan collection and the log.
+pub const BLOCKING_THREADS_MAX: usize = 448;
+/// Chunk reads of downloads and zips at once.
+const READ_JOBS_MAX: usize = 128;
+/// Use cases, upload batches and their commits (fsync) at once.
+const WORK_JOBS_MAX: usize = 224;
+/// Zip archives being assembled at once.
+const ZIP_JOBS_MAX: usize = 32;
+/// Image jobs (decode, resize, encode) at once: store-app's own bound, so
+/// its slots never make a thread wait.
+const MEDIA_JOBS_MAX: usize = store_app::MEDIA_JOBS_MAX;
+/// Image jobs waiting for a slot; one more answers 503.
+pub const MEDIA_QUEUE_MAX: usize = 32;
+/// Seconds a client refused by a full queue is asked to wait.
+pub const BUSY_RETRY_AFTER_SECS: u64 = 5;
+
+/// One class of blocking work.
+#[derive(Debug, Clone)]
+pub struct Lane(Arc<Semaphore>);
+
+impl Lane {
+    pub(crate) fn new(permits: usize) -> Self {
+        Self(Arc::new(Semaphore::new(permits)))
+    }
+
+    /// Runs `f` on the blocking pool once the lane has room.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> AppResult<T> {
+        let permit = self.enter().await;
+        let out = tokio::task::spawn_blocking(f).await.map_err(worker_failed);
+        drop(permit);
+        out
+    }
+
+    async fn enter(&self) -> OwnedSemaphorePermit {
+        Arc::clone(&self.0)
+            .acquire_owned()
+            .await
+            .expect("lanes are never closed")
+    }
+}
+
+/// Turns a blocking-pool job's panic into a storage fault.
+pub fn worker_failed(e: tokio::task::JoinError) -> AppError {
+    AppError::Storage(StorageError::new(format!("a worker failed: {e}")))
+}
+
+/// The lanes of one server.
+#[derive(Debug)]
+pub struct Lanes {
+    pub reads: Lane,
+    pub work: Lane,
+    pub zips: Lane,
+    media: Lane,
+    /// Image jobs waiting for, or holding, a media slot.
+    media_queued: Arc<AtomicUsize>,
+}
+
+impl Default for Lanes {
+    fn default() -> Self {
+        Self {
+            reads: Lane::new(READ_JOBS_MAX),
+            work: Lane::new(WORK_JOBS_MAX),
+            zips: Lane::new(ZIP_JOBS_MAX),
+            media: Lane::new(MEDIA_JOBS_MAX),
+            media_queued: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+}
+
+/// A place in the image queue, taken before the request's body is read so
+/// that a full queue refuses before anything is uploaded.
+#[derive(Debug)]
+pub struct MediaTicket {
+    queued: Arc<AtomicUsize>,
+    lane: Lane,
+}
+
+impl Drop for MediaTicket {
+    fn drop(&mut self) {
+        self.queued.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl MediaTicket {
+    /// Runs an image job once a slot is free.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> AppResult<T> {
+        self.lane.run(f).await
+    }
+}
+
+impl Lanes {
+    /// A place in the image queue, or 503 when the queue is full.
+    pub fn media_ticket(&self) -> Result<MediaTicket, StoreError> {
+        let limit = MEDIA_JOBS_MAX + MEDIA_QUEUE_MAX;
+        let taken = self
+            .media_queued
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            });
+        if taken.is_err() {
+            return Err(StoreError::Busy {
+                message: format!(
+                    "{limit} image jobs are already running or queued; try again shortly"
+                ),
+                retry_after_secs: BUSY_RETRY_AFTER_SECS,
+            });
+        }
+        Ok(MediaTicket {
+            queued: Arc::clone(&self.media_queued),
+            lane: self.media.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lanes_leave_threads_to_spare() {
+        let held = READ_JOBS_MAX + WORK_JOBS_MAX + ZIP_JOBS_MAX + MEDIA_JOBS_MAX;
+        assert!(held < BLOCKING_THREADS_MAX, "{held} permits");
+    }
+
+    #[tokio::test]
+    async fn the_media_queue_refuses_past_its_bound() {
+        let lanes = Lanes::default();
+        let held: Vec<_> = (0..MEDIA_JOBS_MAX + MEDIA_QUEUE_MAX)
+            .map(|_| lanes.media_ticket().expect("room"))
+            .collect();
+        let refused = lanes.media_ticket().expect_err("full");
+        assert_eq!(refused.retry_after_secs(), Some(BUSY_RETRY_AFTER_SECS));
+        drop(held);
+        assert!(lanes.media_ticket().is_ok());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_lane_never_runs_more_than_its_permits() {
+        let lane = Lane::new(3);
+        let running = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let jobs = (0..12).map(|_| {
+            let (lane, running, peak) = (lane.clone(), running.clone(), peak.clone());
+            tokio::spawn(async move {
+                lane.run(move || {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    peak.fetch_max(now, Ordering::SeqCst);
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    running.fetch_sub(1, Ordering::SeqCst);
+                })
+                .await
+            })
+        });
+        for j in jobs.collect::<Vec<_>>() {
+            j.await.unwrap().unwrap();
+        }
+        assert_eq!(peak.load(Ordering::SeqCst), 3);
+    }
+}

@@ -1,0 +1,269 @@
+//! Sending stored bytes at the client's pace without holding a thread.
+//!
+//! A download (or a zip) is a [`ChunkSource`] read in steps: each step is a
+//! short job on the blocking pool that fills the free chunk buffers, and
+//! the chunks are then handed to the connection from an async task. While
+//! the client is slow, that task waits for a buffer to come back, as a
+//! future: no thread of the pool is held by a client's pace, so slow
+//! readers cannot starve uploads or any other work (issue 19). A client
+//! that accepts nothing at all is dropped by the connection's send
+//! deadline (`deadline.rs`), which frees the buffers and ends the task.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use tokio::sync::mpsc;
+
+use crate::lanes::Lane;
+
+/// Bytes per chunk: large reads, each handed to the connection without a
+/// copy.
+pub const STREAM_CHUNK_BYTES: usize = 256 * 1024;
+/// Chunk buffers per download: some being filled while the connection
+/// writes the others. A stalled reader holds these 768 KiB at most.
+const STREAM_BUFFERS: usize = 3;
+
+/// Something read out in chunks on the blocking pool: a blob, a zip.
+pub trait ChunkSource: Send + 'static {
+    /// Fills `buf` from its start, as far as the source goes; answers the
+    /// bytes written, less than `buf.len()` only at the end (0 once done).
+    fn fill(&mut self, buf: &mut [u8]) -> std::io::Result<usize>;
+}
+
+/// Any reader is a source (a blob reader, bytes in memory).
+impl<R: std::io::Read + Send + 'static + ?Sized> ChunkSource for Box<R> {
+    fn fill(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            match self.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
+    }
+}
+
+/// The response body of a stream: chunks arrive through a channel from
+/// the task that reads them.
+#[derive(Debug)]
+pub struct ChannelBody {
+    rx: mpsc::Receiver<std::io::Result<Bytes>>,
+    len: Option<u64>,
+}
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        self.rx.poll_recv(cx).map(|o| o.map(|r| r.map(Frame::data)))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.len
+            .map_or_else(SizeHint::default, SizeHint::with_exact)
+    }
+}
+
+/// Streams `source` (of `len` bytes when known), reading on `lane`.
+pub fn stream(source: impl ChunkSource, len: Option<u64>, lane: Lane) -> ChannelBody {
+    let (tx, rx) = mpsc::channel(STREAM_BUFFERS);
+    tokio::spawn(pump(source, tx, lane));
+    ChannelBody { rx, len }
+}
+
+/// A chunk buffer lent to the connection. When hyper is done with the
+/// chunk, the buffer goes back to the pump that read it, so a 5 MiB
+/// download allocates (and the kernel zeroes) three buffers, not twenty.
+struct Lent {
+    buf: Vec<u8>,
+    filled: usize,
+    home: mpsc::UnboundedSender<Vec<u8>>,
+}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf[..self.filled]
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        // The pump may have ended already; the buffer is then freed.
+        let _ = self.home.send(std::mem::take(&mut self.buf));
+    }
+}
+
+/// What one blocking step read: filled buffers in order, and whether the
+/// source is done (at its end, or failed).
+struct Step {
+    chunks: Vec<(Vec<u8>, usize)>,
+    failed: Option<std::io::Error>,
+    done: bool,
+}
+
+/// Fills each of `bufs` in turn, stopping at the source's end.
+fn read_step<S: ChunkSource>(source: &mut S, bufs: Vec<Vec<u8>>) -> Step {
+    let mut step = Step {
+        chunks: Vec::with_capacity(bufs.len()),
+        failed: None,
+        done: false,
+    };
+    for mut buf in bufs {
+        match source.fill(&mut buf) {
+            Ok(0) => step.done = true,
+            Ok(n) => {
+                step.done = n < buf.len();
+                step.chunks.push((buf, n));
+            }
+            Err(e) => {
+                step.failed = Some(e);
+                step.done = true;
+            }
+        }
+        if step.done {
+            break;
+        }
+    }
+    step
+}
+
+/// Reads `source` in steps on `lane` and sends the chunks, waiting (as a
+/// future) for buffers to come back from the connection.
+async fn pump<S: ChunkSource>(
+    mut source: S,
+    tx: mpsc::Sender<std::io::Result<Bytes>>,
+    lane: Lane,
+) {
+    let (home, mut free) = mpsc::unbounded_channel();
+    let mut unborn = STREAM_BUFFERS;
+    loop {
+        let mut bufs: Vec<Vec<u8>> = Vec::with_capacity(STREAM_BUFFERS);
+        while let Ok(buf) = free.try_recv() {
+            bufs.push(buf);
+        }
+        while bufs.is_empty() && unborn == 0 {
+            tokio::select! {
+                Some(buf) = free.recv() => bufs.push(buf),
+                () = tx.closed() => return, // The client went away.
+            }
+        }
+        for _ in bufs.len()..STREAM_BUFFERS {
+            if unborn == 0 {
+                break;
+            }
+            unborn -= 1;
+            bufs.push(vec![0; STREAM_CHUNK_BYTES]);
+        }
+        let ran = lane
+            .run(move || {
+                let step = read_step(&mut source, bufs);
+                (source, step)
+            })
+            .await;
+        let Ok((back, step)) = ran else {
+            let _ = tx
+                .send(Err(std::io::Error::other("a read worker failed")))
+                .await;
+            return;
+        };
+        source = back;
+        for (buf, filled) in step.chunks {
+            let home = home.clone();
+            let chunk = Bytes::from_owner(Lent { buf, filled, home });
+            if tx.send(Ok(chunk)).await.is_err() {
+                return;
+            }
+        }
+        if let Some(e) = step.failed {
+            // The client sees a cut-off body, never a short one that looks
+            // whole.
+            let _ = tx.send(Err(e)).await;
+            return;
+        }
+        if step.done {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    fn pattern(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 7 % 251) as u8).collect()
+    }
+
+    /// Reads a body as a connection does: each chunk copied out and
+    /// dropped, which gives its buffer back.
+    async fn collect(mut body: ChannelBody) -> std::io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        while let Some(frame) = body.frame().await {
+            if let Ok(data) = frame?.into_data() {
+                out.extend_from_slice(&data);
+            }
+        }
+        Ok(out)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_length_arrives_whole() {
+        for len in [
+            0,
+            1,
+            STREAM_CHUNK_BYTES - 1,
+            STREAM_CHUNK_BYTES,
+            STREAM_CHUNK_BYTES + 1,
+            STREAM_CHUNK_BYTES * STREAM_BUFFERS,
+            5 * 1024 * 1024 + 17,
+        ] {
+            let bytes = pattern(len);
+            let source = Box::new(std::io::Cursor::new(bytes.clone()));
+            let body = stream(source, Some(len as u64), Lane::new(2));
+            assert_eq!(collect(body).await.unwrap(), bytes, "length {len}");
+        }
+    }
+
+    /// Fails after giving some bytes: the body must end in an error.
+    struct Broken(usize);
+
+    impl ChunkSource for Broken {
+        fn fill(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0 == 0 {
+                return Err(std::io::Error::other("disk gone"));
+            }
+            self.0 -= 1;
+            Ok(buf.len())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_read_cuts_the_body() {
+        let body = stream(Broken(4), None, Lane::new(1));
+        assert!(collect(body).await.is_err());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_reader_that_stops_holds_no_thread() {
+        // A lane of one permit: if an unread stream kept its job, the
+        // second stream could never read.
+        let lane = Lane::new(1);
+        let big = pattern(8 * STREAM_CHUNK_BYTES);
+        let stalled = stream(Box::new(std::io::Cursor::new(big)), None, lane.clone());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let other = stream(Box::new(std::io::Cursor::new(pattern(10))), None, lane);
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), collect(other)).await;
+        assert_eq!(got.expect("not starved").unwrap(), pattern(10));
+        drop(stalled);
+    }
+}
