@@ -20,7 +20,28 @@ pub struct Config {
     pub pics_pool_bytes: u64,
     pub trusted_proxies: Vec<String>,
     pub import_allow_private: bool,
+    pub guards: Guards,
 }
+
+/// The guards against greedy or hostile clients (docs/RELIABILITY.md),
+/// from the environment; 0 turns a cap off, never a time-out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guards {
+    pub connections_per_ip: u64,
+    pub requests_per_ip: u64,
+    pub header_timeout_secs: u64,
+    pub send_timeout_secs: u64,
+    pub body_timeout_secs: u64,
+    pub body_min_bytes_per_sec: u64,
+    pub bodies_in_flight_bytes: u64,
+}
+
+/// The defaults of [`Guards`], each explained where it is used.
+const CONNECTIONS_PER_IP_DEFAULT: u64 = 64;
+const REQUESTS_PER_IP_DEFAULT: u64 = 64;
+const TIMEOUT_SECS_DEFAULT: u64 = 30;
+const BODY_MIN_BYTES_PER_SEC_DEFAULT: u64 = 4096;
+const BODIES_IN_FLIGHT_BYTES_DEFAULT: u64 = 1 << 30;
 
 pub const USAGE: &str = "\
 storesrv: an ephemeral file store over HTTP
@@ -39,6 +60,15 @@ environment only:
   STORE_PICS_POOL_BYTES     pics pool (default 21474836480)
   STORE_TRUSTED_PROXIES     IPs or CIDRs whose X-Forwarded-For is believed
   STORE_IMPORT_ALLOW_PRIVATE=1  let import reach private hosts (tests only)
+
+guards against greedy clients (0 turns a cap off):
+  STORE_CONNECTIONS_PER_IP      connections one address may hold (default 64)
+  STORE_REQUESTS_PER_IP         requests one client may have in flight (default 64)
+  STORE_HEADER_TIMEOUT_SECS     time to send request headers, and keep-alive idle (default 30)
+  STORE_SEND_TIMEOUT_SECS       a client accepting no byte this long is dropped (default 30)
+  STORE_BODY_TIMEOUT_SECS       a body's idle limit, and its grace before the rate counts (default 30)
+  STORE_BODY_MIN_BYTES_PER_SEC  slowest body accepted, after the grace (default 4096)
+  STORE_BODIES_IN_FLIGHT_BYTES  bytes of bodies received at once, all clients (default 1073741824)
 ";
 
 /// What the command line asked for.
@@ -134,7 +164,33 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             .map(String::from)
             .collect(),
         import_allow_private: env("STORE_IMPORT_ALLOW_PRIVATE").as_deref() == Some("1"),
+        guards: guards(&env_num)?,
     }))
+}
+
+fn guards(env_num: &dyn Fn(&str, u64) -> Result<u64, String>) -> Result<Guards, String> {
+    let secs = |name: &str| -> Result<u64, String> {
+        match env_num(name, TIMEOUT_SECS_DEFAULT)? {
+            0 => Err(format!("{name} must be at least 1")),
+            n => Ok(n),
+        }
+    };
+    Ok(Guards {
+        connections_per_ip: env_num("STORE_CONNECTIONS_PER_IP", CONNECTIONS_PER_IP_DEFAULT)?,
+        requests_per_ip: env_num("STORE_REQUESTS_PER_IP", REQUESTS_PER_IP_DEFAULT)?,
+        header_timeout_secs: secs("STORE_HEADER_TIMEOUT_SECS")?,
+        send_timeout_secs: secs("STORE_SEND_TIMEOUT_SECS")?,
+        body_timeout_secs: secs("STORE_BODY_TIMEOUT_SECS")?,
+        body_min_bytes_per_sec: env_num(
+            "STORE_BODY_MIN_BYTES_PER_SEC",
+            BODY_MIN_BYTES_PER_SEC_DEFAULT,
+        )?
+        .max(1),
+        bodies_in_flight_bytes: env_num(
+            "STORE_BODIES_IN_FLIGHT_BYTES",
+            BODIES_IN_FLIGHT_BYTES_DEFAULT,
+        )?,
+    })
 }
 
 #[cfg(test)]
@@ -165,6 +221,27 @@ mod tests {
         assert_eq!(c.pool_bytes, 104_857_600);
         assert_eq!(c.pics_pool_bytes, 21_474_836_480);
         assert!(!c.import_allow_private);
+        assert_eq!(c.guards.connections_per_ip, 64);
+        assert_eq!(c.guards.send_timeout_secs, 30);
+        assert_eq!(c.guards.bodies_in_flight_bytes, 1 << 30);
+    }
+
+    #[test]
+    fn guards_from_the_environment() {
+        let c = run(
+            &[],
+            &[
+                ("STORE_CONNECTIONS_PER_IP", "0"),
+                ("STORE_SEND_TIMEOUT_SECS", "2"),
+                ("STORE_BODY_MIN_BYTES_PER_SEC", "100"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.guards.connections_per_ip, 0);
+        assert_eq!(c.guards.send_timeout_secs, 2);
+        assert_eq!(c.guards.body_min_bytes_per_sec, 100);
+        assert!(run(&[], &[("STORE_SEND_TIMEOUT_SECS", "0")]).is_err());
+        assert!(run(&[], &[("STORE_REQUESTS_PER_IP", "many")]).is_err());
     }
 
     #[test]

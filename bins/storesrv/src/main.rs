@@ -44,8 +44,11 @@ fn main() -> ExitCode {
         .with_ansi(false)
         .with_target(false)
         .init();
+    // The blocking pool is shared out in lanes that together leave threads
+    // to spare (store_http::lanes), so no class of work can take it all.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .max_blocking_threads(store_http::lanes::BLOCKING_THREADS_MAX)
         .build()
     {
         Ok(rt) => rt,
@@ -162,11 +165,7 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     use std::io::Write;
     let _ = std::io::stdout().flush();
 
-    let options = store_http::ServeOptions {
-        trusted_proxies,
-        rate_limit_per_min: config.rate_limit_per_min,
-        ..store_http::ServeOptions::default()
-    };
+    let options = serve_options(&config, trusted_proxies);
     let served = store_http::serve(listener, Arc::new(app), options, shutdown).await;
     repo.flush().map_err(|e| e.to_string())?;
     // The app and its tasks are gone with `serve`; this was the last handle.
@@ -182,6 +181,31 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     served.map_err(|e| e.to_string())?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The server's guards, from the configuration.
+fn serve_options(
+    config: &Config,
+    trusted_proxies: Vec<store_http::client::Cidr>,
+) -> store_http::ServeOptions {
+    let g = &config.guards;
+    let secs = std::time::Duration::from_secs;
+    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    store_http::ServeOptions {
+        trusted_proxies,
+        rate_limit_per_min: config.rate_limit_per_min,
+        connections_per_client_max: count(g.connections_per_ip),
+        requests_per_client_max: count(g.requests_per_ip),
+        header_read_timeout: secs(g.header_timeout_secs),
+        send_timeout: secs(g.send_timeout_secs),
+        body_pace: store_http::BodyPace {
+            idle: secs(g.body_timeout_secs),
+            grace: secs(g.body_timeout_secs),
+            min_bytes_per_sec: g.body_min_bytes_per_sec,
+        },
+        bodies_in_flight_bytes_max: g.bodies_in_flight_bytes,
+        ..store_http::ServeOptions::default()
+    }
 }
 
 /// Installs the SIGINT and SIGTERM handlers now, and returns a future that
