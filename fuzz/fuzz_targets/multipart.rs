@@ -28,9 +28,11 @@ fuzz_target!(|data: &[u8]| {
     };
     let config = AppConfig { base_url: "http://f".into(), limits: Limits::default(), retain_tokens: RetainTokens::default(), superadmin_token: None };
     let (app, _) = App::open(ports, config).unwrap();
+    let intake = store_http::body::Intake::unhurried(Arc::new(app));
     let body = bytes::Bytes::copy_from_slice(data);
     let stream = futures_stream(body);
-    let result = runtime().block_on(store_http::body::read_multipart(&app, stream, "XyZ".into(), FILE_LIMIT, FILES_MAX));
+    let rules = store_http::body::PartRules::new(FILE_LIMIT, FILES_MAX);
+    let result = runtime().block_on(store_http::body::read_multipart(&intake, stream, "XyZ".into(), rules));
     match result {
         Ok(mp) => {
             assert!(mp.files.len() <= FILES_MAX);

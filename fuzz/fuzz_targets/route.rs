@@ -8,7 +8,7 @@ use store_http::router::{route, Endpoint};
 fuzz_target!(|data: (&[u8], &str, &str)| {
     let (method, path, query) = data;
     let Ok(method) = http::Method::from_bytes(method) else { return };
-    let q = Query::parse(query);
+    let Ok(q) = Query::parse(query) else { return };
     let _ = q.flag("once");
     let _ = q.all("tag");
     match route(&method, path, &q) {

@@ -18,6 +18,8 @@ pub struct Config {
     pub rate_limit_per_min: u32,
     pub pool_bytes: u64,
     pub pics_pool_bytes: u64,
+    /// What anonymous writers may put into one show-dir.
+    pub show_dir_bytes: u64,
     pub trusted_proxies: Vec<String>,
     pub import_allow_private: bool,
     pub guards: Guards,
@@ -58,6 +60,7 @@ environment only:
   STORE_RATE_LIMIT_PER_MIN  requests per minute per client IP (default 100; 0 = off)
   STORE_POOL_BYTES          store pool (default 104857600)
   STORE_PICS_POOL_BYTES     pics pool (default 21474836480)
+  STORE_SHOW_DIR_BYTES      bytes anonymous writers may put in one show-dir (default: a tenth of the pool)
   STORE_TRUSTED_PROXIES     IPs or CIDRs whose X-Forwarded-For is believed
   STORE_IMPORT_ALLOW_PRIVATE=1  let import reach private hosts (tests only)
 
@@ -74,7 +77,7 @@ guards against greedy clients (0 turns a cap off):
 /// What the command line asked for.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {
-    Run(Config),
+    Run(Box<Config>),
     Help,
     Version,
 }
@@ -140,7 +143,8 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             .filter(|v| !v.is_empty())
             .map_or(Ok(default), |v| number(name, &v))
     };
-    Ok(Command::Run(Config {
+    let pool_bytes = env_num("STORE_POOL_BYTES", limits::POOL_BYTES_DEFAULT)?;
+    Ok(Command::Run(Box::new(Config {
         listen,
         data: PathBuf::from(
             data.or_else(|| env("STORE_DATA"))
@@ -154,7 +158,8 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             limits::RATE_LIMIT_PER_MIN_DEFAULT.into(),
         )?)
         .map_err(|_| "STORE_RATE_LIMIT_PER_MIN is too large".to_string())?,
-        pool_bytes: env_num("STORE_POOL_BYTES", limits::POOL_BYTES_DEFAULT)?,
+        pool_bytes,
+        show_dir_bytes: env_num("STORE_SHOW_DIR_BYTES", pool_bytes / 10)?,
         pics_pool_bytes: env_num("STORE_PICS_POOL_BYTES", limits::PICS_POOL_BYTES_DEFAULT)?,
         trusted_proxies: env("STORE_TRUSTED_PROXIES")
             .unwrap_or_default()
@@ -165,7 +170,7 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             .collect(),
         import_allow_private: env("STORE_IMPORT_ALLOW_PRIVATE").as_deref() == Some("1"),
         guards: guards(&env_num)?,
-    }))
+    })))
 }
 
 fn guards(env_num: &dyn Fn(&str, u64) -> Result<u64, String>) -> Result<Guards, String> {
@@ -205,7 +210,7 @@ mod tests {
             .collect();
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         match parse(&args, &|k| env.get(k).cloned())? {
-            Command::Run(c) => Ok(c),
+            Command::Run(c) => Ok(*c),
             other => Err(format!("{other:?}")),
         }
     }
@@ -221,6 +226,7 @@ mod tests {
         assert_eq!(c.pool_bytes, 104_857_600);
         assert_eq!(c.pics_pool_bytes, 21_474_836_480);
         assert!(!c.import_allow_private);
+        assert_eq!(c.show_dir_bytes, 10_485_760);
         assert_eq!(c.guards.connections_per_ip, 64);
         assert_eq!(c.guards.send_timeout_secs, 30);
         assert_eq!(c.guards.bodies_in_flight_bytes, 1 << 30);

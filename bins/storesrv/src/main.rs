@@ -17,7 +17,7 @@ use config::{Command, Config};
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let config = match config::parse(&args, &|k| std::env::var(k).ok()) {
-        Ok(Command::Run(c)) => c,
+        Ok(Command::Run(c)) => *c,
         Ok(Command::Help) => {
             print!("{}", config::USAGE);
             return ExitCode::SUCCESS;
@@ -112,6 +112,7 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
         pool_bytes: config.pool_bytes,
         pics_pool_bytes: config.pics_pool_bytes,
         rate_limit_per_min: config.rate_limit_per_min,
+        show_dir_bytes_max: config.show_dir_bytes,
         ..Limits::default()
     };
     let guard = store_fetch::Guard {
@@ -121,16 +122,8 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
             store_fetch::Policy::PublicOnly
         },
         // Import never fetches from the service itself, by any of the
-        // addresses it answers on.
-        own: if bound.ip().is_unspecified() {
-            vec![
-                bound,
-                std::net::SocketAddr::from(([127, 0, 0, 1], bound.port())),
-                std::net::SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, bound.port())),
-            ]
-        } else {
-            vec![bound]
-        },
+        // addresses it answers on (a wildcard bind: all of loopback).
+        own: vec![bound],
     };
     let ports = Ports {
         repo: repo.clone(),

@@ -217,7 +217,13 @@ impl App {
             .filter_map(|p| p.name.as_deref().and_then(|n| dir.file(n)))
             .map(|f| f.size)
             .sum();
-        let reservation = self.reserve(incoming.saturating_sub(replaced))?;
+        let size_after = (dir.size() + incoming).saturating_sub(replaced);
+        let room = dir.room_for(
+            access.retain,
+            size_after,
+            self.config.limits.show_dir_bytes_max,
+        )?;
+        let reservation = self.reserve_in(room, incoming.saturating_sub(replaced))?;
         let members = self.commit_parts(parts, now)?;
         let mut old = Vec::new();
         for m in members.iter().cloned() {
@@ -371,7 +377,12 @@ impl App {
             return Err(StoreError::forbidden("only text files can be appended to (PATCH)").into());
         }
         let new_size = self.appended_size(file.size, text.len())?;
-        let reservation = self.reserve(text.len() as u64)?;
+        let room = dir.room_for(
+            access.retain,
+            dir.size() + text.len() as u64,
+            self.config.limits.show_dir_bytes_max,
+        )?;
+        let reservation = self.reserve_in(room, text.len() as u64)?;
         let blob = self.concat_blob(&file.blob, text)?;
         reservation.keep();
         let slot = dir

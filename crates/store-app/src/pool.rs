@@ -65,6 +65,29 @@ impl App {
         }
     }
 
+    /// Takes `bytes` from the pool as [`App::reserve`] does when `room`
+    /// allows eviction; otherwise only if they fit in the free room (a
+    /// show-dir's anonymous writer never evicts anyone).
+    pub(crate) fn reserve_in(
+        &self,
+        room: store_core::container::Room,
+        bytes: u64,
+    ) -> AppResult<Reservation<'_>> {
+        if room == store_core::container::Room::MayEvict {
+            return self.reserve(bytes);
+        }
+        if self.ledger().try_reserve(bytes) {
+            return Ok(Reservation { app: self, bytes });
+        }
+        Err(StoreError::PoolFull {
+            message: format!(
+                "the store pool has no free room for {bytes} more bytes, and writes to a show-dir without the retain token never evict other objects"
+            ),
+            retry_after_secs: self.config.limits.pool_full_retry_after_secs,
+        }
+        .into())
+    }
+
     /// Whether evicting could free `needed` bytes. It reads the expiry
     /// index in growing pages and stops as soon as the answer is yes, so
     /// the usual case (a pool full of evictable files) stays cheap.

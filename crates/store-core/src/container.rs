@@ -131,6 +131,15 @@ pub fn validate_custom_write_token(token: &str) -> Result<(), StoreError> {
     }
 }
 
+/// Where a write's bytes may come from (see [`DirRecord::room_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Room {
+    /// Free room, or room made by evicting other objects.
+    MayEvict,
+    /// Free room only.
+    FreeOnly,
+}
+
 /// A mutable collection with a sliding lifetime.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DirRecord {
@@ -283,6 +292,32 @@ impl DirRecord {
         let old = self.files.remove(pos);
         self.record_activity(now, name, DirAction::Delete, old.size);
         Ok(old)
+    }
+
+    /// How a write that leaves the dir holding `size_after` bytes may take
+    /// its room in the pool. A show-dir is written by anyone and never
+    /// evicted, so a writer without the retain token gets only free room
+    /// (it may never evict another user's objects), and at most
+    /// `show_dir_bytes_max` bytes in the dir (507 past it). Everyone else,
+    /// and any write to another dir, may evict as usual.
+    pub fn room_for(
+        &self,
+        retain: RetainAuth,
+        size_after: u64,
+        show_dir_bytes_max: u64,
+    ) -> Result<Room, StoreError> {
+        if !self.open || retain == RetainAuth::Valid {
+            return Ok(Room::MayEvict);
+        }
+        if size_after > show_dir_bytes_max {
+            return Err(StoreError::PoolFull {
+                message: format!(
+                    "this show-dir is full: it holds at most {show_dir_bytes_max} bytes from writers without the retain token; delete some files first"
+                ),
+                retry_after_secs: crate::limits::POOL_FULL_RETRY_AFTER_SECS,
+            });
+        }
+        Ok(Room::FreeOnly)
     }
 
     /// Makes the dir a show-dir: indefinite and open to every writer.

@@ -64,6 +64,11 @@ pub const COMMENT_COOLDOWN_SECS: u64 = 20;
 pub const COMMENTS_PER_GALLERY_DEFAULT: usize = 500;
 /// `Retry-After` of a 507 pool_full answer.
 pub const POOL_FULL_RETRY_AFTER_SECS: u64 = 300;
+/// Bytes anonymous writers may put into one show-dir: a tenth of the
+/// default pool. Show-dirs are never evicted and anyone may write to them,
+/// so without a bound public writers could take the pool from everyone
+/// (issue 19, docs/DECISIONS.md).
+pub const SHOW_DIR_BYTES_DEFAULT: u64 = POOL_BYTES_DEFAULT / 10;
 /// Entries kept in a dir's history (CONTRACT: 200).
 pub const HISTORY_LIMIT: usize = 200;
 /// Files in one dir or bundle (CONTRACT: 1000).
@@ -106,6 +111,8 @@ pub struct Limits {
     pub history_limit: usize,
     pub files_per_container_max: usize,
     pub browse_results_max: usize,
+    /// What anonymous writers may put into one show-dir.
+    pub show_dir_bytes_max: u64,
 }
 
 impl Default for Limits {
@@ -142,6 +149,7 @@ impl Default for Limits {
             history_limit: HISTORY_LIMIT,
             files_per_container_max: FILES_PER_CONTAINER_MAX,
             browse_results_max: BROWSE_RESULTS_MAX,
+            show_dir_bytes_max: SHOW_DIR_BYTES_DEFAULT,
         }
     }
 }

@@ -1,5 +1,7 @@
 //! Naming rules of SPEC.md: memorable names, tags and file names.
 
+use unicode_normalization::UnicodeNormalization;
+
 use crate::error::StoreError;
 use crate::limits;
 
@@ -113,16 +115,25 @@ pub fn apply_tags(
 pub fn validate_file_name(name: &str) -> Result<(), StoreError> {
     let reason = if name.is_empty() {
         Some("is empty")
-    } else if name == "." || name == ".." {
-        Some("is a path component")
-    } else if name.contains(['/', '\\']) {
-        Some("contains a slash")
-    } else if name.chars().any(char::is_control) {
-        Some("contains a control character")
     } else if name.len() > limits::FILE_NAME_BYTES_MAX {
         Some("is longer than 255 bytes")
+    } else if name.chars().any(char::is_control) {
+        Some("contains a control character")
+    } else if name.chars().any(is_invisible_format) {
+        Some("contains an invisible or direction-changing character (bidi or zero-width)")
+    } else if name.starts_with(char::is_whitespace) || name.ends_with(char::is_whitespace) {
+        Some("begins or ends with a space")
     } else {
-        None
+        // Compatibility forms count as what they display as: a fullwidth
+        // `．．` is `..`, a fullwidth solidus is a slash.
+        let folded: String = name.nfkc().collect();
+        if folded == "." || folded == ".." {
+            Some("is a path component")
+        } else if folded.contains(['/', '\\']) {
+            Some("contains a slash")
+        } else {
+            None
+        }
     };
     match reason {
         Some(why) => Err(StoreError::bad_request(format!(
@@ -130,6 +141,21 @@ pub fn validate_file_name(name: &str) -> Result<(), StoreError> {
         ))),
         None => Ok(()),
     }
+}
+
+/// Characters that change how a name displays without showing themselves:
+/// bidirectional controls (a name could read `exe.txt` and be `txt.exe`)
+/// and zero-width ones.
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+    )
 }
 
 /// The name a file gets when the client gave none.
@@ -196,6 +222,37 @@ mod tests {
             assert!(validate_file_name(bad).is_err(), "{bad:?}");
         }
         assert!(validate_file_name(&"x".repeat(256)).is_err());
+    }
+
+    /// Issue 19: names that display as a path component, or hide what they
+    /// are, were accepted.
+    #[test]
+    fn names_that_look_like_something_else_are_refused() {
+        for bad in [
+            " ..",
+            ".. ",
+            " a.txt",
+            "a.txt ",
+            "\u{FF0E}\u{FF0E}",
+            "\u{FF0E}",
+            "a\u{FF0F}b",
+            "a\u{FF3C}b",
+            "report\u{202E}fdp.exe",
+            "a\u{200B}b",
+            "\u{FEFF}a",
+            "a\u{2066}b",
+        ] {
+            assert!(validate_file_name(bad).is_err(), "{bad:?}");
+        }
+        // Other non-ASCII names keep working, compatibility forms included.
+        for ok in [
+            "\u{FB01}le.txt",
+            "日本語.txt",
+            "x\u{FF0E}txt",
+            "ｆｕｌｌ.txt",
+        ] {
+            assert!(validate_file_name(ok).is_ok(), "{ok:?}");
+        }
     }
 
     proptest! {

@@ -144,9 +144,31 @@ pub struct Guard {
     pub own: Vec<SocketAddr>,
 }
 
+/// An IPv4-mapped IPv6 address is the IPv4 address it carries.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
 impl Guard {
+    /// Whether a connection to `addr` would reach the service itself: one
+    /// of its own addresses, in any spelling (`[::ffff:127.0.0.1]` is
+    /// 127.0.0.1), and, when it listens on a wildcard address, every
+    /// loopback address (all of 127.0.0.0/8 and ::1) on its port.
+    pub fn is_own(&self, addr: SocketAddr) -> bool {
+        let ip = canonical(addr.ip());
+        self.own.iter().any(|own| {
+            let own_ip = canonical(own.ip());
+            own.port() == addr.port()
+                && (own_ip == ip
+                    || own_ip.is_unspecified() && (ip.is_loopback() || ip.is_unspecified()))
+        })
+    }
+
     pub fn allows(&self, addr: SocketAddr) -> bool {
-        if self.own.contains(&addr) {
+        if self.is_own(addr) {
             return false;
         }
         match &self.policy {
@@ -254,6 +276,40 @@ mod tests {
         assert!(exact.allows("127.0.0.1:1234".parse().unwrap()));
         assert!(!exact.allows("127.0.0.2:1234".parse().unwrap()));
         assert!(!exact.allows("8.8.8.8:443".parse().unwrap()));
+    }
+
+    #[test]
+    fn the_service_itself_is_refused_in_every_spelling() {
+        let on_loopback = Guard {
+            policy: Policy::AllowPrivate,
+            own: vec!["127.0.0.1:8080".parse().unwrap()],
+        };
+        for own in ["127.0.0.1:8080", "[::ffff:127.0.0.1]:8080"] {
+            assert!(!on_loopback.allows(own.parse().unwrap()), "{own}");
+        }
+        // Bound to 127.0.0.1 alone, 127.0.0.2 is another host.
+        assert!(on_loopback.allows("127.0.0.2:8080".parse().unwrap()));
+        let on_wildcard = Guard {
+            policy: Policy::AllowPrivate,
+            own: vec!["0.0.0.0:8080".parse().unwrap()],
+        };
+        for own in [
+            "127.0.0.1:8080",
+            "127.0.0.2:8080",
+            "127.255.255.254:8080",
+            "[::1]:8080",
+            "[::ffff:127.0.0.1]:8080",
+            "[::ffff:127.9.9.9]:8080",
+        ] {
+            assert!(!on_wildcard.allows(own.parse().unwrap()), "{own}");
+        }
+        assert!(on_wildcard.allows("127.0.0.2:8081".parse().unwrap()));
+        let on_v6_wildcard = Guard {
+            policy: Policy::AllowPrivate,
+            own: vec!["[::]:8080".parse().unwrap()],
+        };
+        assert!(!on_v6_wildcard.allows("127.0.0.5:8080".parse().unwrap()));
+        assert!(!on_v6_wildcard.allows("[::1]:8080".parse().unwrap()));
     }
 
     proptest! {

@@ -262,7 +262,10 @@ pub fn multipart_boundary(headers: &HeaderMap) -> Option<Result<String, StoreErr
 /// file part is written: a refusal that needs a form field (a write token
 /// typed into a page) still comes before any upload is stored.
 pub type Gate<'a> = Box<
-    dyn FnOnce(Vec<(String, String)>) -> std::pin::Pin<Box<dyn std::future::Future<Output = AppResult<()>> + Send + 'a>>
+    dyn FnOnce(
+            Vec<(String, String)>,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = AppResult<()>> + Send + 'a>>
         + Send
         + 'a,
 >;
@@ -393,11 +396,7 @@ where
         rules.admit(&out, name.as_deref()).await?;
         let content_type = field.content_type().map(|m| m.essence_str().to_string());
         let mut sink = Sink::new(intake, rules.file_limit_bytes)?;
-        while let Some(chunk) = intake
-            .step(field.chunk())
-            .await?
-            .map_err(multipart_error)?
-        {
+        while let Some(chunk) = intake.step(field.chunk()).await?.map_err(multipart_error)? {
             sink.push(chunk).await?;
         }
         out.files.push(Part {
@@ -416,11 +415,7 @@ async fn read_form_field(
 ) -> AppResult<(String, String)> {
     let name = field.name().unwrap_or("").to_string();
     let mut value = Vec::new();
-    while let Some(chunk) = intake
-        .step(field.chunk())
-        .await?
-        .map_err(multipart_error)?
-    {
+    while let Some(chunk) = intake.step(field.chunk()).await?.map_err(multipart_error)? {
         value.extend_from_slice(&chunk);
         if value.len() > FORM_FIELD_BYTES_MAX {
             return Err(StoreError::bad_request(format!("form field {name:?} is too long")).into());

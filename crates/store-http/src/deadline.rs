@@ -55,7 +55,11 @@ impl<T> SendDeadline<T> {
     }
 
     /// Passes a write's result on, disarming the timer on progress.
-    fn wrote(&mut self, cx: &mut Context<'_>, r: Poll<std::io::Result<usize>>) -> Poll<std::io::Result<usize>> {
+    fn wrote(
+        &mut self,
+        cx: &mut Context<'_>,
+        r: Poll<std::io::Result<usize>>,
+    ) -> Poll<std::io::Result<usize>> {
         match r {
             Poll::Pending => self.wait(cx),
             Poll::Ready(r) => {
@@ -109,10 +113,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for SendDeadline<T> {
         }
     }
 
-    fn poll_shutdown(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match Pin::new(&mut self.inner).poll_shutdown(cx) {
             Poll::Pending => self.wait(cx),
             ready => ready,

@@ -39,7 +39,10 @@ mod tests {
         assert!(!wants_html(&h("*/*"), &none));
         assert!(!wants_html(&h("application/json"), &none));
         assert!(!wants_html(&HeaderMap::new(), &none));
-        assert!(!wants_html(&h("text/html"), &Query::parse("json=1")));
-        assert!(wants_html(&h("*/*"), &Query::parse("html=1")));
+        assert!(!wants_html(
+            &h("text/html"),
+            &Query::parse("json=1").unwrap()
+        ));
+        assert!(wants_html(&h("*/*"), &Query::parse("html=1").unwrap()));
     }
 }

@@ -10,14 +10,98 @@ pub struct Query(Vec<(String, String)>);
 /// server hold an unbounded list.
 const QUERY_PAIRS_MAX: usize = 64;
 
+/// Every parameter the service reads. An unknown one is ignored (a cache
+/// buster, a tracking tag), unless it is one letter away from one of these:
+/// then it is most likely a typo, and ignoring it would quietly do
+/// something else than asked (`onse=1` would make a file that does not
+/// burn). docs/DECISIONS.md.
+pub const KNOWN_PARAMS: &[&str] = &[
+    "action",
+    "clike",
+    "comment",
+    "create",
+    "created_after",
+    "created_before",
+    "dir",
+    "download",
+    "embed",
+    "html",
+    "id",
+    "info",
+    "json",
+    "like",
+    "likes",
+    "link",
+    "listed",
+    "name",
+    "once",
+    "order",
+    "p",
+    "q",
+    "retain",
+    "share",
+    "show",
+    "sort",
+    "stars",
+    "tag",
+    "text",
+    "thumb",
+    "token",
+    "ttl",
+    "untag",
+    "updated_after",
+    "updated_before",
+    "url",
+    "write",
+    "zip",
+];
+
+/// The parameters that may be given more than once; any other given twice
+/// is refused rather than settled by order.
+const MULTI_PARAMS: &[&str] = &["tag", "untag", "stars"];
+
+/// Shortest unknown key that is checked for being a typo: shorter keys
+/// (`v`, `_`) are one letter from too much.
+const TYPO_KEY_CHARS_MIN: usize = 3;
+
 impl Query {
-    pub fn parse(raw: &str) -> Self {
-        Self(
-            form_urlencoded::parse(raw.as_bytes())
-                .take(QUERY_PAIRS_MAX)
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect(),
-        )
+    /// Parses a query string, refusing (400) more than [`QUERY_PAIRS_MAX`]
+    /// pairs instead of dropping the rest: a flag at the end of a long URL
+    /// must never be lost in silence.
+    pub fn parse(raw: &str) -> Result<Self, StoreError> {
+        let mut pairs = Vec::new();
+        for (k, v) in form_urlencoded::parse(raw.as_bytes()) {
+            if pairs.len() == QUERY_PAIRS_MAX {
+                return Err(StoreError::bad_request(format!(
+                    "too many query parameters: at most {QUERY_PAIRS_MAX}"
+                )));
+            }
+            pairs.push((k.into_owned(), v.into_owned()));
+        }
+        Ok(Self(pairs))
+    }
+
+    /// Refuses what would otherwise be dropped or settled in silence: a
+    /// single-valued parameter given twice, and an unknown parameter one
+    /// letter away from a known one.
+    pub fn check_strict(&self) -> Result<(), StoreError> {
+        for (i, (key, _)) in self.0.iter().enumerate() {
+            let known = KNOWN_PARAMS.contains(&key.as_str());
+            if known && !MULTI_PARAMS.contains(&key.as_str()) {
+                if self.0[..i].iter().any(|(k, _)| k == key) {
+                    return Err(StoreError::bad_request(format!(
+                        "{key} is given more than once; give it once"
+                    )));
+                }
+            } else if !known && key.chars().count() >= TYPO_KEY_CHARS_MIN {
+                if let Some(meant) = KNOWN_PARAMS.iter().find(|k| one_edit_apart(key, k)) {
+                    return Err(StoreError::bad_request(format!(
+                        "unknown parameter {key:?}: did you mean {meant:?}?"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Adds pairs (form fields of a multipart body) after the URL's own, so
@@ -80,13 +164,44 @@ impl Query {
     }
 }
 
+/// Whether one character inserted, removed, replaced or two neighbours
+/// swapped (ignoring case) turns `a` into `b`.
+fn one_edit_apart(a: &str, b: &str) -> bool {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a == b {
+        return true; // Only the case differs: `Once` for `once`.
+    }
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    if long.len() - short.len() > 1 {
+        return false;
+    }
+    let head = short
+        .iter()
+        .zip(long.iter())
+        .take_while(|(x, y)| x == y)
+        .count();
+    if short.len() == long.len() {
+        let swapped = head + 1 < short.len()
+            && short[head] == long[head + 1]
+            && short[head + 1] == long[head]
+            && short[head + 2..] == long[head + 2..];
+        return swapped || short[head + 1..] == long[head + 1..];
+    }
+    short[head..] == long[head + 1..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn parsing() {
-        let q = Query::parse("tag=a&tag=b,c&once=1&name=a%20b.txt&x=&bad=maybe");
+        let q = Query::parse("tag=a&tag=b,c&once=1&name=a%20b.txt&x=&bad=maybe").unwrap();
         assert_eq!(q.all("tag"), ["a", "b", "c"]);
         assert_eq!(q.flag("once"), Ok(true));
         assert_eq!(q.flag("x"), Ok(true));
@@ -94,10 +209,57 @@ mod tests {
         assert!(q.flag("bad").is_err());
         assert_eq!(q.get("name"), Some("a b.txt"));
         assert!(q.text("x").is_err());
-        let many = (0..1000)
-            .map(|i| format!("k{i}=v"))
-            .collect::<Vec<_>>()
-            .join("&");
-        assert_eq!(Query::parse(&many).0.len(), QUERY_PAIRS_MAX);
+        let pairs = |n: usize| {
+            (0..n)
+                .map(|i| format!("k{i}=v"))
+                .collect::<Vec<_>>()
+                .join("&")
+        };
+        assert_eq!(
+            Query::parse(&pairs(QUERY_PAIRS_MAX)).unwrap().0.len(),
+            QUERY_PAIRS_MAX
+        );
+        // Issue 19: the 65th pair (say, once=1) was dropped in silence.
+        assert!(Query::parse(&format!("{}&once=1", pairs(QUERY_PAIRS_MAX))).is_err());
+    }
+
+    #[test]
+    fn strictness() {
+        let strict = |q: &str| Query::parse(q).unwrap().check_strict();
+        for ok in [
+            "once=1&ttl=1d&name=a.txt",
+            "tag=a&tag=b&untag=c&untag=d",
+            "stars=1&stars=2",
+            "v=3&_=17&utm_source=x",
+            "cachebust=1",
+        ] {
+            assert_eq!(strict(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "once=1&once=0",
+            "ttl=1d&ttl=2d",
+            "name=a&name=b",
+            "onse=1",
+            "Once=1",
+            "tll=1d",
+            "ttll=1d",
+            "retian=1",
+            "nmae=a",
+            "uri=http://x",
+            "thumbs=1",
+        ] {
+            assert!(strict(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn edits() {
+        assert!(one_edit_apart("onse", "once"));
+        assert!(one_edit_apart("onc", "once"));
+        assert!(one_edit_apart("oncee", "once"));
+        assert!(one_edit_apart("ocne", "once"));
+        assert!(!one_edit_apart("owner", "order"));
+        assert!(!one_edit_apart("protect", "p"));
+        assert!(!one_edit_apart("max_downloads", "download"));
     }
 }

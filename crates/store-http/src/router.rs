@@ -372,7 +372,7 @@ mod tests {
         let (path, q) = target.split_once('?').unwrap_or((target, ""));
         let method = Method::from_bytes(method.as_bytes()).unwrap();
         assert_eq!(
-            route(&method, path, &Query::parse(q)),
+            route(&method, path, &Query::parse(q).unwrap()),
             want,
             "{method} {target}"
         );

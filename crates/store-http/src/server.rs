@@ -170,7 +170,7 @@ impl Shared {
             lanes: Lanes::default(),
             body_pace: options.body_pace,
             bodies_in_flight: Arc::new(tokio::sync::Semaphore::new(kib(
-                options.bodies_in_flight_bytes_max,
+                options.bodies_in_flight_bytes_max
             ))),
             bodies_in_flight_bytes_max: options.bodies_in_flight_bytes_max,
         }

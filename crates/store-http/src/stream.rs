@@ -138,11 +138,7 @@ fn read_step<S: ChunkSource>(source: &mut S, bufs: Vec<Vec<u8>>) -> Step {
 
 /// Reads `source` in steps on `lane` and sends the chunks, waiting (as a
 /// future) for buffers to come back from the connection.
-async fn pump<S: ChunkSource>(
-    mut source: S,
-    tx: mpsc::Sender<std::io::Result<Bytes>>,
-    lane: Lane,
-) {
+async fn pump<S: ChunkSource>(mut source: S, tx: mpsc::Sender<std::io::Result<Bytes>>, lane: Lane) {
     let (home, mut free) = mpsc::unbounded_channel();
     let mut unborn = STREAM_BUFFERS;
     loop {

@@ -206,7 +206,10 @@ fn one_address_past_its_share_of_connections_is_refused_and_others_are_served() 
     let started = Instant::now();
     let answer = get_api_from("127.0.0.3", addr);
     assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
-    assert!(answer.to_ascii_lowercase().contains("retry-after: 1"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("retry-after: 1"),
+        "{answer}"
+    );
     assert!(answer.contains("\"code\": \"rate_limited\""), "{answer}");
     assert!(started.elapsed() < Duration::from_secs(2));
     // Another address is served as if nothing happened.

@@ -122,7 +122,8 @@ pub(super) async fn add(ctx: &Ctx, key: String, body: Incoming) -> AppResult<Res
                     ..access
                 };
                 check_write(ctx, &key, &with_token).await
-            }) as std::pin::Pin<Box<dyn std::future::Future<Output = AppResult<()>> + Send>>
+            })
+                as std::pin::Pin<Box<dyn std::future::Future<Output = AppResult<()>> + Send>>
         }) as body::Gate<'_>
     });
     let (parts, fields) = read_parts(ctx, body, ctx.query.text("name")?, early).await?;
@@ -265,10 +266,7 @@ pub(super) async fn append_file(
 
 pub(super) async fn delete_file(ctx: &Ctx, key: String, name: String) -> AppResult<Res> {
     let access = ctx.dir_access(true);
-    let view = blocking(ctx, move |app| {
-        app.delete_dir_file(&key, &name, &access)
-    })
-    .await?;
+    let view = blocking(ctx, move |app| app.delete_dir_file(&key, &name, &access)).await?;
     Ok(json(StatusCode::OK, &view))
 }
 

@@ -133,10 +133,8 @@ async fn share_into_dir(
         ..NewDir::default()
     };
     let access = ctx.dir_access(false);
-    let (view, was_created) = blocking(ctx, move |app| {
-        app.create_dir(&new_dir, parts, &access)
-    })
-    .await?;
+    let (view, was_created) =
+        blocking(ctx, move |app| app.create_dir(&new_dir, parts, &access)).await?;
     let res = json(StatusCode::OK, &view);
     Ok(if was_created {
         created(res, &view.url)
@@ -179,8 +177,7 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
             if ctx.html && !ctx.query.flag("download")? {
                 if b.member("index.html").is_some() {
                     let id = b.id.clone();
-                    let d =
-                        blocking(ctx, move |app| app.open_member(&id, "index.html")).await?;
+                    let d = blocking(ctx, move |app| app.open_member(&id, "index.html")).await?;
                     return serve_download(ctx, d);
                 }
                 let view = ctx.app.bundle_view(&b);

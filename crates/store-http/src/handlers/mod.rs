@@ -133,46 +133,53 @@ const URI_BYTES_MAX: usize = 8 * 1024;
 const HEADER_BYTES_MAX: usize = 32 * 1024;
 
 /// Handles one request; returns the response and the route's name (for the
-/// request log, which never sees ids, names or secrets).
+/// request log, which never sees ids, names or secrets). Every response,
+/// errors included, carries `X-Content-Type-Options: nosniff`: error
+/// bodies echo input, and no answer of this service is meant to be sniffed.
 pub(crate) async fn handle(
     app: Arc<App>,
     shared: Arc<Shared>,
     req: Request<Incoming>,
     peer: std::net::IpAddr,
 ) -> (Res, &'static str) {
-    // Measured without formatting the URI: this runs on every request.
-    let target_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
-    if target_len > URI_BYTES_MAX {
-        return (respond::uri_too_long(URI_BYTES_MAX), "uri_too_long");
-    }
-    let header_bytes: usize = req
-        .headers()
-        .iter()
-        .map(|(k, v)| k.as_str().len() + v.len())
-        .sum();
-    if header_bytes > HEADER_BYTES_MAX {
-        return (
-            respond::headers_too_large(HEADER_BYTES_MAX),
-            "headers_too_large",
-        );
+    let (mut res, name) = admit(app, shared, req, peer).await;
+    res.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    (res, name)
+}
+
+/// The checks every request passes before its route runs: sizes of the
+/// head, the client's rate and share, the query and the auth headers.
+async fn admit(
+    app: Arc<App>,
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+    peer: std::net::IpAddr,
+) -> (Res, &'static str) {
+    if let Some(refused) = check_head(&req) {
+        return refused;
     }
     let client = crate::client::client_ip(peer, req.headers(), &shared.trusted);
-    if let Err(retry_after_secs) = shared
-        .limiter
-        .check(crate::client::rate_key(client), app.now())
-    {
+    let key = crate::client::rate_key(client);
+    if let Err(retry_after_secs) = shared.limiter.check(key, app.now()) {
         let res = respond::store_error(&StoreError::RateLimited { retry_after_secs });
         return (res, "rate_limited");
     }
     // Held until the response has been sent, a download's body included.
-    let Some(in_flight) = shared.requests.take(crate::client::rate_key(client)) else {
-        return (
-            respond::store_error(&crate::server::over_share()),
-            "rate_limited",
-        );
+    let Some(in_flight) = shared.requests.take(key) else {
+        let res = respond::store_error(&crate::server::over_share());
+        return (res, "rate_limited");
     };
     let (parts, body) = req.into_parts();
-    let query = Query::parse(parts.uri.query().unwrap_or(""));
+    let query = match Query::parse(parts.uri.query().unwrap_or(""))
+        .and_then(|q| q.check_strict().map(|()| q))
+        .and_then(|q| check_auth_headers(&parts.headers).map(|()| q))
+    {
+        Ok(q) => q,
+        Err(e) => return (respond::store_error(&e), "bad_request"),
+    };
     let endpoint = route(&parts.method, parts.uri.path(), &query);
     let name = endpoint.name();
     let ctx = Ctx {
@@ -189,6 +196,49 @@ pub(crate) async fn handle(
         .await
         .unwrap_or_else(|e| respond::app_error(&e));
     (respond::holding(res, in_flight), name)
+}
+
+/// 414 or 431 for a request head over its bounds.
+fn check_head(req: &Request<Incoming>) -> Option<(Res, &'static str)> {
+    // Measured without formatting the URI: this runs on every request.
+    let target_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if target_len > URI_BYTES_MAX {
+        return Some((respond::uri_too_long(URI_BYTES_MAX), "uri_too_long"));
+    }
+    let header_bytes: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len())
+        .sum();
+    (header_bytes > HEADER_BYTES_MAX).then(|| {
+        (
+            respond::headers_too_large(HEADER_BYTES_MAX),
+            "headers_too_large",
+        )
+    })
+}
+
+/// An auth header that is present but empty is refused, not read as
+/// absent: an empty `X-Store-Write` once hid a valid `?write=` token.
+fn check_auth_headers(headers: &HeaderMap) -> Result<(), StoreError> {
+    for name in ["x-store-write", "authorization"] {
+        for value in headers.get_all(name) {
+            let value = value.to_str().unwrap_or("").trim();
+            // `Authorization: Bearer` with nothing after the scheme.
+            let bare_scheme = value.eq_ignore_ascii_case("bearer");
+            if value.is_empty() || bare_scheme {
+                return Err(StoreError::bad_request(format!(
+                    "the {name} header is empty: send the token, or leave the header out"
+                )));
+            }
+        }
+        if headers.get_all(name).iter().count() > 1 {
+            return Err(StoreError::bad_request(format!(
+                "the {name} header is given more than once"
+            )));
+        }
+    }
+    Ok(())
 }
 
 async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res> {

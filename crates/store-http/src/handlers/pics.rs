@@ -68,10 +68,8 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
         .filter(|n| !n.is_empty())
         .map(str::to_string);
     let listed = params.flag("listed")?;
-    let (view, was_created) = blocking(ctx, move |app| {
-        app.create_gallery(name.as_deref(), listed)
-    })
-    .await?;
+    let (view, was_created) =
+        blocking(ctx, move |app| app.create_gallery(name.as_deref(), listed)).await?;
     let res = if ctx.html {
         respond::html(StatusCode::OK, pages::gallery_created(&view))
     } else {
@@ -267,7 +265,7 @@ async fn form(ctx: &Ctx, body: Incoming) -> AppResult<Query> {
     }
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| StoreError::bad_request("the form is not UTF-8"))?;
-    Ok(Query::parse(text))
+    Query::parse(text).map_err(Into::into)
 }
 
 pub(super) async fn comment(ctx: &Ctx, gid: String, body: Incoming) -> AppResult<Res> {
@@ -276,10 +274,7 @@ pub(super) async fn comment(ctx: &Ctx, gid: String, body: Incoming) -> AppResult
     let text = f.get("text").unwrap_or("").to_string();
     let v = visitor(ctx);
     let g = gid.clone();
-    let comment = blocking(ctx, move |app| {
-        app.comment(&g, &v, name.as_deref(), &text)
-    })
-    .await?;
+    let comment = blocking(ctx, move |app| app.comment(&g, &v, name.as_deref(), &text)).await?;
     if ctx.html {
         return Ok(respond::redirect(&format!(
             "{}/pics/g/{gid}#comments",
