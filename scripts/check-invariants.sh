@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks the architecture invariants of docs/ARCHITECTURE.md mechanically:
-# which crate may depend on what. Exits non-zero on the first breach.
+# which crate may depend on what, and that no blocking-pool thread waits
+# for a client. Exits non-zero on the first breach.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,4 +37,17 @@ forbid store-fetch tokio hyper sled store-app store-http store-sled
 forbid store-media tokio hyper sled ureq store-core store-app store-http store-sled store-fetch
 # The HTTP shell reaches storage only through the ports.
 forbid store-http sled store-sled ureq store-fetch
+# No thread of the blocking pool waits for a client (issue 19): nothing in
+# the HTTP shell blocks on a channel, and blocking work is handed to the
+# pool only through a lane (lanes.rs), or by the server's own background
+# jobs (server.rs: the sweeper and the orphan collection).
+if grep -rn --include='*.rs' -e 'blocking_send' -e 'blocking_recv' crates/store-http/src >&2; then
+    echo "invariant broken: store-http blocks a thread on a channel (see above)" >&2
+    exit 1
+fi
+strays=$(grep -rln --include='*.rs' 'spawn_blocking' crates/store-http/src | grep -v -e 'src/lanes.rs$' -e 'src/server.rs$' || true)
+if [ -n "$strays" ]; then
+    echo "invariant broken: spawn_blocking outside a lane in: $strays" >&2
+    exit 1
+fi
 echo "architecture invariants hold"

@@ -313,12 +313,15 @@ pub fn dir(view: &DirView, history: &[HistoryView]) -> Markup {
             }
             h2 { "Add files" }
             form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="dir" data-max=(store_core::limits::FILE_BYTES_MAX) {
+                // The token field comes before the files: a form sends its
+                // fields in this order, and the server checks the token
+                // before it stores the first file.
+                @if !view.open {
+                    label { "Write token (if the dir has one) " input type="password" name="write" autocomplete="off"; }
+                }
                 div class="drop" {
                     label { "Choose files " input type="file" name="file" multiple required; }
                     p class="picked muted js-only hidden-js" { "…or drop them here." }
-                }
-                @if !view.open {
-                    label { "Write token (if the dir has one) " input type="password" name="write" autocomplete="off"; }
                 }
                 button type="submit" { "Upload" }
             }

@@ -22,8 +22,13 @@ use crate::lanes::Lane;
 /// copy.
 pub const STREAM_CHUNK_BYTES: usize = 256 * 1024;
 /// Chunk buffers per download: some being filled while the connection
-/// writes the others. A stalled reader holds these 768 KiB at most.
+/// writes the others.
 const STREAM_BUFFERS: usize = 3;
+/// The first chunk of a download is small, and the full-size buffers come
+/// only once the client has taken it: a client that asks and then reads
+/// nothing (the slow-reader attack) holds 64 KiB, not 768 KiB, until the
+/// send deadline drops it.
+const FIRST_CHUNK_BYTES: usize = 64 * 1024;
 
 /// Something read out in chunks on the blocking pool: a blob, a zip.
 pub trait ChunkSource: Send + 'static {
@@ -137,28 +142,14 @@ fn read_step<S: ChunkSource>(source: &mut S, bufs: Vec<Vec<u8>>) -> Step {
 }
 
 /// Reads `source` in steps on `lane` and sends the chunks, waiting (as a
-/// future) for buffers to come back from the connection.
+/// future) for buffers to come back from the connection. The first step
+/// reads one small chunk; once a buffer has come back (the client reads),
+/// every buffer is full-size and up to [`STREAM_BUFFERS`] are in use.
 async fn pump<S: ChunkSource>(mut source: S, tx: mpsc::Sender<std::io::Result<Bytes>>, lane: Lane) {
     let (home, mut free) = mpsc::unbounded_channel();
-    let mut unborn = STREAM_BUFFERS;
+    let mut unborn = STREAM_BUFFERS - 1;
+    let mut bufs = vec![vec![0; FIRST_CHUNK_BYTES]];
     loop {
-        let mut bufs: Vec<Vec<u8>> = Vec::with_capacity(STREAM_BUFFERS);
-        while let Ok(buf) = free.try_recv() {
-            bufs.push(buf);
-        }
-        while bufs.is_empty() && unborn == 0 {
-            tokio::select! {
-                Some(buf) = free.recv() => bufs.push(buf),
-                () = tx.closed() => return, // The client went away.
-            }
-        }
-        for _ in bufs.len()..STREAM_BUFFERS {
-            if unborn == 0 {
-                break;
-            }
-            unborn -= 1;
-            bufs.push(vec![0; STREAM_CHUNK_BYTES]);
-        }
         let ran = lane
             .run(move || {
                 let step = read_step(&mut source, bufs);
@@ -187,6 +178,26 @@ async fn pump<S: ChunkSource>(mut source: S, tx: mpsc::Sender<std::io::Result<By
         }
         if step.done {
             return;
+        }
+        bufs = Vec::with_capacity(STREAM_BUFFERS);
+        while let Ok(buf) = free.try_recv() {
+            bufs.push(buf);
+        }
+        if bufs.is_empty() {
+            tokio::select! {
+                Some(buf) = free.recv() => bufs.push(buf),
+                () = tx.closed() => return, // The client went away.
+            }
+        }
+        // A buffer came back, so the client reads: full-size buffers now.
+        for buf in &mut bufs {
+            if buf.len() < STREAM_CHUNK_BYTES {
+                *buf = vec![0; STREAM_CHUNK_BYTES];
+            }
+        }
+        while bufs.len() < STREAM_BUFFERS && unborn > 0 {
+            unborn -= 1;
+            bufs.push(vec![0; STREAM_CHUNK_BYTES]);
         }
     }
 }
@@ -228,6 +239,20 @@ mod tests {
             let body = stream(source, Some(len as u64), Lane::new(2));
             assert_eq!(collect(body).await.unwrap(), bytes, "length {len}");
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn only_a_small_first_chunk_is_read_before_the_client_reads() {
+        let big = pattern(8 * STREAM_CHUNK_BYTES);
+        let mut body = stream(Box::new(std::io::Cursor::new(big)), None, Lane::new(1));
+        // Nothing has been taken yet: only the first, small chunk waits.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(first.len(), FIRST_CHUNK_BYTES);
+        drop(first);
+        // Once it is taken, the rest comes in full-size chunks.
+        let second = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(second.len(), STREAM_CHUNK_BYTES);
     }
 
     /// Fails after giving some bytes: the body must end in an error.

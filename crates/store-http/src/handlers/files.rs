@@ -325,13 +325,16 @@ async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
         link,
         mut reader,
     } = d;
-    let bytes = tokio::task::spawn_blocking(move || {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut reader, &mut bytes).map(|_| bytes)
-    })
-    .await
-    .map_err(|e| store_app::AppError::Storage(store_core::StorageError::new(e)))?
-    .map_err(|e| store_app::AppError::Storage(store_core::StorageError::new(e)))?;
+    let bytes = ctx
+        .shared
+        .lanes
+        .reads
+        .run(move || {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut reader, &mut bytes).map(|_| bytes)
+        })
+        .await?
+        .map_err(|e| store_app::AppError::Storage(store_core::StorageError::new(e)))?;
     let target = std::str::from_utf8(&bytes)
         .ok()
         .and_then(store_core::import::link_target);
