@@ -5,9 +5,10 @@
 run:
     cargo run --release -p storesrv
 
-# The whole test suite: unit, property and integration tests.
-test:
-    cargo test --workspace
+# The whole test suite: unit, property and integration tests, with what
+# they need installed first (the README's test command).
+test *args:
+    scripts/test {{args}}
 
 # Formatting, lints with warnings as errors, and the architecture invariants.
 lint:

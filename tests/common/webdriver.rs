@@ -69,15 +69,16 @@ pub struct Browser {
 pub struct Element(String);
 
 impl Browser {
-    /// Starts chromedriver and a headless Chromium session. Fails loudly
-    /// when either is missing: `.ci/run` installs both (Debian packages
-    /// `chromium` and `chromium-driver`).
+    /// Starts chromedriver and a headless Chromium session. Fails at once,
+    /// in one line, when either is missing: `scripts/test` (the README's
+    /// test command) installs both (Debian packages `chromium` and
+    /// `chromium-driver`).
     pub fn start() -> Self {
         let driver_path = first_existing(DRIVERS, "CHROMEDRIVER").unwrap_or_else(|| {
-            panic!("chromedriver not found: install Debian's chromium and chromium-driver (see .ci/run), or set CHROMEDRIVER")
+            panic!("chromedriver not found: run the tests with scripts/test, which installs chromium and chromium-driver (or set CHROMEDRIVER)")
         });
         let browser_path = first_existing(BROWSERS, "CHROME_BIN").unwrap_or_else(|| {
-            panic!("chromium not found: install Debian's chromium (see .ci/run), or set CHROME_BIN")
+            panic!("chromium not found: run the tests with scripts/test, which installs chromium and chromium-driver (or set CHROME_BIN)")
         });
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
