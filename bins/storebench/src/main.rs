@@ -7,6 +7,7 @@
 //! machinery over a million records in process. bench/README.md explains
 //! how to read the output.
 
+mod attack;
 mod inproc;
 mod scenarios;
 mod tools;
@@ -171,6 +172,18 @@ fn main() {
         let (r, peak) = scenarios::zip(&bench, &fixtures);
         rows.extend(r);
         peaks.push(("10 zip", peak));
+    }
+    if wanted(12) {
+        settle_disk();
+        let (r, peak) = attack::attack(&bench, &fixtures);
+        rows.extend(r);
+        peaks.push(("12 attack mix", peak));
+    }
+    if wanted(13) {
+        settle_disk();
+        let (r, peak) = attack::image_flood_memory(&bench, &fixtures);
+        rows.extend(r);
+        peaks.push(("13 image flood", peak));
     }
     if !peaks.is_empty() {
         let (name, worst) = peaks
