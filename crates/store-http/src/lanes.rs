@@ -9,8 +9,9 @@
 //! lane waits as a future, holding no thread, and the lanes together hold
 //! fewer permits than the pool has threads, so no lane can starve another.
 //!
-//! Image jobs also have a bounded queue: past it, the answer is 503 with
-//! `Retry-After` at once, instead of a wait that grows with the flood.
+//! Image jobs also have a bounded queue: past it, the answer is 429
+//! `rate_limited` with `Retry-After` at once, instead of a wait that grows
+//! with the flood.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -32,7 +33,7 @@ const ZIP_JOBS_MAX: usize = 32;
 /// Image jobs (decode, resize, encode) at once: store-app's own bound, so
 /// its slots never make a thread wait.
 const MEDIA_JOBS_MAX: usize = store_app::MEDIA_JOBS_MAX;
-/// Image jobs waiting for a slot; one more answers 503.
+/// Image jobs waiting for a slot; one more answers 429.
 pub const MEDIA_QUEUE_MAX: usize = 32;
 /// Seconds a client refused by a full queue is asked to wait.
 pub const BUSY_RETRY_AFTER_SECS: u64 = 5;
@@ -118,7 +119,7 @@ impl MediaTicket {
 }
 
 impl Lanes {
-    /// A place in the image queue, or 503 when the queue is full.
+    /// A place in the image queue, or 429 (`StoreError::Busy`) when the queue is full.
     pub fn media_ticket(&self) -> Result<MediaTicket, StoreError> {
         let limit = MEDIA_JOBS_MAX + MEDIA_QUEUE_MAX;
         let taken = self

@@ -48,7 +48,7 @@ pub struct ServeOptions {
     /// How fast a request body must arrive.
     pub body_pace: BodyPace,
     /// Bytes of request bodies being received at once, all clients
-    /// together (by their Content-Length): past it, 503 before reading.
+    /// together (by their Content-Length): past it, 429 before reading.
     pub bodies_in_flight_bytes_max: u64,
 }
 

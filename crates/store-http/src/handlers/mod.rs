@@ -41,7 +41,7 @@ pub(crate) struct Ctx {
 
 impl Ctx {
     /// Checks the declared length of the body against `limit_bytes` (411,
-    /// 413), takes its room among the bodies in flight (503 when there is
+    /// 413), takes its room among the bodies in flight (429 when there is
     /// none), and answers how to read it. Nothing is read before this.
     pub fn intake(&self, limit_bytes: u64) -> AppResult<crate::body::Intake> {
         let len = crate::body::declared_length(&self.headers, limit_bytes)?;
