@@ -175,9 +175,10 @@ fn main() {
     }
     if wanted(12) {
         settle_disk();
-        let (r, peak) = attack::attack(&bench, &fixtures);
-        rows.extend(r);
-        peaks.push(("12 attack mix", peak));
+        // Its peak is reported in its own row: 500 slow readers and an
+        // image flood are an attack, not a workload the memory target of
+        // issue 8 speaks of.
+        rows.extend(attack::attack(&bench, &fixtures));
     }
     if wanted(13) {
         settle_disk();

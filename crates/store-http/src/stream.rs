@@ -12,9 +12,11 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use crate::lanes::Lane;
 
@@ -25,10 +27,24 @@ pub const STREAM_CHUNK_BYTES: usize = 256 * 1024;
 /// writes the others.
 const STREAM_BUFFERS: usize = 3;
 /// The first chunk of a download is small, and the full-size buffers come
-/// only once the client has taken it: a client that asks and then reads
-/// nothing (the slow-reader attack) holds 64 KiB, not 768 KiB, until the
-/// send deadline drops it.
+/// only once the connection has taken it: a client that asks and then
+/// reads nothing (the slow-reader attack) holds 64 KiB, not 768 KiB, until
+/// the send deadline drops it.
 const FIRST_CHUNK_BYTES: usize = 64 * 1024;
+/// Bytes of full-size chunk buffers all downloads together may hold. The
+/// kernel takes a few megabytes of a download before a stalled client's
+/// connection stops accepting, so "the connection took a chunk" does not
+/// prove the client reads: without a shared bound, 500 slow readers held
+/// 768 KiB each. A download that finds the budget spent goes on with its
+/// one small buffer, slower but never stuck (docs/DECISIONS.md).
+pub const STREAM_BUFFER_BUDGET_BYTES: usize = 32 * 1024 * 1024;
+
+/// The shared budget of full-size chunk buffers, in buffers.
+pub fn buffer_budget() -> Arc<Semaphore> {
+    Arc::new(Semaphore::new(
+        STREAM_BUFFER_BUDGET_BYTES / STREAM_CHUNK_BYTES,
+    ))
+}
 
 /// Something read out in chunks on the blocking pool: a blob, a zip.
 pub trait ChunkSource: Send + 'static {
@@ -78,10 +94,18 @@ impl Body for ChannelBody {
     }
 }
 
-/// Streams `source` (of `len` bytes when known), reading on `lane`.
-pub fn stream(source: impl ChunkSource, len: Option<u64>, lane: Lane) -> ChannelBody {
+/// How a stream reads: the lane its jobs run in, and the shared budget of
+/// full-size buffers (see [`buffer_budget`]).
+#[derive(Debug, Clone)]
+pub struct Sender {
+    pub lane: Lane,
+    pub budget: Arc<Semaphore>,
+}
+
+/// Streams `source` (of `len` bytes when known).
+pub fn stream(source: impl ChunkSource, len: Option<u64>, via: Sender) -> ChannelBody {
     let (tx, rx) = mpsc::channel(STREAM_BUFFERS);
-    tokio::spawn(pump(source, tx, lane));
+    tokio::spawn(pump(source, tx, via));
     ChannelBody { rx, len }
 }
 
@@ -141,16 +165,44 @@ fn read_step<S: ChunkSource>(source: &mut S, bufs: Vec<Vec<u8>>) -> Step {
     step
 }
 
-/// Reads `source` in steps on `lane` and sends the chunks, waiting (as a
-/// future) for buffers to come back from the connection. The first step
-/// reads one small chunk; once a buffer has come back (the client reads),
-/// every buffer is full-size and up to [`STREAM_BUFFERS`] are in use.
-async fn pump<S: ChunkSource>(mut source: S, tx: mpsc::Sender<std::io::Result<Bytes>>, lane: Lane) {
+/// The buffers of one download beyond its first: full-size ones, each
+/// holding a share of the budget for as long as the download runs.
+struct Buffers {
+    budget: Arc<Semaphore>,
+    held: Vec<OwnedSemaphorePermit>,
+}
+
+impl Buffers {
+    /// A full-size buffer, if the download has fewer than it may and the
+    /// budget has room.
+    fn grow(&mut self) -> Option<Vec<u8>> {
+        if self.held.len() >= STREAM_BUFFERS {
+            return None;
+        }
+        let permit = Arc::clone(&self.budget).try_acquire_owned().ok()?;
+        self.held.push(permit);
+        Some(vec![0; STREAM_CHUNK_BYTES])
+    }
+}
+
+/// Reads `source` in steps and sends the chunks, waiting (as a future) for
+/// buffers to come back from the connection. The first step reads one
+/// small chunk; once a buffer has come back, the download grows to
+/// [`STREAM_BUFFERS`] full-size buffers as far as the shared budget allows.
+async fn pump<S: ChunkSource>(
+    mut source: S,
+    tx: mpsc::Sender<std::io::Result<Bytes>>,
+    via: Sender,
+) {
     let (home, mut free) = mpsc::unbounded_channel();
-    let mut unborn = STREAM_BUFFERS - 1;
+    let mut extra = Buffers {
+        budget: via.budget,
+        held: Vec::new(),
+    };
     let mut bufs = vec![vec![0; FIRST_CHUNK_BYTES]];
     loop {
-        let ran = lane
+        let ran = via
+            .lane
             .run(move || {
                 let step = read_step(&mut source, bufs);
                 (source, step)
@@ -189,15 +241,20 @@ async fn pump<S: ChunkSource>(mut source: S, tx: mpsc::Sender<std::io::Result<By
                 () = tx.closed() => return, // The client went away.
             }
         }
-        // A buffer came back, so the client reads: full-size buffers now.
+        // A buffer came back: trade the small one for a full-size one, and
+        // add more, as far as the budget allows.
         for buf in &mut bufs {
             if buf.len() < STREAM_CHUNK_BYTES {
-                *buf = vec![0; STREAM_CHUNK_BYTES];
+                if let Some(big) = extra.grow() {
+                    *buf = big;
+                }
             }
         }
-        while bufs.len() < STREAM_BUFFERS && unborn > 0 {
-            unborn -= 1;
-            bufs.push(vec![0; STREAM_CHUNK_BYTES]);
+        while bufs.len() < STREAM_BUFFERS {
+            match extra.grow() {
+                Some(big) => bufs.push(big),
+                None => break,
+            }
         }
     }
 }
@@ -206,6 +263,13 @@ async fn pump<S: ChunkSource>(mut source: S, tx: mpsc::Sender<std::io::Result<By
 mod tests {
     use super::*;
     use http_body_util::BodyExt;
+
+    fn via(permits: usize) -> Sender {
+        Sender {
+            lane: Lane::new(permits),
+            budget: buffer_budget(),
+        }
+    }
 
     fn pattern(len: usize) -> Vec<u8> {
         (0..len).map(|i| (i * 7 % 251) as u8).collect()
@@ -236,7 +300,7 @@ mod tests {
         ] {
             let bytes = pattern(len);
             let source = Box::new(std::io::Cursor::new(bytes.clone()));
-            let body = stream(source, Some(len as u64), Lane::new(2));
+            let body = stream(source, Some(len as u64), via(2));
             assert_eq!(collect(body).await.unwrap(), bytes, "length {len}");
         }
     }
@@ -244,7 +308,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn only_a_small_first_chunk_is_read_before_the_client_reads() {
         let big = pattern(8 * STREAM_CHUNK_BYTES);
-        let mut body = stream(Box::new(std::io::Cursor::new(big)), None, Lane::new(1));
+        let mut body = stream(Box::new(std::io::Cursor::new(big)), None, via(1));
         // Nothing has been taken yet: only the first, small chunk waits.
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
@@ -253,6 +317,23 @@ mod tests {
         // Once it is taken, the rest comes in full-size chunks.
         let second = body.frame().await.unwrap().unwrap().into_data().unwrap();
         assert_eq!(second.len(), STREAM_CHUNK_BYTES);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_download_with_the_budget_spent_still_arrives_in_small_chunks() {
+        let len = 3 * STREAM_CHUNK_BYTES + 5;
+        let spent = Sender {
+            lane: Lane::new(1),
+            budget: Arc::new(Semaphore::new(0)),
+        };
+        let mut body = stream(Box::new(std::io::Cursor::new(pattern(len))), None, spent);
+        let mut got = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let data = frame.unwrap().into_data().unwrap();
+            assert!(data.len() <= FIRST_CHUNK_BYTES, "only the small buffer");
+            got.extend_from_slice(&data);
+        }
+        assert_eq!(got, pattern(len));
     }
 
     /// Fails after giving some bytes: the body must end in an error.
@@ -270,7 +351,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_failed_read_cuts_the_body() {
-        let body = stream(Broken(4), None, Lane::new(1));
+        let body = stream(Broken(4), None, via(1));
         assert!(collect(body).await.is_err());
     }
 
@@ -278,7 +359,7 @@ mod tests {
     async fn a_reader_that_stops_holds_no_thread() {
         // A lane of one permit: if an unread stream kept its job, the
         // second stream could never read.
-        let lane = Lane::new(1);
+        let lane = via(1);
         let big = pattern(8 * STREAM_CHUNK_BYTES);
         let stalled = stream(Box::new(std::io::Cursor::new(big)), None, lane.clone());
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;

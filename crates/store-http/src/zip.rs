@@ -14,8 +14,7 @@ use store_core::MemberFile;
 use zip::write::{SimpleFileOptions, StreamWriter};
 use zip::{CompressionMethod, ZipWriter};
 
-use crate::lanes::Lane;
-use crate::stream::{stream, ChannelBody, ChunkSource};
+use crate::stream::{stream, ChannelBody, ChunkSource, Sender};
 
 /// Bytes read from a member per write into the archive.
 const ZIP_READ_BYTES: usize = 64 * 1024;
@@ -120,7 +119,7 @@ impl ChunkSource for ZipSource {
 /// outside the target folder. A file deleted while the zip is being sent
 /// is left out; a read that fails cuts the body, so the client never sees
 /// a valid-looking but incomplete zip.
-pub fn stream_zip(app: Arc<App>, files: Vec<MemberFile>, lane: Lane) -> ChannelBody {
+pub fn stream_zip(app: Arc<App>, files: Vec<MemberFile>, via: Sender) -> ChannelBody {
     let out = Out::default();
     let source = ZipSource {
         app,
@@ -130,5 +129,5 @@ pub fn stream_zip(app: Arc<App>, files: Vec<MemberFile>, lane: Lane) -> ChannelB
         out,
         scratch: vec![0; ZIP_READ_BYTES],
     };
-    stream(source, None, lane)
+    stream(source, None, via)
 }

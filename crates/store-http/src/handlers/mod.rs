@@ -324,8 +324,9 @@ pub(crate) fn serve_download(ctx: &Ctx, d: Download) -> AppResult<Res> {
             })?;
         respond::full(bytes)
     } else {
-        let lane = ctx.shared.lanes.reads.clone();
-        http_body_util::BodyExt::boxed(crate::stream::stream(d.reader, Some(len), lane))
+        let lanes = &ctx.shared.lanes;
+        let via = lanes.sender(&lanes.reads);
+        http_body_util::BodyExt::boxed(crate::stream::stream(d.reader, Some(len), via))
     };
     let mut res = http::Response::new(body);
     let h = res.headers_mut();
@@ -369,8 +370,9 @@ pub(crate) fn serve_zip(ctx: &Ctx, name: &str, files: Vec<store_core::MemberFile
     let body = if ctx.method == Method::HEAD {
         respond::empty()
     } else {
-        let lane = ctx.shared.lanes.zips.clone();
-        http_body_util::BodyExt::boxed(crate::zip::stream_zip(Arc::clone(&ctx.app), files, lane))
+        let lanes = &ctx.shared.lanes;
+        let via = lanes.sender(&lanes.zips);
+        http_body_util::BodyExt::boxed(crate::zip::stream_zip(Arc::clone(&ctx.app), files, via))
     };
     let mut res = http::Response::new(body);
     let h = res.headers_mut();
