@@ -113,7 +113,7 @@ fn flood(s: &Storesrv, photo: &[u8], stop: &AtomicBool, accepted: &AtomicU64, re
 pub fn attack(bench: &Bench, f: &Fixtures) -> Vec<Row> {
     let dir = bench.work.join("attack");
     let _ = std::fs::remove_dir_all(&dir);
-    let s = Storesrv::start(&bench.storesrv, &dir.join("data"));
+    let s = Storesrv::start_guarded(&bench.storesrv, &dir.join("data"));
     let small = s.upload("small.bin", &f.small);
     let large = s.upload("large.bin", &f.large);
     s.post_empty("/pics?create=1&name=bench-flood");

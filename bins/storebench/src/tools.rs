@@ -38,11 +38,33 @@ pub struct Storesrv {
 
 impl Storesrv {
     /// Starts the release binary with the benchmark settings of issue 8:
-    /// the rate limiter off and the pool raised, nothing else changed.
+    /// the per-client limits off (the rate limiter, and the shares of
+    /// connections and requests in flight, since one load generator on one
+    /// address stands for many clients) and the pools raised, nothing else
+    /// changed.
     pub fn start(binary: &Path, data: &Path) -> Self {
+        Self::spawn(
+            binary,
+            data,
+            &[
+                ("STORE_CONNECTIONS_PER_IP", "0"),
+                ("STORE_REQUESTS_PER_IP", "0"),
+            ],
+        )
+    }
+
+    /// Starts the release binary with every guard at its default but the
+    /// rate limiter and the pools (scenario 12, the attack: there the
+    /// shares are what is measured).
+    pub fn start_guarded(binary: &Path, data: &Path) -> Self {
+        Self::spawn(binary, data, &[])
+    }
+
+    fn spawn(binary: &Path, data: &Path, env: &[(&str, &str)]) -> Self {
         let mut child = pinned(SERVER_CORE, binary)
             .args(["--listen", "127.0.0.1:0", "--data"])
             .arg(data)
+            .envs(env.iter().copied())
             .env("STORE_RATE_LIMIT_PER_MIN", "0")
             .env("STORE_POOL_BYTES", "1000000000000")
             .env("STORE_PICS_POOL_BYTES", "1000000000000")

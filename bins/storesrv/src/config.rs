@@ -40,7 +40,7 @@ pub struct Guards {
 
 /// The defaults of [`Guards`], each explained where it is used.
 const CONNECTIONS_PER_IP_DEFAULT: u64 = 64;
-const REQUESTS_PER_IP_DEFAULT: u64 = 64;
+const REQUESTS_PER_IP_DEFAULT: u64 = 2 * CONNECTIONS_PER_IP_DEFAULT;
 const TIMEOUT_SECS_DEFAULT: u64 = 30;
 const BODY_MIN_BYTES_PER_SEC_DEFAULT: u64 = 4096;
 const BODIES_IN_FLIGHT_BYTES_DEFAULT: u64 = 1 << 30;
@@ -66,7 +66,7 @@ environment only:
 
 guards against greedy clients (0 turns a cap off):
   STORE_CONNECTIONS_PER_IP      connections one address may hold (default 64)
-  STORE_REQUESTS_PER_IP         requests one client may have in flight (default 64)
+  STORE_REQUESTS_PER_IP         requests one client may have in flight (default 128)
   STORE_HEADER_TIMEOUT_SECS     time to send request headers, and keep-alive idle (default 30)
   STORE_SEND_TIMEOUT_SECS       a client accepting no byte this long is dropped (default 30)
   STORE_BODY_TIMEOUT_SECS       a body's idle limit, and its grace before the rate counts (default 30)

@@ -75,9 +75,12 @@ pub const MAX_CONNECTIONS_DEFAULT: usize = 2048;
 /// dozen people behind one NAT while keeping one address to 1/32 of the
 /// slots.
 pub const CONNECTIONS_PER_CLIENT_DEFAULT: usize = 64;
-/// In flight at once per client: as many as its connections, so that a
-/// proxy's clients get the same share as direct ones.
-pub const REQUESTS_PER_CLIENT_DEFAULT: usize = 64;
+/// In flight at once per client: twice its connections. An HTTP/1.1
+/// connection carries one request at a time, but a response's place is
+/// given back when hyper drops its body, which may come just after the
+/// same connection's next request has arrived; twice the connections
+/// leaves room for that overlap, and bounds a proxy's clients alike.
+pub const REQUESTS_PER_CLIENT_DEFAULT: usize = 2 * CONNECTIONS_PER_CLIENT_DEFAULT;
 /// Bodies in flight: a few hundred uploads at the 5 MiB limit, or a dozen
 /// gallery batches, staged on disk at once.
 pub const BODIES_IN_FLIGHT_BYTES_DEFAULT: u64 = 1024 * 1024 * 1024;
