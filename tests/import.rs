@@ -43,18 +43,6 @@ fn import(s: &Server, query: &str) -> Response<Body> {
     s.post_empty(&format!("/?{query}"), &[])
 }
 
-/// Percent-encodes a query value (everything but unreserved characters).
-fn enc(url: &str) -> String {
-    url.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 #[test]
 fn imports_name_the_file_from_the_header_or_the_path() {
     let o = origin();

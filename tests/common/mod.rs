@@ -127,6 +127,24 @@ impl Server {
         child.wait().expect("the server exits")
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("the server is running").id()
+    }
+
+    /// Sockets the server process holds open now: its listener and its
+    /// connections (Linux: its `/proc/<pid>/fd` links to `socket:`).
+    pub fn open_sockets(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .map(|fds| {
+                fds.filter_map(Result::ok)
+                    .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+                    .filter(|link| link.to_string_lossy().starts_with("socket:"))
+                    .count()
+            })
+            .unwrap_or(0)
+    }
+
     pub fn data_dir(&self) -> &Path {
         &self.data
     }
@@ -281,6 +299,18 @@ pub fn assert_error(res: &mut Response<Body>, status: u16, code: &str) {
         body["error"].as_str().is_some_and(|e| !e.is_empty()),
         "an error message in {body}"
     );
+}
+
+/// Percent-encodes a query value: everything but unreserved characters.
+pub fn enc(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// A multipart/form-data body with the given (field, file name, bytes)

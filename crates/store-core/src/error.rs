@@ -199,7 +199,7 @@ impl ErrorCode {
                 "do not retry unchanged",
             ),
             Self::RateLimited => (
-                "more than the allowed requests per minute per IP",
+                "more than the allowed requests per minute per IP, more than a client's share of connections or requests in flight, or a full queue (image jobs, uploads in flight)",
                 "wait for the Retry-After header (seconds) and the retry_after body field, then retry unchanged",
             ),
             Self::Unsupported => ("method or encoding not supported", "do not retry"),

@@ -255,7 +255,9 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
             "A show-dir is a dir that never expires and that anyone with its URL may add to, edit and delete files in. History records everything.\n\n\
 ```sh\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/?dir=1&show=1&name=our-board'\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/d/existing-dir?show=1'\n```\n\n\
 - Creating or flipping one needs the retain token; deleting the whole show-dir still does.\n\
-- The answer has `open: true`.\n"
+- The answer has `open: true`.\n\
+- Writers without the retain token may put at most {cap} into one show-dir, and their writes never evict other objects: past either, 507 `pool_full`.\n",
+            cap = bytes(config.limits.show_dir_bytes_max)
         ),
         "retention" => format!(
             "Retained objects never expire and are never evicted from the pool. Retaining needs a retain token (this server has {state}).\n\n\

@@ -174,7 +174,7 @@ impl Shared {
             body_pace: options.body_pace,
             bodies_in_flight: Arc::new(tokio::sync::Semaphore::new(kib(
                 options.bodies_in_flight_bytes_max
-            ))),
+            ) as usize)),
             bodies_in_flight_bytes_max: options.bodies_in_flight_bytes_max,
         }
     }
@@ -184,9 +184,10 @@ impl Shared {
     }
 }
 
-/// Bytes as KiB permits, rounded up, within a semaphore's range.
-pub(crate) fn kib(bytes: u64) -> usize {
-    (bytes.div_ceil(1024) as usize).min(tokio::sync::Semaphore::MAX_PERMITS)
+/// Bytes as KiB permits, rounded up, at most `u32::MAX` (what one
+/// acquisition can take; 4 TiB of bodies in flight is past any use).
+pub(crate) fn kib(bytes: u64) -> u32 {
+    u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX)
 }
 
 /// A client has this long to send its request headers, so that idle or

@@ -48,7 +48,7 @@ impl Ctx {
         let shared = &self.shared;
         let wanted = crate::server::kib(len.min(shared.bodies_in_flight_bytes_max));
         let room = Arc::clone(&shared.bodies_in_flight)
-            .try_acquire_many_owned(wanted as u32)
+            .try_acquire_many_owned(wanted)
             .map_err(|_| StoreError::Busy {
                 message: format!(
                     "the server is receiving {} bytes of uploads already; try again shortly",
