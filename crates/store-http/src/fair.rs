@@ -12,6 +12,14 @@ use std::sync::{Arc, Mutex};
 /// Shards of a tally, so that clients rarely wait for each other.
 const TALLY_SHARDS: usize = 16;
 
+/// Which of `shards` shards a client's state lives in (the rate limiter's
+/// and the tallies' alike).
+pub(crate) fn shard_of(key: &IpAddr, shards: usize) -> usize {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    (h.finish() as usize) % shards
+}
+
 /// A count of what each client holds, with a cap per client.
 #[derive(Debug)]
 pub struct Tally {
@@ -48,9 +56,7 @@ impl Tally {
     }
 
     fn shard(&self, key: &IpAddr) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut h);
-        self.shards[(h.finish() as usize) % TALLY_SHARDS]
+        self.shards[shard_of(key, TALLY_SHARDS)]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
     }

@@ -92,12 +92,9 @@ pub fn html(status: StatusCode, markup: maud::Markup) -> Res {
     res
 }
 
-/// The JSON error of SPEC.md: `error`, `code`, and `retry_after` with a
-/// `Retry-After` header on 429 and 507.
-pub fn store_error(e: &StoreError) -> Res {
-    let code = e.code();
-    let status = StatusCode::from_u16(code.http_status()).expect("spec codes are valid statuses");
-    let retry = e.retry_after_secs();
+/// The JSON body of an error: `error`, `code`, and `retry_after` on the
+/// codes that are retried later.
+pub fn error_body(e: &StoreError) -> Vec<u8> {
     #[derive(Serialize)]
     struct ErrorBody<'a> {
         error: String,
@@ -105,15 +102,23 @@ pub fn store_error(e: &StoreError) -> Res {
         #[serde(skip_serializing_if = "Option::is_none")]
         retry_after: Option<u64>,
     }
-    let mut res = json(
-        status,
-        &ErrorBody {
-            error: e.to_string(),
-            code: code.as_str(),
-            retry_after: retry,
-        },
-    );
-    if let Some(secs) = retry {
+    let mut bytes = serde_json::to_vec_pretty(&ErrorBody {
+        error: e.to_string(),
+        code: e.code().as_str(),
+        retry_after: e.retry_after_secs(),
+    })
+    .expect("errors always serialise");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// The JSON error of SPEC.md: `error`, `code`, and `retry_after` with a
+/// `Retry-After` header on 429 and 507.
+pub fn store_error(e: &StoreError) -> Res {
+    let status =
+        StatusCode::from_u16(e.code().http_status()).expect("spec codes are valid statuses");
+    let mut res = with_type(status, "application/json", full(error_body(e)));
+    if let Some(secs) = e.retry_after_secs() {
         res.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }

@@ -140,11 +140,7 @@ impl Limiter {
     }
 
     pub(crate) fn check(&self, key: std::net::IpAddr, now: Timestamp) -> Result<(), u64> {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut h);
-        let shard = &self.shards[(h.finish() as usize) % LIMITER_SHARDS];
-        shard
+        self.shards[crate::fair::shard_of(&key, LIMITER_SHARDS)]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .check(&key, now)
@@ -404,14 +400,17 @@ impl Acceptor {
 /// The whole answer to a connection over its share: a 429 with the error
 /// JSON of every other refusal.
 fn refusal() -> Vec<u8> {
-    let body = format!(
-        "{{\n  \"error\": \"too many connections from one address; close some, then retry after {SHARE_RETRY_AFTER_SECS} s\",\n  \"code\": \"rate_limited\",\n  \"retry_after\": {SHARE_RETRY_AFTER_SECS}\n}}\n"
-    );
-    format!(
-        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\nretry-after: {SHARE_RETRY_AFTER_SECS}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+    let body = crate::respond::error_body(&StoreError::Busy {
+        message: format!(
+            "too many connections from one address; close some, then retry after {SHARE_RETRY_AFTER_SECS} s"
+        ),
+        retry_after_secs: SHARE_RETRY_AFTER_SECS,
+    });
+    let head = format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\nretry-after: {SHARE_RETRY_AFTER_SECS}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
         body.len()
-    )
-    .into_bytes()
+    );
+    [head.into_bytes(), body].concat()
 }
 
 /// The error of a client over its share of requests in flight.
