@@ -25,6 +25,7 @@ fuzz_target!(|data: &[u8]| {
         clock: Arc::new(ManualClock::new(Timestamp::EPOCH)),
         random: Arc::new(SeededRandom::new(1)),
         fetcher: Arc::new(FakeFetcher::new()),
+        coordination: Default::default(),
     };
     let config = AppConfig { base_url: "http://f".into(), limits: Limits::default(), retain_tokens: RetainTokens::default(), superadmin_token: None };
     let (app, _) = App::open(ports, config).unwrap();

@@ -341,6 +341,7 @@ pub fn expiry(bench: &Bench) -> Vec<Row> {
             clock: clock.clone(),
             random: Arc::new(SeededRandom::new(2)),
             fetcher: Arc::new(FakeFetcher::default()),
+            coordination: Default::default(),
         };
         let config = AppConfig {
             base_url: "http://bench".into(),

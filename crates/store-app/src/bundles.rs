@@ -130,7 +130,7 @@ impl App {
     /// GET /<id>/<filename>: one file of a bundle.
     pub fn open_member(&self, id: &str, name: &str) -> AppResult<Download> {
         let now = self.now();
-        let _guard = self.locks.lock(id);
+        let _guard = self.lock(&[id])?;
         let Object::Bundle(b) = self.live_object(id, now)? else {
             return Err(StoreError::not_found().into());
         };

@@ -16,6 +16,7 @@ use store_core::{
 use crate::bundles::Part;
 use crate::files::{Download, SortOrder};
 use crate::{App, AppResult, Staged};
+use store_core::Pool;
 
 /// `write=` on creation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +119,7 @@ impl App {
             None => ids::dir_id(self.ports.random.as_ref()),
         };
         let storage_key = dir_storage_key(&key);
-        let _guard = self.locks.lock(&storage_key);
+        let _guard = self.lock(&[&storage_key])?;
         match self.ports.repo.get(&storage_key)? {
             Some(Object::Dir(d)) if d.is_live(now) => {
                 if parts.is_empty() {
@@ -244,7 +245,7 @@ impl App {
             .put(&dir_storage_key(&dir.key), &Object::Dir(dir.clone()))?;
         // New content smaller than what it replaced gives the difference back.
         if replaced > incoming {
-            self.ledger().release(replaced - incoming);
+            self.ledgers.freed(Pool::Store, replaced - incoming);
         }
         for o in &old {
             self.ports.blobs.remove(&o.blob)?;
@@ -267,7 +268,7 @@ impl App {
             .into());
         }
         let storage_key = dir_storage_key(key);
-        let _guard = self.locks.lock(&storage_key);
+        let _guard = self.lock(&[&storage_key])?;
         let dir = self.live_dir(&storage_key, now)?;
         let dir = self.add_locked(dir, parts, access, now)?;
         Ok(self.dir_view(&dir))
@@ -315,7 +316,7 @@ impl App {
     /// GET /d/<key>/<file>.
     pub fn open_dir_file(&self, key: &str, name: &str) -> AppResult<Download> {
         let storage_key = dir_storage_key(key);
-        let _guard = self.locks.lock(&storage_key);
+        let _guard = self.lock(&[&storage_key])?;
         let d = self.live_dir(&storage_key, self.now())?;
         let f = d.file(name).ok_or_else(StoreError::not_found)?;
         Ok(Download {
@@ -342,7 +343,7 @@ impl App {
             return Err(StoreError::bad_request("PUT takes UTF-8 text").into());
         }
         let storage_key = dir_storage_key(key);
-        let _guard = self.locks.lock(&storage_key);
+        let _guard = self.lock(&[&storage_key])?;
         let dir = self.live_dir(&storage_key, now)?;
         if dir.file(name).is_some_and(|f| !f.text) {
             return Err(StoreError::forbidden("only text files can be replaced (PUT)").into());
@@ -369,7 +370,7 @@ impl App {
             return Err(StoreError::bad_request("appended content must be UTF-8 text").into());
         }
         let storage_key = dir_storage_key(key);
-        let _guard = self.locks.lock(&storage_key);
+        let _guard = self.lock(&[&storage_key])?;
         let mut dir = self.live_dir(&storage_key, now)?;
         access.check(&dir, DirWrite::File)?;
         let file = dir.file(name).ok_or_else(StoreError::not_found)?.clone();
@@ -426,14 +427,14 @@ impl App {
     pub fn delete_dir_file(&self, key: &str, name: &str, access: &DirAccess) -> AppResult<DirView> {
         let now = self.now();
         let storage_key = dir_storage_key(key);
-        let _guard = self.locks.lock(&storage_key);
+        let _guard = self.lock(&[&storage_key])?;
         let mut dir = self.live_dir(&storage_key, now)?;
         access.check(&dir, DirWrite::File)?;
         let old = dir.remove_file(now, name)?;
         self.ports
             .repo
             .put(&storage_key, &Object::Dir(dir.clone()))?;
-        self.ledger().release(old.size);
+        self.ledgers.freed(Pool::Store, old.size);
         self.ports.blobs.remove(&old.blob)?;
         Ok(self.dir_view(&dir))
     }
@@ -441,7 +442,7 @@ impl App {
     /// DELETE /d/<key>: the whole dir.
     pub fn delete_dir(&self, key: &str, access: &DirAccess) -> AppResult<()> {
         let storage_key = dir_storage_key(key);
-        let _guard = self.locks.lock(&storage_key);
+        let _guard = self.lock(&[&storage_key])?;
         let dir = self.live_dir(&storage_key, self.now())?;
         access.check(&dir, DirWrite::WholeDir)?;
         self.remove_object(&storage_key, &Object::Dir(dir))
@@ -451,7 +452,7 @@ impl App {
     pub fn retain_dir(&self, key: &str, retain: RetainAuth) -> AppResult<RetainView> {
         let now = self.now();
         let storage_key = dir_storage_key(key);
-        let _guard = self.locks.lock(&storage_key);
+        let _guard = self.lock(&[&storage_key])?;
         let mut dir = self.live_dir(&storage_key, now)?;
         authorize_retain(retain)?;
         if !dir.lifetime.is_retained() {
@@ -471,7 +472,7 @@ impl App {
     /// POST /d/<key>?show=1: flips a dir to a show-dir; idempotent.
     pub fn show_dir(&self, key: &str, retain: RetainAuth) -> AppResult<DirView> {
         let storage_key = dir_storage_key(key);
-        let _guard = self.locks.lock(&storage_key);
+        let _guard = self.lock(&[&storage_key])?;
         let mut dir = self.live_dir(&storage_key, self.now())?;
         authorize_retain(retain).map_err(|_| {
             StoreError::WriteDenied("making a show-dir needs the retain token".into())

@@ -10,7 +10,7 @@ use store_core::content::{self, is_text_type};
 use store_core::names::{
     apply_tags, default_file_name, validate_file_name, validate_memorable_name,
 };
-use store_core::ports::BlobReader;
+use store_core::ports::{BlobReader, Pool};
 use store_core::views::{BrowseEntry, FileView, PersistenceType, RetainView};
 use store_core::{
     ttl, BundleRecord, FileRecord, Lifetime, Object, ReadDecision, ReadIntent, RetainAuth,
@@ -249,7 +249,7 @@ impl App {
         // once file). A read that writes nothing sees one atomic snapshot of
         // the record and must not wait: lock stripes are shared, and a
         // writer holding one across an fsync would stall it.
-        let _guard = may_write.then(|| self.locks.lock(id));
+        let _guard = may_write.then(|| self.lock(&[id])).transpose()?;
         let record = match self.live_object(id, now)? {
             Object::File(f) => f,
             Object::Bundle(b) => return Ok(Some(Opened::Bundle(b))),
@@ -285,7 +285,7 @@ impl App {
     /// DELETE /<id>: a single file or a whole bundle.
     pub fn delete(&self, id: &str, auth: RetainAuth) -> AppResult<()> {
         let now = self.now();
-        let _guard = self.locks.lock(id);
+        let _guard = self.lock(&[id])?;
         let obj = self.live_object(id, now)?;
         authorize_write(obj.lifetime(), auth)?;
         self.remove_object(id, &obj)
@@ -300,7 +300,7 @@ impl App {
         auth: RetainAuth,
     ) -> AppResult<FileView> {
         let now = self.now();
-        let _guard = self.locks.lock(id);
+        let _guard = self.lock(&[id])?;
         let mut record = self.live_file(id, now)?;
         authorize_write(&record.lifetime, auth)?;
         record.tags = apply_tags(&record.tags, add, remove)?;
@@ -311,7 +311,7 @@ impl App {
     /// POST /<id>?retain=1 on a single file or a bundle: idempotent.
     pub fn retain(&self, id: &str, auth: RetainAuth) -> AppResult<RetainView> {
         let now = self.now();
-        let _guard = self.locks.lock(id);
+        let _guard = self.lock(&[id])?;
         let mut obj = self.live_object(id, now)?;
         authorize_retain(auth)?;
         let kind = match &mut obj {
@@ -356,7 +356,7 @@ impl App {
             )
             .into());
         }
-        let _guard = self.locks.lock(id);
+        let _guard = self.lock(&[id])?;
         let mut record = self.live_file(id, now)?;
         authorize_write(&record.lifetime, auth)?;
         record.ensure_editable()?;
@@ -374,7 +374,7 @@ impl App {
         if std::str::from_utf8(text).is_err() || text.contains(&0) {
             return Err(StoreError::bad_request("appended content must be UTF-8 text").into());
         }
-        let _guard = self.locks.lock(id);
+        let _guard = self.lock(&[id])?;
         let mut record = self.live_file(id, now)?;
         authorize_write(&record.lifetime, auth)?;
         record.ensure_editable()?;
@@ -408,7 +408,7 @@ impl App {
         }
         self.ports.repo.put(id, &Object::File(record.clone()))?;
         if old_size > new_size {
-            self.ledger().release(old_size - new_size);
+            self.ledgers.freed(Pool::Store, old_size - new_size);
         }
         self.ports.blobs.remove(&old_blob)?;
         Ok(())

@@ -14,7 +14,7 @@ use store_core::gallery::{
 };
 use store_core::names::validate_memorable_name;
 use store_core::record::{gallery_storage_key, image_storage_key};
-use store_core::{ids, limits, BlobId, Lifetime, Object, StoreError, Timestamp};
+use store_core::{ids, limits, BlobId, Lifetime, Object, Pool, StoreError, Timestamp};
 use store_media::{MediaError, MediaLimits};
 
 use crate::files::Download;
@@ -232,10 +232,6 @@ impl App {
         }
     }
 
-    fn pics_ledger(&self) -> std::sync::MutexGuard<'_, store_core::pool::PoolLedger> {
-        self.pics_pool.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn gallery_url(&self, gid: &str) -> String {
         format!("{}/pics/g/{gid}", self.config.base_url)
     }
@@ -316,7 +312,7 @@ impl App {
         let keyed = name.filter(|n| validate_memorable_name(n).is_ok());
         let gid = keyed.map_or_else(|| ids::dir_id(self.ports.random.as_ref()), str::to_string);
         let key = gallery_storage_key(&gid);
-        let _guard = self.locks.lock(&key);
+        let _guard = self.lock(&[&key])?;
         match self.ports.repo.get(&key)? {
             Some(Object::Gallery(g)) if g.lifetime.is_live(now) => {
                 return Ok((
@@ -444,7 +440,7 @@ impl App {
             .map(|i| self.image_view(i))
             .collect();
         let url = self.gallery_url(&g.gid);
-        let ledger = *self.pics_ledger();
+        let pool = self.ledgers.usage(Pool::Pics)?;
         let l = &self.config.limits;
         Ok(GalleryView {
             id: g.gid.clone(),
@@ -455,7 +451,7 @@ impl App {
             comments: g.comments.iter().map(CommentView::from).collect(),
             page,
             pages,
-            pool: PoolView { used_bytes: ledger.used_bytes(), capacity_bytes: ledger.capacity_bytes() },
+            pool: PoolView { used_bytes: pool.used_bytes, capacity_bytes: pool.capacity_bytes },
             limits: serde_json::json!({
                 "upload_bytes_max": l.pics_upload_bytes_max,
                 "import_bytes_max": l.pics_import_bytes_max,
@@ -533,22 +529,16 @@ impl App {
             .map_err(media_error)?;
         drop(bytes);
         let size = processed.bytes.len() as u64;
-        {
-            let mut pics = self.pics_ledger();
-            if !pics.try_reserve(size) {
-                return Err(StoreError::PoolFull {
-                    message: "the pics pool is full; it never evicts: wait for images to expire, or ask an admin to delete some".into(),
-                    retry_after_secs: self.config.limits.pool_full_retry_after_secs,
-                }
-                .into());
+        let Some(reservation) = self.try_reserve(Pool::Pics, size)? else {
+            return Err(StoreError::PoolFull {
+                message: "the pics pool is full; it never evicts: wait for images to expire, or ask an admin to delete some".into(),
+                retry_after_secs: self.config.limits.pool_full_retry_after_secs,
             }
-        }
-        let give_back = |app: &App| app.pics_ledger().release(size);
-        let mut writer = self.ports.blobs.create().inspect_err(|_| give_back(self))?;
-        writer
-            .write(&processed.bytes)
-            .inspect_err(|_| give_back(self))?;
-        let blob = writer.commit().inspect_err(|_| give_back(self))?;
+            .into());
+        };
+        let mut writer = self.ports.blobs.create()?;
+        writer.write(&processed.bytes)?;
+        let blob = writer.commit()?;
         let stem = name
             .and_then(|n| store_core::names::validate_file_name(n).ok().map(|()| n))
             .map(|n| n.rsplit_once('.').map_or(n, |(s, _)| s).to_string())
@@ -573,13 +563,14 @@ impl App {
         // that expires on its own; a refusal undoes the image here.
         let key = gallery_storage_key(gid);
         let ikey = image_storage_key(&image.id);
-        let _guard = self.locks.lock(&key);
+        let _guard = self.lock(&[&key])?;
+        // The reservation, dropped on the way out of a refusal, gives the
+        // bytes back.
         let undo = |app: &App, written: bool| {
             if written {
                 let _ = app.ports.repo.remove(&ikey);
             }
             let _ = app.ports.blobs.remove(&image.blob);
-            give_back(app);
         };
         let mut g = match self.live_gallery(gid, now) {
             Ok(g) => g,
@@ -592,6 +583,7 @@ impl App {
             undo(self, true);
             return Err(e.into());
         }
+        reservation.keep();
         g.images.push(image.id.clone());
         g.extend_for_upload(now);
         // A failed gallery write may still have landed: keep the image then
@@ -682,7 +674,7 @@ impl App {
                 }
             }
         }
-        let _guard = self.locks.lock(key);
+        let _guard = self.lock(&[key])?;
         // Re-read under the lock: a concurrent request may have made the
         // same previews meanwhile; keep theirs, drop ours.
         let mut obj = match current() {
@@ -731,7 +723,7 @@ impl App {
     pub fn like_image(&self, id: &str, visitor: &Visitor) -> AppResult<LikeView> {
         let now = self.now();
         let key = image_storage_key(id);
-        let _guard = self.locks.lock(&key);
+        let _guard = self.lock(&[&key])?;
         let mut image = self.visible_image(id, now)?;
         let g = self.live_gallery(&image.gallery, now)?;
         let fp = fingerprint(&g.fingerprint_key, &visitor.ip, &visitor.user_agent);
@@ -779,7 +771,7 @@ impl App {
         let now = self.now();
         let (name, text) = validate_comment(name, text)?;
         let key = gallery_storage_key(gid);
-        let _guard = self.locks.lock(&key);
+        let _guard = self.lock(&[&key])?;
         let mut g = self.live_gallery(gid, now)?;
         let fp = fingerprint(&g.fingerprint_key, &visitor.ip, &visitor.user_agent);
         let id = ids::object_id(self.ports.random.as_ref());
@@ -799,7 +791,7 @@ impl App {
     pub fn like_comment(&self, gid: &str, cid: &str, visitor: &Visitor) -> AppResult<LikeView> {
         let now = self.now();
         let key = gallery_storage_key(gid);
-        let _guard = self.locks.lock(&key);
+        let _guard = self.lock(&[&key])?;
         let mut g = self.live_gallery(gid, now)?;
         let fp = fingerprint(&g.fingerprint_key, &visitor.ip, &visitor.user_agent);
         let c = g
@@ -829,7 +821,15 @@ impl App {
     ) -> AppResult<()> {
         let now = self.now();
         let key = gallery_storage_key(gid);
-        let _guard = self.locks.lock(&key);
+        let ikey = image_storage_key(target);
+        // An action on an image holds the image's lock with the gallery's,
+        // both taken at once (KeyLocks' rule: never wait while holding).
+        let _guard = match action {
+            AdminAction::Hide | AdminAction::Unhide | AdminAction::Delete => {
+                self.lock(&[&key, &ikey])?
+            }
+            _ => self.lock(&[&key])?,
+        };
         let mut g = self.live_gallery(gid, now)?;
         if !self.is_admin(&g, secret) {
             return Err(StoreError::not_found().into());
@@ -849,8 +849,6 @@ impl App {
                 if !g.images.iter().any(|i| i == target) {
                     return Err(StoreError::not_found().into());
                 }
-                let ikey = image_storage_key(target);
-                let _iguard = self.locks.lock(&ikey);
                 let Some(mut image) = self.image(target)? else {
                     // A listed id without a record (an image that expired
                     // and was swept): deleting it just drops the id.
@@ -865,7 +863,7 @@ impl App {
                     g.images.retain(|i| i != target);
                     self.ports.repo.put(&key, &Object::Gallery(g))?;
                     self.ports.repo.remove(&ikey)?;
-                    self.pics_ledger().release(image.size);
+                    self.ledgers.freed(Pool::Pics, image.size);
                     for b in Object::Image(image).blobs() {
                         self.ports.blobs.remove(b)?;
                     }
@@ -954,7 +952,7 @@ impl App {
     }
 
     /// The pics pool in use.
-    pub fn pics_used_bytes(&self) -> u64 {
-        self.pics_ledger().used_bytes()
+    pub fn pics_used_bytes(&self) -> AppResult<u64> {
+        Ok(self.ledgers.usage(Pool::Pics)?.used_bytes)
     }
 }

@@ -17,16 +17,16 @@ mod error;
 mod files;
 mod galleries;
 mod import;
-mod locks;
 mod orphans;
 mod pool;
 pub mod system;
 mod upload;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use store_core::local::{LocalLedgers, StripedLocks};
 use store_core::pool::PoolLedger;
-use store_core::ports::{BlobStore, Clock, Random, Repository};
+use store_core::ports::{BlobStore, Clock, KeyLocks, Ledgers, LockGuard, Pool, Random, Repository};
 use store_core::{Limits, Object, RetainAuth, RetainTokens, Timestamp};
 
 pub use blobcache::CachedBlobs;
@@ -49,6 +49,34 @@ pub struct Ports {
     pub clock: Arc<dyn Clock>,
     pub random: Arc<dyn Random>,
     pub fetcher: Arc<dyn store_core::Fetcher>,
+    pub coordination: Coordination,
+}
+
+/// How the processes serving one store agree on keys and pools.
+#[derive(Clone, Default)]
+pub enum Coordination {
+    /// This process alone writes the records (sled locks its directory):
+    /// locks and pool ledgers live in its memory.
+    #[default]
+    Local,
+    /// Other processes share the records: locks and ledgers go through
+    /// the shared adapter, and the orphan collection spares blobs younger
+    /// than `orphan_grace_secs` (another process may be about to record
+    /// them).
+    Shared {
+        locks: Arc<dyn KeyLocks>,
+        ledgers: Arc<dyn Ledgers>,
+        orphan_grace_secs: u64,
+    },
+}
+
+impl std::fmt::Debug for Coordination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Local => f.write_str("Local"),
+            Self::Shared { .. } => f.write_str("Shared { .. }"),
+        }
+    }
 }
 
 impl std::fmt::Debug for Ports {
@@ -93,10 +121,12 @@ pub struct Recovery {
 pub struct App {
     ports: Ports,
     config: AppConfig,
-    locks: locks::KeyLocks,
-    pool: Mutex<PoolLedger>,
-    /// The pics pool: counted apart, and never evicted.
-    pics_pool: Mutex<PoolLedger>,
+    locks: Arc<dyn KeyLocks>,
+    /// The store pool and the pics pool (counted apart, never evicted).
+    ledgers: Arc<dyn Ledgers>,
+    /// Blobs younger than this are never orphans (0 when one process
+    /// writes the store: its own fresh blobs are noted instead).
+    orphan_grace_secs: u64,
     /// Image decoding and encoding at once, at most: a burst of 30 MB
     /// uploads waits here instead of exhausting memory.
     media_slots: galleries::Slots,
@@ -114,16 +144,28 @@ impl App {
         let totals = ports.repo.totals()?;
         let fresh = Arc::new(orphans::Fresh::default());
         ports.blobs = Arc::new(orphans::NotingBlobs::new(ports.blobs, Arc::clone(&fresh)));
+        let (locks, ledgers, orphan_grace_secs) = match &ports.coordination {
+            Coordination::Local => (
+                Arc::new(StripedLocks::default()) as Arc<dyn KeyLocks>,
+                Arc::new(LocalLedgers::new(
+                    PoolLedger::new(config.limits.pool_bytes, totals.pool_bytes),
+                    PoolLedger::new(config.limits.pics_pool_bytes, totals.pics_bytes),
+                )) as Arc<dyn Ledgers>,
+                0,
+            ),
+            Coordination::Shared {
+                locks,
+                ledgers,
+                orphan_grace_secs,
+            } => (Arc::clone(locks), Arc::clone(ledgers), *orphan_grace_secs),
+        };
         let app = Self {
-            pool: Mutex::new(PoolLedger::new(config.limits.pool_bytes, totals.pool_bytes)),
-            pics_pool: Mutex::new(PoolLedger::new(
-                config.limits.pics_pool_bytes,
-                totals.pics_bytes,
-            )),
             media_slots: galleries::Slots::new(galleries::MEDIA_JOBS_MAX),
             ports,
             config,
-            locks: locks::KeyLocks::default(),
+            locks,
+            ledgers,
+            orphan_grace_secs,
             fresh,
         };
         let recovery = Recovery {
@@ -146,13 +188,16 @@ impl App {
         self.config.retain_tokens.check(presented)
     }
 
-    /// Bytes the live objects hold in the store pool.
-    pub fn pool_used_bytes(&self) -> u64 {
-        self.ledger().used_bytes()
+    /// Bytes the live objects (and writes in progress) hold in the store
+    /// pool.
+    pub fn pool_used_bytes(&self) -> AppResult<u64> {
+        Ok(self.ledgers.usage(Pool::Store)?.used_bytes)
     }
 
-    fn ledger(&self) -> std::sync::MutexGuard<'_, PoolLedger> {
-        self.pool.lock().unwrap_or_else(|e| e.into_inner())
+    /// Waits until this use case alone holds `keys` (see
+    /// [`KeyLocks::lock`] for the rules that keep it free of deadlock).
+    pub(crate) fn lock(&self, keys: &[&str]) -> AppResult<LockGuard> {
+        Ok(self.locks.lock(keys)?)
     }
 
     /// Opens a committed blob, for streaming a bundle's or dir's zip. The
@@ -231,21 +276,21 @@ impl App {
         let mut removed = 0;
         let mut busy = vec![];
         for chunk in due.chunks(SWEEP_TRANSACTION) {
-            let mut many = self.locks.try_lock_many(chunk.to_vec());
+            let mut many = self.locks.try_lock_many(chunk.to_vec())?;
             busy.append(&mut many.busy);
             // Dead already: their removal need not wait for a flush (see
             // Repository::remove_dead).
             let gone = self.ports.repo.remove_dead_many(&many.locked, now)?;
             // Once its record is gone, nothing can reach an object's bytes:
             // they are unlinked after the locks are released.
-            many.release();
+            drop(many.guard);
             for obj in gone.into_iter().flatten() {
                 self.release_removed(true, &obj)?;
                 removed += 1;
             }
         }
         for key in busy {
-            let guard = self.locks.lock(&key);
+            let guard = self.lock(&[&key])?;
             let gone = self
                 .ports
                 .repo
@@ -303,10 +348,14 @@ impl App {
 
     /// What follows a record's removal: its pool bytes go back (only if
     /// this call removed it, so a racing remover cannot release twice),
-    /// then its bytes are deleted.
+    /// then its bytes are deleted. An expired image swept gives its bytes
+    /// back to the pics pool.
     fn release_removed(&self, was_there: bool, obj: &Object) -> AppResult<()> {
         if was_there {
-            self.ledger().release(obj.pool_bytes());
+            self.ledgers.freed(Pool::Store, obj.pool_bytes());
+            if obj.pics_bytes() > 0 {
+                self.ledgers.freed(Pool::Pics, obj.pics_bytes());
+            }
         }
         for blob in obj.blobs() {
             self.ports.blobs.remove(blob)?;

@@ -140,6 +140,10 @@ impl BlobStore for NotingBlobs {
     fn list(&self) -> StorageResult<Vec<BlobId>> {
         self.inner.list()
     }
+
+    fn written_at(&self, id: &BlobId) -> StorageResult<Option<store_core::Timestamp>> {
+        self.inner.written_at(id)
+    }
 }
 
 /// What one orphan collection did.
@@ -150,6 +154,21 @@ pub struct OrphanReport {
     /// True if the collection gave up (too many commits to note while it
     /// ran); its orphans stay until the next start.
     pub gave_up: bool,
+}
+
+impl App {
+    /// Whether a blob may belong to a write still in progress in another
+    /// process (only when processes share the store): written less than
+    /// the grace ago, or of unknown age.
+    fn is_young(&self, blob: &BlobId) -> AppResult<bool> {
+        if self.orphan_grace_secs == 0 {
+            return Ok(false);
+        }
+        let Some(at) = self.ports.blobs.written_at(blob)? else {
+            return Ok(true);
+        };
+        Ok(at.plus_secs(self.orphan_grace_secs) > self.now())
+    }
 }
 
 /// A referenced blob, as a 64-bit hash: a million of them take 16 MB
@@ -211,6 +230,9 @@ impl App {
                 return gave_up(removed);
             }
             for blob in batch.iter().filter(|b| !noted.contains(*b)) {
+                if self.is_young(blob)? {
+                    continue;
+                }
                 self.ports.blobs.remove(blob)?;
                 removed += 1;
             }

@@ -1,5 +1,7 @@
-//! Reserving room in the store pool, evicting when it is short.
+//! Reserving room in the pools, evicting from the store pool when it is
+//! short.
 
+use store_core::ports::Pool;
 use store_core::StoreError;
 
 use crate::{App, AppResult};
@@ -7,17 +9,21 @@ use crate::{App, AppResult};
 /// Candidates read from the expiry index per round of eviction.
 const EVICTION_BATCH: usize = 64;
 
-/// Bytes taken from the pool for a write in progress. Dropped without
+/// Bytes taken from a pool for a write in progress. Dropped without
 /// [`Reservation::keep`], it gives them back, so that a failed write
 /// cannot leak pool space.
 #[must_use]
 pub(crate) struct Reservation<'a> {
     app: &'a App,
+    pool: Pool,
     bytes: u64,
 }
 
 impl Reservation<'_> {
+    /// The record holding the bytes has been written: the pool now counts
+    /// them through it.
     pub(crate) fn keep(mut self) {
+        self.app.ledgers.settle(self.pool, self.bytes);
         self.bytes = 0;
     }
 }
@@ -25,7 +31,7 @@ impl Reservation<'_> {
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         if self.bytes > 0 {
-            self.app.ledger().release(self.bytes);
+            self.app.ledgers.cancel(self.pool, self.bytes);
         }
     }
 }
@@ -51,18 +57,39 @@ impl App {
             return Err(full().into());
         }
         loop {
-            let shortfall = {
-                let mut ledger = self.ledger();
-                if ledger.try_reserve(bytes) {
-                    return Ok(Reservation { app: self, bytes });
-                }
-                ledger.shortfall(bytes)
+            if let Some(r) = self.try_reserve(Pool::Store, bytes)? {
+                return Ok(r);
+            }
+            // Evictions are decided one at a time, over every process:
+            // two writers short of room must not both evict for the same
+            // shortfall. The room is checked again under the lock.
+            let _eviction = self.locks.lock_eviction()?;
+            let shortfall = match self.ledgers.try_reserve(Pool::Store, bytes)? {
+                Ok(()) => return Ok(self.reservation(Pool::Store, bytes)),
+                Err(shortfall) => shortfall,
             };
             // Never destroy objects for a write that would be refused anyway.
             if !self.can_free(shortfall)? || self.evict(shortfall)? == 0 {
                 return Err(full().into());
             }
         }
+    }
+
+    fn reservation(&self, pool: Pool, bytes: u64) -> Reservation<'_> {
+        Reservation {
+            app: self,
+            pool,
+            bytes,
+        }
+    }
+
+    /// Takes `bytes` from `pool` if they fit as it stands.
+    pub(crate) fn try_reserve(&self, pool: Pool, bytes: u64) -> AppResult<Option<Reservation<'_>>> {
+        Ok(self
+            .ledgers
+            .try_reserve(pool, bytes)?
+            .ok()
+            .map(|()| self.reservation(pool, bytes)))
     }
 
     /// Takes `bytes` from the pool as [`App::reserve`] does when `room`
@@ -76,8 +103,8 @@ impl App {
         if room == store_core::container::Room::MayEvict {
             return self.reserve(bytes);
         }
-        if self.ledger().try_reserve(bytes) {
-            return Ok(Reservation { app: self, bytes });
+        if let Some(r) = self.try_reserve(Pool::Store, bytes)? {
+            return Ok(r);
         }
         Err(StoreError::PoolFull {
             message: format!(
@@ -134,10 +161,11 @@ impl App {
                 break;
             }
             for key in candidates {
-                let Some(_guard) = self.locks.try_lock(&key) else {
+                let tried = self.locks.try_lock_many(vec![key.clone()])?;
+                if tried.locked.is_empty() {
                     skipped.insert(key);
                     continue;
-                };
+                }
                 match self.ports.repo.get(&key)? {
                     Some(obj) if obj.is_evictable() => {
                         freed += obj.pool_bytes();

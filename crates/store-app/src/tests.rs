@@ -43,6 +43,7 @@ fn ports(
         clock: clock.clone(),
         random: Arc::new(SeededRandom::new(42)),
         fetcher: Arc::new(store_testkit::FakeFetcher::new()),
+        coordination: Default::default(),
     }
 }
 
@@ -116,7 +117,7 @@ fn upload_then_read_back() {
     assert_eq!(v.expires_in, Some(14_400));
     assert_eq!(v.url, format!("http://test/{}", v.id));
     assert_eq!(read(&w.app, &v.id).unwrap(), b"hello");
-    assert_eq!(w.app.pool_used_bytes(), 5);
+    assert_eq!(w.app.pool_used_bytes().unwrap(), 5);
 }
 
 #[test]
@@ -167,7 +168,7 @@ fn expired_files_answer_not_found_and_are_swept() {
     assert_eq!(report.removed, 1);
     assert_eq!(report.next_expiry, None);
     assert_eq!(w.blobs.count(), 0);
-    assert_eq!(w.app.pool_used_bytes(), 0);
+    assert_eq!(w.app.pool_used_bytes().unwrap(), 0);
 }
 
 #[test]
@@ -246,7 +247,7 @@ fn once_files_burn_on_first_get_but_not_on_head() {
     assert_eq!(read(&w.app, &v.id).unwrap(), b"secret");
     assert_eq!(code(read(&w.app, &v.id)), ErrorCode::NotFound);
     assert_eq!(w.blobs.count(), 0);
-    assert_eq!(w.app.pool_used_bytes(), 0);
+    assert_eq!(w.app.pool_used_bytes().unwrap(), 0);
 }
 
 #[test]
@@ -394,7 +395,7 @@ fn put_replaces_and_patch_appends() {
     assert_eq!(r.size, 7);
     assert_eq!(read(&w.app, &v.id).unwrap(), b"bye now");
     assert_eq!(w.blobs.count(), 1, "old bytes are freed");
-    assert_eq!(w.app.pool_used_bytes(), 7);
+    assert_eq!(w.app.pool_used_bytes().unwrap(), 7);
     assert_eq!(
         code(w.app.append_file(&v.id, b"\xff", RetainAuth::Absent)),
         ErrorCode::BadRequest
@@ -507,7 +508,7 @@ fn bad_requests_change_nothing() {
         );
     }
     assert_eq!(w.blobs.count(), 0);
-    assert_eq!(w.app.pool_used_bytes(), 0);
+    assert_eq!(w.app.pool_used_bytes().unwrap(), 0);
 }
 
 #[test]
@@ -548,7 +549,7 @@ fn pool_evicts_soonest_expiry_first_and_never_retained() {
         NewFile::default(),
         RetainAuth::Absent,
     );
-    assert_eq!(w.app.pool_used_bytes(), 30);
+    assert_eq!(w.app.pool_used_bytes().unwrap(), 30);
     let new = put_file(
         &w.app,
         "n",
@@ -591,7 +592,7 @@ fn pool_evicts_soonest_expiry_first_and_never_retained() {
         ),
         ErrorCode::PoolFull
     );
-    assert!(w.app.pool_used_bytes() <= 30);
+    assert!(w.app.pool_used_bytes().unwrap() <= 30);
 }
 
 /// Commits an orphan: bytes with no record, as a crash between a write's
@@ -616,7 +617,7 @@ fn open_reads_the_totals_and_the_collection_removes_orphans() {
             pool_used_bytes: 3,
         }
     );
-    assert_eq!(app.pool_used_bytes(), 3);
+    assert_eq!(app.pool_used_bytes().unwrap(), 3);
     assert_eq!(
         w.blobs.count(),
         2,
@@ -693,7 +694,7 @@ fn the_sweep_removes_in_batches_and_waits_for_busy_keys() {
         ..NewFile::default()
     };
     let kept = put_file(&w.app, "kept", b"xy", day, RetainAuth::Absent);
-    assert_eq!(w.app.pool_used_bytes(), 1202);
+    assert_eq!(w.app.pool_used_bytes().unwrap(), 1202);
     // The shortest lifetime is 4h.
     w.clock.advance_secs(5 * 3600);
     // A request holds one expired key's lock while the sweep runs: the sweep
@@ -701,7 +702,7 @@ fn the_sweep_removes_in_batches_and_waits_for_busy_keys() {
     let (held_tx, held_rx) = std::sync::mpsc::channel();
     let report = std::thread::scope(|s| {
         s.spawn(|| {
-            let _guard = w.app.locks.lock(&ids[17]);
+            let _guard = w.app.lock(&[&ids[17]]).unwrap();
             held_tx.send(()).unwrap();
             std::thread::sleep(std::time::Duration::from_millis(50));
         });
@@ -710,7 +711,7 @@ fn the_sweep_removes_in_batches_and_waits_for_busy_keys() {
     });
     assert_eq!(report.removed, 300);
     assert_eq!(
-        w.app.pool_used_bytes(),
+        w.app.pool_used_bytes().unwrap(),
         2,
         "each removal gave its bytes back"
     );
@@ -948,13 +949,13 @@ proptest! {
                 Op::Sweep => { w.app.sweep(1000).unwrap(); }
                 _ => {}
             }
-            prop_assert!(w.app.pool_used_bytes() <= 400);
+            prop_assert!(w.app.pool_used_bytes().unwrap() <= 400);
             let mut stored = 0u64;
             store_core::ports::Repository::for_each(w.repo.as_ref(), &mut |_, o| {
                 stored += o.pool_bytes();
                 std::ops::ControlFlow::Continue(())
             }).unwrap();
-            prop_assert_eq!(w.app.pool_used_bytes(), stored, "the pool drifted from the records");
+            prop_assert_eq!(w.app.pool_used_bytes().unwrap(), stored, "the pool drifted from the records");
         }
     }
 }
@@ -1026,7 +1027,7 @@ mod containers {
             code(w.app.append_file(&b.id, b"x", RetainAuth::Absent)),
             ErrorCode::Forbidden
         );
-        assert_eq!(w.app.pool_used_bytes(), 10);
+        assert_eq!(w.app.pool_used_bytes().unwrap(), 10);
         w.app.retain(&b.id, RetainAuth::Valid).unwrap();
         w.clock.advance_secs(100 * 86_400);
         assert!(
@@ -1035,7 +1036,7 @@ mod containers {
         );
         w.app.delete(&b.id, RetainAuth::Valid).unwrap();
         assert_eq!(w.blobs.count(), 0);
-        assert_eq!(w.app.pool_used_bytes(), 0);
+        assert_eq!(w.app.pool_used_bytes().unwrap(), 0);
     }
 
     #[test]
@@ -1067,7 +1068,7 @@ mod containers {
             ErrorCode::BadRequest
         );
         assert_eq!(w.blobs.count(), 0, "refused parts are removed");
-        assert_eq!(w.app.pool_used_bytes(), 0);
+        assert_eq!(w.app.pool_used_bytes().unwrap(), 0);
     }
 
     #[test]
@@ -1180,7 +1181,7 @@ mod containers {
         assert_eq!(actions, ["Delete", "Append", "Add"]);
         assert_eq!(h[1].bytes, 6);
         assert_eq!(w.blobs.count(), 0);
-        assert_eq!(w.app.pool_used_bytes(), 0);
+        assert_eq!(w.app.pool_used_bytes().unwrap(), 0);
         // Expiry: reads answer 404, and the sweep reclaims the dir.
         w.clock.advance_secs(31 * 86_400);
         assert_eq!(code(w.app.get_dir("slide")), ErrorCode::NotFound);
@@ -1381,7 +1382,7 @@ mod containers {
         );
         assert_eq!(code(w.app.get_dir("old-dir")), ErrorCode::NotFound);
         assert!(w.app.get_dir("show-wall").is_ok());
-        assert_eq!(w.app.pool_used_bytes(), 30);
+        assert_eq!(w.app.pool_used_bytes().unwrap(), 30);
     }
 
     #[test]
@@ -1602,7 +1603,7 @@ mod imports {
             ErrorCode::BadRequest
         );
         assert_eq!(w.blobs.count(), 0);
-        assert_eq!(w.app.pool_used_bytes(), 0);
+        assert_eq!(w.app.pool_used_bytes().unwrap(), 0);
     }
 
     #[test]
@@ -1738,7 +1739,7 @@ mod pics {
             (img.width, img.height, img.content_type.as_str()),
             (40, 30, "image/png")
         );
-        assert_eq!(w.app.pics_used_bytes(), img.size);
+        assert_eq!(w.app.pics_used_bytes().unwrap(), img.size);
         let a = w.app.like_image(&img.id, &visitor("a")).unwrap();
         assert_eq!((a.likes, a.liked), (1, true));
         let b = w.app.like_image(&img.id, &visitor("b")).unwrap();
@@ -1843,7 +1844,7 @@ mod pics {
             .administer(&g.id, &secret, AdminAction::Delete, &one.id)
             .unwrap();
         assert_eq!(code(w.app.open_image(&one.id, None)), ErrorCode::NotFound);
-        assert_eq!(w.app.pics_used_bytes(), two.size);
+        assert_eq!(w.app.pics_used_bytes().unwrap(), two.size);
     }
 
     #[test]
@@ -1939,7 +1940,7 @@ mod pics {
             ),
             ErrorCode::NotFound
         );
-        assert_eq!(w.app.pics_used_bytes(), 0);
+        assert_eq!(w.app.pics_used_bytes().unwrap(), 0);
         assert_eq!(w.blobs.count(), 0);
     }
 
@@ -1961,6 +1962,6 @@ mod pics {
             ),
             ErrorCode::NotFound
         );
-        assert_eq!(w.app.pics_used_bytes(), 0);
+        assert_eq!(w.app.pics_used_bytes().unwrap(), 0);
     }
 }

@@ -19,6 +19,7 @@ pub mod ids;
 pub mod import;
 pub mod lifetime;
 pub mod limits;
+pub mod local;
 pub mod names;
 pub mod pool;
 pub mod ports;
@@ -35,8 +36,9 @@ pub use lifetime::Lifetime;
 pub use limits::Limits;
 pub use pool::Totals;
 pub use ports::{
-    BlobReader, BlobStore, BlobWriter, Clock, FetchError, Fetched, Fetcher, Random, Repository,
-    StorageError, StorageErrorKind,
+    BlobReader, BlobStore, BlobWriter, Clock, FetchError, Fetched, Fetcher, KeyLocks, Ledgers,
+    LockGuard, Pool, PoolUsage, Random, RateLimits, Repository, StorageError, StorageErrorKind,
+    TryLocked,
 };
 pub use record::{dir_storage_key, BlobId, FileRecord, Object, ReadDecision, ReadIntent, Thumbs};
 pub use time::Timestamp;

@@ -168,6 +168,14 @@ pub trait BlobStore: Send + Sync {
 
     /// Every committed blob, for orphan collection.
     fn list(&self) -> StorageResult<Vec<BlobId>>;
+
+    /// When a committed blob was written, if the store can tell. The
+    /// orphan collection of a store that several processes share spares
+    /// young blobs (another process may be about to record them), and
+    /// spares every blob whose age is unknown.
+    fn written_at(&self, _id: &BlobId) -> StorageResult<Option<Timestamp>> {
+        Ok(None)
+    }
 }
 
 /// A blob being written.
@@ -237,4 +245,104 @@ pub trait Fetcher: Send + Sync {
     /// Fetches `url`, following redirects, and refuses a declared length
     /// over `max_bytes` before reading the body.
     fn fetch(&self, url: &str, max_bytes: u64) -> Result<Fetched, FetchError>;
+}
+
+/// Held while a use case owns some keys (or the eviction decision); the
+/// locks are released when it is dropped. What it holds depends on the
+/// adapter: a mutex stripe in one process, a database session's advisory
+/// lock across processes.
+pub struct LockGuard(#[allow(dead_code)] Box<dyn Send>);
+
+impl LockGuard {
+    pub fn new(held: impl Send + 'static) -> Self {
+        Self(Box::new(held))
+    }
+}
+
+impl std::fmt::Debug for LockGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LockGuard")
+    }
+}
+
+/// What [`KeyLocks::try_lock_many`] took: the guard, the keys it covers
+/// and the keys that were busy.
+#[derive(Debug)]
+pub struct TryLocked {
+    pub guard: LockGuard,
+    pub locked: Vec<String>,
+    pub busy: Vec<String>,
+}
+
+/// Mutual exclusion of the writers of one key, in every process that
+/// shares the records. A read-modify-write use case (a PATCH, a burn after
+/// reading, a sweep) holds its key for the whole change.
+///
+/// Rules that keep every adapter free of deadlock: a caller waits for at
+/// most one call of [`KeyLocks::lock`] at a time (naming all its keys at
+/// once, in any order), and while it holds keys it only ever *tries* other
+/// keys. [`KeyLocks::lock_eviction`] may be waited for while holding keys:
+/// its holder never waits for a key.
+pub trait KeyLocks: Send + Sync + std::fmt::Debug {
+    /// Waits until the caller alone holds every one of `keys`.
+    fn lock(&self, keys: &[&str]) -> StorageResult<LockGuard>;
+
+    /// Takes those of `keys` that are free, without waiting.
+    fn try_lock_many(&self, keys: Vec<String>) -> StorageResult<TryLocked>;
+
+    /// The one lock under which eviction is decided and done, so that two
+    /// writers short of room never evict for each other's shortfall.
+    fn lock_eviction(&self) -> StorageResult<LockGuard>;
+}
+
+/// The two pools SPEC.md counts apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pool {
+    /// Single files, bundles and dirs; full means evict.
+    Store,
+    /// Gallery images; never evicted.
+    Pics,
+}
+
+/// Bytes in use in a pool, against its capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolUsage {
+    pub used_bytes: u64,
+    pub capacity_bytes: u64,
+}
+
+/// The pools' ledgers: bytes the records hold (kept by the repository in
+/// the same change as each record) plus bytes reserved by writes still in
+/// progress, in every process, against each pool's capacity.
+///
+/// A write reserves first; once the repository has written the record
+/// that holds the bytes, the write [`Ledgers::settle`]s the reservation;
+/// a failed write [`Ledgers::cancel`]s it. A record change that frees
+/// bytes (a removal, a file that shrank) is told with [`Ledgers::freed`]
+/// after the repository made it.
+pub trait Ledgers: Send + Sync + std::fmt::Debug {
+    /// Takes `bytes` if they fit, or answers how many bytes are short.
+    fn try_reserve(&self, pool: Pool, bytes: u64) -> StorageResult<Result<(), u64>>;
+
+    /// Gives back a reservation no record took.
+    fn cancel(&self, pool: Pool, bytes: u64);
+
+    /// A reservation's bytes are now held by a record.
+    fn settle(&self, pool: Pool, bytes: u64);
+
+    /// A record change freed `bytes`.
+    fn freed(&self, pool: Pool, bytes: u64);
+
+    fn usage(&self, pool: Pool) -> StorageResult<PoolUsage>;
+}
+
+/// The per-client request rate, counted over every process.
+pub trait RateLimits: Send + Sync + std::fmt::Debug {
+    /// Admits one request from `client` at `now`, or answers how many
+    /// whole seconds (at least 1) to wait.
+    fn check(&self, client: &str, now: Timestamp) -> StorageResult<Result<(), u64>>;
+
+    /// True if [`RateLimits::check`] may wait on the network: callers on
+    /// an async executor then run it on a blocking thread.
+    fn blocks(&self) -> bool;
 }

@@ -50,19 +50,11 @@ impl<K: Hash + Eq + Clone> RateLimiter<K> {
             return Ok(());
         }
         let now = now.as_millis();
-        // Milliseconds per request at the sustained rate, and how far ahead
-        // of now the arrival time may run (a full minute minus one request).
-        let interval = WINDOW_MS / i64::from(self.per_min);
-        let tolerance = WINDOW_MS - interval;
-        let tat = self.tat.get(key).copied().unwrap_or(now).max(now);
-        if tat - now > tolerance {
-            let wait_ms = tat - tolerance - now;
-            return Err(u64::try_from((wait_ms + 999) / 1000).unwrap_or(1).max(1));
-        }
+        let new_tat = gcra_step(self.tat.get(key).copied(), now, self.per_min)?;
         if !self.tat.contains_key(key) && self.tat.len() >= self.keys_max {
             self.make_room(now);
         }
-        self.tat.insert(key.clone(), tat + interval);
+        self.tat.insert(key.clone(), new_tat);
         Ok(())
     }
 
@@ -84,6 +76,24 @@ impl<K: Hash + Eq + Clone> RateLimiter<K> {
             }
         }
     }
+}
+
+/// One step of GCRA for one key: given the key's theoretical arrival time
+/// (`None` for a key never seen), admits a request at `now_ms` and answers
+/// the new arrival time, or answers the whole seconds (at least 1) to wait.
+/// Every adapter that keeps limiter state elsewhere (PostgreSQL) computes
+/// exactly this; `per_min` must not be 0.
+pub fn gcra_step(tat: Option<i64>, now_ms: i64, per_min: u32) -> Result<i64, u64> {
+    // Milliseconds per request at the sustained rate, and how far ahead of
+    // now the arrival time may run (a full minute minus one request).
+    let interval = WINDOW_MS / i64::from(per_min.max(1));
+    let tolerance = WINDOW_MS - interval;
+    let tat = tat.unwrap_or(now_ms).max(now_ms);
+    if tat - now_ms > tolerance {
+        let wait_ms = tat - tolerance - now_ms;
+        return Err(u64::try_from((wait_ms + 999) / 1000).unwrap_or(1).max(1));
+    }
+    Ok(tat + interval)
 }
 
 #[cfg(test)]

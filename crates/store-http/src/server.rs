@@ -18,7 +18,7 @@ use crate::deadline::SendDeadline;
 use crate::fair::Tally;
 use crate::handlers;
 use crate::lanes::Lanes;
-use store_core::ratelimit::{RateLimiter, RATE_KEYS_MAX};
+use store_core::ports::RateLimits;
 use store_core::{StoreError, Timestamp};
 
 /// How the server guards itself; the binary fills it from CONTRACT.md's
@@ -29,6 +29,9 @@ pub struct ServeOptions {
     pub trusted_proxies: Vec<Cidr>,
     /// Requests per minute per client (IPv6: per /64); 0 turns it off.
     pub rate_limit_per_min: u32,
+    /// Where the rate is counted when processes share a store (e.g. in
+    /// PostgreSQL); `None` counts in this process.
+    pub rate_limits: Option<Arc<dyn RateLimits>>,
     /// Connections served at once; further ones wait in the kernel's
     /// backlog until one closes.
     pub max_connections: usize,
@@ -57,6 +60,7 @@ impl Default for ServeOptions {
         Self {
             trusted_proxies: vec![],
             rate_limit_per_min: store_core::limits::RATE_LIMIT_PER_MIN_DEFAULT,
+            rate_limits: None,
             max_connections: MAX_CONNECTIONS_DEFAULT,
             connections_per_client_max: CONNECTIONS_PER_CLIENT_DEFAULT,
             requests_per_client_max: REQUESTS_PER_CLIENT_DEFAULT,
@@ -88,8 +92,6 @@ pub const BODIES_IN_FLIGHT_BYTES_DEFAULT: u64 = 1024 * 1024 * 1024;
 const HEADERS_MAX: usize = 64;
 /// Bytes of request head buffered; a longer head answers 431.
 const HEAD_BYTES_MAX: usize = 64 * 1024;
-/// Shards of the rate limiter, so that clients rarely wait for each other.
-const LIMITER_SHARDS: usize = 16;
 /// Seconds a client over its share of connections or requests is asked to
 /// wait: its own earlier requests are what it waits for.
 const SHARE_RETRY_AFTER_SECS: u64 = 1;
@@ -120,37 +122,10 @@ impl Default for BodyPace {
     }
 }
 
-/// The rate limiter, sharded by key.
-pub(crate) struct Limiter {
-    shards: Vec<std::sync::Mutex<RateLimiter<std::net::IpAddr>>>,
-}
-
-impl Limiter {
-    fn new(per_min: u32) -> Self {
-        Self {
-            shards: (0..LIMITER_SHARDS)
-                .map(|_| {
-                    std::sync::Mutex::new(RateLimiter::with_capacity(
-                        per_min,
-                        RATE_KEYS_MAX / LIMITER_SHARDS,
-                    ))
-                })
-                .collect(),
-        }
-    }
-
-    pub(crate) fn check(&self, key: std::net::IpAddr, now: Timestamp) -> Result<(), u64> {
-        self.shards[crate::fair::shard_of(&key, LIMITER_SHARDS)]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .check(&key, now)
-    }
-}
-
 /// What every request shares besides the use cases.
 pub(crate) struct Shared {
     pub trusted: Vec<Cidr>,
-    pub limiter: Limiter,
+    pub limiter: Arc<dyn RateLimits>,
     /// Requests in flight per client.
     pub requests: Arc<Tally>,
     pub lanes: Lanes,
@@ -164,7 +139,11 @@ impl Shared {
     fn new(options: &ServeOptions) -> Self {
         Self {
             trusted: options.trusted_proxies.clone(),
-            limiter: Limiter::new(options.rate_limit_per_min),
+            limiter: options.rate_limits.clone().unwrap_or_else(|| {
+                Arc::new(store_core::local::LocalRateLimits::new(
+                    options.rate_limit_per_min,
+                ))
+            }),
             requests: Tally::new(options.requests_per_client_max),
             lanes: Lanes::default(),
             body_pace: options.body_pace,

@@ -23,6 +23,7 @@ fn start(options: ServeOptions) -> (std::net::SocketAddr, tokio::runtime::Runtim
         clock: Arc::new(ManualClock::new(Timestamp::from_secs(1_800_000_000))),
         random: Arc::new(SeededRandom::new(9)),
         fetcher: Arc::new(FakeFetcher::new()),
+        coordination: Default::default(),
     };
     let config = AppConfig {
         base_url: "http://test".into(),

@@ -2,9 +2,14 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use store_core::ports::{BlobReader, BlobStore, BlobWriter, Random, StorageResult};
 use store_core::{ids, BlobId, StorageError};
+
+/// How old a temp file must be before a store shared by several processes
+/// deletes it at start: no upload takes a day.
+pub const SHARED_TEMP_GRACE: Duration = Duration::from_secs(24 * 3600);
 
 /// Bytes as files: `blobs/<first two hex digits>/<id>` for committed blobs,
 /// `tmp/<random>` while writing. The fan-out keeps directories small.
@@ -38,14 +43,39 @@ impl FsBlobStore {
     /// Opens (or creates) the store under `dir`, deleting temp files left
     /// by a crash: nothing ever points at them.
     pub fn open(dir: &Path, random: Arc<dyn Random>) -> StorageResult<Self> {
+        Self::open_with(dir, random, Duration::ZERO)
+    }
+
+    /// Opens a store that other processes write at the same time (records
+    /// in PostgreSQL, bytes in one shared directory): only temp files
+    /// older than [`SHARED_TEMP_GRACE`] are deleted, since a younger one
+    /// may be an upload in progress in another process.
+    pub fn open_shared(dir: &Path, random: Arc<dyn Random>) -> StorageResult<Self> {
+        Self::open_with(dir, random, SHARED_TEMP_GRACE)
+    }
+
+    fn open_with(dir: &Path, random: Arc<dyn Random>, grace: Duration) -> StorageResult<Self> {
         let blobs = dir.join("blobs");
         let tmp = dir.join("tmp");
         for d in [&blobs, &tmp] {
             fs::create_dir_all(d).map_err(|e| io("cannot create", d, e))?;
         }
         for entry in fs::read_dir(&tmp).map_err(|e| io("cannot list", &tmp, e))? {
-            let path = entry.map_err(|e| io("cannot list", &tmp, e))?.path();
-            fs::remove_file(&path).map_err(|e| io("cannot remove", &path, e))?;
+            let entry = entry.map_err(|e| io("cannot list", &tmp, e))?;
+            let age = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok());
+            if grace.is_zero() || age.is_some_and(|a| a > grace) {
+                let path = entry.path();
+                match fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(io("cannot remove", &path, e))
+                    }
+                    _ => {}
+                }
+            }
         }
         Ok(Self { blobs, tmp, random })
     }
@@ -186,5 +216,18 @@ impl BlobStore for FsBlobStore {
         }
         out.sort();
         Ok(out)
+    }
+
+    /// The file's modification time: a blob is written once, then renamed
+    /// into place, so it is when the bytes were committed.
+    fn written_at(&self, id: &BlobId) -> StorageResult<Option<store_core::Timestamp>> {
+        let path = self.path(id)?;
+        let modified = fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .map_err(|e| io("cannot stat", &path, e))?;
+        let ms = modified
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        Ok(Some(store_core::Timestamp::from_millis(ms)))
     }
 }

@@ -14,7 +14,7 @@ mod blobs;
 mod group;
 mod repo;
 
-pub use blobs::FsBlobStore;
+pub use blobs::{FsBlobStore, SHARED_TEMP_GRACE};
 pub use group::GroupCommit;
 pub use repo::SledRepository;
 

@@ -7,7 +7,9 @@
 //! [`suite`] holds the adapter conformance tests: every repository and blob
 //! store adapter (memory here, sled in store-sled) runs the same suite.
 
+pub mod coordination;
 pub mod origin;
+pub mod pg;
 pub mod suite;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -340,6 +342,38 @@ mod tests {
     #[test]
     fn memory_repository_passes_the_suite() {
         suite::repository(&|| Box::new(MemoryRepository::new()));
+    }
+
+    #[test]
+    fn striped_locks_pass_the_suite() {
+        coordination::key_locks(&|| {
+            let locks = std::sync::Arc::new(store_core::local::StripedLocks::default());
+            (locks.clone(), locks)
+        });
+    }
+
+    #[test]
+    fn local_ledgers_pass_the_suite() {
+        use store_core::pool::PoolLedger;
+        coordination::ledgers(&|| {
+            let ledgers = std::sync::Arc::new(store_core::local::LocalLedgers::new(
+                PoolLedger::new(100, 0),
+                PoolLedger::new(10, 0),
+            ));
+            (
+                ledgers.clone(),
+                ledgers,
+                std::sync::Arc::new(MemoryRepository::new()),
+            )
+        });
+    }
+
+    #[test]
+    fn local_rate_limits_pass_the_suite() {
+        coordination::rate_limits(&|| {
+            let limits = std::sync::Arc::new(store_core::local::LocalRateLimits::new(100));
+            (limits.clone(), limits)
+        });
     }
 
     #[test]

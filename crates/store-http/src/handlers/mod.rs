@@ -150,6 +150,25 @@ pub(crate) async fn handle(
     (res, name)
 }
 
+/// Counts one request of `client`: in memory at once, or on a blocking
+/// thread when the count lives in a shared database.
+async fn check_rate(
+    shared: &Arc<Shared>,
+    client: std::net::IpAddr,
+    now: store_core::Timestamp,
+) -> AppResult<Result<(), u64>> {
+    let limiter = Arc::clone(&shared.limiter);
+    let client = client.to_string();
+    if !limiter.blocks() {
+        return Ok(limiter.check(&client, now)?);
+    }
+    Ok(shared
+        .lanes
+        .work
+        .run(move || limiter.check(&client, now))
+        .await??)
+}
+
 /// The checks every request passes before its route runs: sizes of the
 /// head, the client's rate and share, the query and the auth headers.
 async fn admit(
@@ -163,9 +182,13 @@ async fn admit(
     }
     let client = crate::client::client_ip(peer, req.headers(), &shared.trusted);
     let key = crate::client::rate_key(client);
-    if let Err(retry_after_secs) = shared.limiter.check(key, app.now()) {
-        let res = respond::store_error(&StoreError::RateLimited { retry_after_secs });
-        return (res, "rate_limited");
+    match check_rate(&shared, key, app.now()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(retry_after_secs)) => {
+            let res = respond::store_error(&StoreError::RateLimited { retry_after_secs });
+            return (res, "rate_limited");
+        }
+        Err(e) => return (respond::app_error(&e), "storage_error"),
     }
     // Held until the response has been sent, a download's body included.
     let Some(in_flight) = shared.requests.take(key) else {

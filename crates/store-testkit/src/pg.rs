@@ -1,0 +1,84 @@
+//! A fresh PostgreSQL database per test, in the cluster that
+//! `STORE_TEST_DATABASE_URL` names (an account allowed to create
+//! databases). `scripts/test` starts a throwaway cluster and sets it; a
+//! test that needs PostgreSQL without it fails and says so. Databases are
+//! made with `psql`, which comes with every PostgreSQL server package.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The variable naming the test cluster.
+pub const URL_VAR: &str = "STORE_TEST_DATABASE_URL";
+
+/// The cluster's URL, or a panic that says how to get one.
+pub fn cluster_url() -> String {
+    std::env::var(URL_VAR).unwrap_or_else(|_| {
+        panic!(
+            "no PostgreSQL for the tests: {URL_VAR} is not set. Run scripts/test, which starts a \
+             throwaway cluster (or set {URL_VAR} to postgres://user:pass@127.0.0.1:port/postgres \
+             for an account that may create databases)"
+        )
+    })
+}
+
+/// Creates an empty database and answers its URL.
+pub fn fresh_database() -> String {
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    let cluster = cluster_url();
+    let name = format!(
+        "storesrv_t{}_{}_{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    );
+    let out = Command::new("psql")
+        .arg(&cluster)
+        .args(["-v", "ON_ERROR_STOP=1", "-q", "-c"])
+        .arg(format!("CREATE DATABASE {name}"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run psql (PostgreSQL's client): {e}"));
+    assert!(
+        out.status.success(),
+        "psql could not create a test database: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    with_database(&cluster, &name)
+}
+
+/// `url` with its database name replaced by `name`.
+pub fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let authority_end = base
+        .find("://")
+        .map(|i| i + 3)
+        .and_then(|start| base[start..].find('/').map(|j| start + j))
+        .unwrap_or(base.len());
+    let mut out = format!("{}/{name}", &base[..authority_end]);
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_database_name_is_replaced() {
+        assert_eq!(
+            with_database("postgres://u:p@127.0.0.1:5/postgres", "x"),
+            "postgres://u:p@127.0.0.1:5/x"
+        );
+        assert_eq!(
+            with_database("postgres://u@h:5?sslmode=disable", "x"),
+            "postgres://u@h:5/x?sslmode=disable"
+        );
+    }
+}
