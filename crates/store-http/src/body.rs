@@ -194,10 +194,35 @@ pub async fn receive(intake: &Intake, mut body: Incoming, limit_bytes: u64) -> A
     while let Some(frame) = intake.step(body.frame()).await? {
         let frame = frame.map_err(body_error)?;
         if let Ok(data) = frame.into_data() {
-            sink.push(data).await?;
+            if let Err(e) = sink.push(data).await {
+                drop(sink);
+                return Err(drained(intake, body, e).await);
+            }
         }
     }
     sink.finish().await
+}
+
+/// Bytes of a body read and thrown away after a storage fault, at most.
+const DRAIN_BYTES_MAX: usize = 16 * 1024 * 1024;
+
+/// After a storage fault in the middle of a body (a full disk), reads and
+/// discards the rest of it, up to [`DRAIN_BYTES_MAX`] and within the
+/// body's deadlines, so that a client still sending gets to read the 507
+/// instead of a broken pipe. A refusal of the client's own making (too
+/// large) does not wait for its bytes.
+async fn drained(intake: &Intake, mut body: Incoming, e: AppError) -> AppError {
+    if matches!(e, AppError::Storage(_)) {
+        let mut left = DRAIN_BYTES_MAX;
+        while let Ok(Some(Ok(frame))) = intake.step(body.frame()).await {
+            let n = frame.data_ref().map_or(0, Bytes::len);
+            if n >= left {
+                break;
+            }
+            left -= n;
+        }
+    }
+    e
 }
 
 /// Reads a whole body of at most `limit_bytes` (already checked against
