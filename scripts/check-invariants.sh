@@ -31,12 +31,14 @@ forbid store-app tokio hyper sled ureq store-sled store-http store-fetch
 forbid store-testkit tokio hyper sled image
 # The persistence adapter knows nothing of HTTP or the use cases.
 forbid store-sled tokio hyper store-app store-http
+# The PostgreSQL adapter, like sled's, knows the domain only.
+forbid store-pg hyper sled store-app store-http store-sled store-fetch
 # The fetcher is a blocking adapter of one port: no runtime, no storage, no web server.
 forbid store-fetch tokio hyper sled store-app store-http store-sled
 # The media pipeline is pure computation over bytes.
 forbid store-media tokio hyper sled ureq store-core store-app store-http store-sled store-fetch
 # The HTTP shell reaches storage only through the ports.
-forbid store-http sled store-sled ureq store-fetch
+forbid store-http sled store-sled store-pg ureq store-fetch
 # No thread of the blocking pool waits for a client (issue 19): nothing in
 # the HTTP shell blocks on a channel, and blocking work is handed to the
 # pool only through a lane (lanes.rs), or by the server's own background

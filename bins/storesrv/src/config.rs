@@ -23,6 +23,18 @@ pub struct Config {
     pub trusted_proxies: Vec<String>,
     pub import_allow_private: bool,
     pub guards: Guards,
+    /// STORE_DATABASE_URL: records in PostgreSQL instead of sled.
+    pub database_url: Option<Secret>,
+}
+
+/// A setting that carries a password: its Debug form never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&store_pg::redact_url(&self.0))
+    }
 }
 
 /// The guards against greedy or hostile clients (docs/RELIABILITY.md),
@@ -63,6 +75,8 @@ environment only:
   STORE_SHOW_DIR_BYTES      bytes anonymous writers may put in one show-dir (default: a tenth of the pool)
   STORE_TRUSTED_PROXIES     IPs or CIDRs whose X-Forwarded-For is believed
   STORE_IMPORT_ALLOW_PRIVATE=1  let import reach private hosts (tests only)
+  STORE_DATABASE_URL        postgres://user:pass@host:port/db: records, locks, pools and the
+                            rate limit in PostgreSQL, shared by every process using it
 
 guards against greedy clients (0 turns a cap off):
   STORE_CONNECTIONS_PER_IP      connections one address may hold (default 64)
@@ -170,6 +184,9 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             .collect(),
         import_allow_private: env("STORE_IMPORT_ALLOW_PRIVATE").as_deref() == Some("1"),
         guards: guards(&env_num)?,
+        database_url: env("STORE_DATABASE_URL")
+            .filter(|u| !u.trim().is_empty())
+            .map(Secret),
     })))
 }
 

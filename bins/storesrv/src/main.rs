@@ -98,9 +98,8 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
         .map_err(|e| format!("STORE_TRUSTED_PROXIES: {e}"))?;
     std::fs::create_dir_all(&config.data)
         .map_err(|e| format!("cannot create the data dir {}: {e}", config.data.display()))?;
-    let repo = Arc::new(SledRepository::open(&config.data).map_err(|e| e.to_string())?);
-    let files =
-        Arc::new(FsBlobStore::open(&config.data, Arc::new(OsRandom)).map_err(|e| e.to_string())?);
+    let records = Records::open(&config)?;
+    let files = Arc::new(records.blob_store(&config)?);
     // Small files are read far more often than written: serve them from
     // memory (docs/PERFORMANCE.md, scenario 1).
     let blobs = Arc::new(store_app::CachedBlobs::new(
@@ -136,11 +135,12 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
         own: vec![bound],
     };
     let ports = Ports {
-        repo: repo.clone(),
+        repo: records.repository(),
         blobs,
         clock: Arc::new(SystemClock),
         random: Arc::new(OsRandom),
         fetcher: Arc::new(store_fetch::UreqFetcher::new(guard, &base_url)),
+        coordination: records.coordination(&limits)?,
     };
     let app_config = AppConfig {
         base_url: base_url.clone(),
@@ -151,6 +151,7 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     let (app, recovery) = App::open(ports, app_config).map_err(|e| e.to_string())?;
     tracing::info!(
         data = %config.data.display(),
+        records = %records.describe(),
         objects = recovery.objects,
         pool_bytes = recovery.pool_used_bytes,
         "store opened: {} objects",
@@ -168,8 +169,14 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     use std::io::Write;
     let _ = std::io::stdout().flush();
 
-    let options = serve_options(&config, trusted_proxies);
+    let mut options = serve_options(&config, trusted_proxies);
+    options.rate_limits = records.rate_limits(config.rate_limit_per_min);
     let served = store_http::serve(listener, Arc::new(app), options, shutdown).await;
+    let Records::Sled(repo) = records else {
+        served.map_err(|e| e.to_string())?;
+        tracing::info!("stopped");
+        return Ok(());
+    };
     repo.flush().map_err(|e| e.to_string())?;
     // The app and its tasks are gone with `serve`; this was the last handle.
     drop(repo);
@@ -184,6 +191,76 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     served.map_err(|e| e.to_string())?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Where the records live: sled under `--data` (one process), or
+/// PostgreSQL shared by every process configured with it.
+enum Records {
+    Sled(Arc<SledRepository>),
+    Pg(store_pg::PgStore),
+}
+
+/// Blobs written less than this long ago are never taken for orphans when
+/// processes share the store: another one may be about to record them.
+const SHARED_ORPHAN_GRACE_SECS: u64 = 3600;
+
+impl Records {
+    fn open(config: &Config) -> Result<Self, String> {
+        match &config.database_url {
+            None => Ok(Self::Sled(Arc::new(
+                SledRepository::open(&config.data).map_err(|e| e.to_string())?,
+            ))),
+            Some(url) => store_pg::PgStore::connect(&url.0)
+                .map(Self::Pg)
+                .map_err(|e| format!("STORE_DATABASE_URL: {}", e.message)),
+        }
+    }
+
+    /// Bytes stay under `--data`; when PostgreSQL is shared, other
+    /// processes may write the same directory.
+    fn blob_store(&self, config: &Config) -> Result<FsBlobStore, String> {
+        let random = Arc::new(OsRandom);
+        match self {
+            Self::Sled(_) => FsBlobStore::open(&config.data, random),
+            Self::Pg(_) => FsBlobStore::open_shared(&config.data, random),
+        }
+        .map_err(|e| e.to_string())
+    }
+
+    fn repository(&self) -> Arc<dyn store_core::Repository> {
+        match self {
+            Self::Sled(repo) => repo.clone(),
+            Self::Pg(pg) => Arc::new(pg.repository()),
+        }
+    }
+
+    fn coordination(&self, limits: &Limits) -> Result<store_app::Coordination, String> {
+        match self {
+            Self::Sled(_) => Ok(store_app::Coordination::Local),
+            Self::Pg(pg) => Ok(store_app::Coordination::Shared {
+                locks: Arc::new(pg.locks()),
+                ledgers: Arc::new(
+                    pg.ledgers(limits.pool_bytes, limits.pics_pool_bytes)
+                        .map_err(|e| e.to_string())?,
+                ),
+                orphan_grace_secs: SHARED_ORPHAN_GRACE_SECS,
+            }),
+        }
+    }
+
+    fn rate_limits(&self, per_min: u32) -> Option<Arc<dyn store_core::RateLimits>> {
+        match self {
+            Self::Sled(_) => None,
+            Self::Pg(pg) => Some(Arc::new(pg.rate_limits(per_min))),
+        }
+    }
+
+    fn describe(&self) -> &'static str {
+        match self {
+            Self::Sled(_) => "sled",
+            Self::Pg(_) => "postgresql",
+        }
+    }
 }
 
 /// The server's guards, from the configuration.

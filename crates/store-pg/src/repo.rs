@@ -1,0 +1,260 @@
+//! Records in PostgreSQL: one row per object in `store_objects`, with the
+//! columns its indexes need beside the JSON record. Every method is one
+//! statement (autocommitted, so durable when it returns) or, for the
+//! sweep, one short transaction. The pool totals follow each row change
+//! by trigger, in the same transaction.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use store_core::ports::{Repository, StorageResult};
+use store_core::{Object, StorageError, StorageErrorKind, Timestamp, Totals};
+use tokio_postgres::types::ToSql;
+
+use crate::{db_error, pool_error, Inner};
+
+/// Records read per page by [`Repository::for_each`].
+const PAGE_ROWS: i64 = 500;
+
+const UPSERT: &str =
+    "INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes)
+     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6)
+     ON CONFLICT (key) DO UPDATE SET body = EXCLUDED.body, expires_at = EXCLUDED.expires_at,
+         tags = EXCLUDED.tags, pool_bytes = EXCLUDED.pool_bytes, pics_bytes = EXCLUDED.pics_bytes";
+
+const INSERT_NEW: &str =
+    "INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes)
+     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6)
+     ON CONFLICT (key) DO NOTHING";
+
+/// The records of a store in PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgRepository {
+    inner: Arc<Inner>,
+}
+
+/// A record as the columns of its row.
+struct Row {
+    body: String,
+    expires_at: Option<i64>,
+    tags: Vec<String>,
+    pool_bytes: i64,
+    pics_bytes: i64,
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+impl Row {
+    fn of(object: &Object) -> StorageResult<Self> {
+        Ok(Self {
+            body: serde_json::to_string(object).map_err(StorageError::new)?,
+            expires_at: object.lifetime().expires_at().map(Timestamp::as_millis),
+            tags: object.tags().to_vec(),
+            pool_bytes: to_i64(object.pool_bytes()),
+            pics_bytes: to_i64(object.pics_bytes()),
+        })
+    }
+}
+
+fn decode(key: &str, body: &str) -> StorageResult<Object> {
+    serde_json::from_str(body).map_err(|e| {
+        StorageError::of(
+            StorageErrorKind::Corrupt,
+            format!("corrupt record: {e} (key {key:?})"),
+        )
+    })
+}
+
+impl PgRepository {
+    pub(crate) fn new(inner: Arc<Inner>) -> Self {
+        Self { inner }
+    }
+
+    /// Runs one statement and answers the rows.
+    fn query(
+        &self,
+        sql: &'static str,
+        params: Vec<Box<dyn ToSql + Send + Sync>>,
+    ) -> StorageResult<Vec<tokio_postgres::Row>> {
+        let pool = self.inner.queries.clone();
+        self.inner.bridge.run(async move {
+            let client = pool.get().await.map_err(pool_error)?;
+            let statement = client.prepare_cached(sql).await.map_err(db_error)?;
+            let refs: Vec<&(dyn ToSql + Sync)> = params
+                .iter()
+                .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+                .collect();
+            client.query(&statement, &refs).await.map_err(db_error)
+        })
+    }
+
+    /// Runs one statement and answers how many rows it changed.
+    fn execute(
+        &self,
+        sql: &'static str,
+        params: Vec<Box<dyn ToSql + Send + Sync>>,
+    ) -> StorageResult<u64> {
+        let pool = self.inner.queries.clone();
+        self.inner.bridge.run(async move {
+            let client = pool.get().await.map_err(pool_error)?;
+            let statement = client.prepare_cached(sql).await.map_err(db_error)?;
+            let refs: Vec<&(dyn ToSql + Sync)> = params
+                .iter()
+                .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+                .collect();
+            client.execute(&statement, &refs).await.map_err(db_error)
+        })
+    }
+
+    fn write(&self, sql: &'static str, key: &str, object: &Object) -> StorageResult<u64> {
+        let row = Row::of(object)?;
+        self.execute(
+            sql,
+            vec![
+                Box::new(key.to_string()),
+                Box::new(row.body),
+                Box::new(row.expires_at),
+                Box::new(row.tags),
+                Box::new(row.pool_bytes),
+                Box::new(row.pics_bytes),
+            ],
+        )
+    }
+
+    /// Claims the rows of `keys` no other transaction holds, removes those
+    /// past their lifetime at `now`, and answers what each removed.
+    async fn remove_dead_claimed(
+        client: &mut deadpool_postgres::Object,
+        keys: Vec<String>,
+        now: Timestamp,
+    ) -> StorageResult<Vec<Option<Object>>> {
+        let tx = client.transaction().await.map_err(db_error)?;
+        // SKIP LOCKED: a row another process is removing (or changing) is
+        // left to it; each expired object is removed by one process.
+        let rows = tx
+            .query(
+                "SELECT key, body::text FROM store_objects WHERE key = ANY($1)
+                 FOR UPDATE SKIP LOCKED",
+                &[&keys],
+            )
+            .await
+            .map_err(db_error)?;
+        let mut dead = std::collections::HashMap::new();
+        for row in rows {
+            let key: String = row.get(0);
+            let object = decode(&key, row.get(1))?;
+            if !object.lifetime().is_live(now) {
+                dead.insert(key, object);
+            }
+        }
+        let doomed: Vec<&String> = dead.keys().collect();
+        tx.execute("DELETE FROM store_objects WHERE key = ANY($1)", &[&doomed])
+            .await
+            .map_err(db_error)?;
+        tx.commit().await.map_err(db_error)?;
+        Ok(keys.iter().map(|k| dead.remove(k)).collect())
+    }
+}
+
+impl Repository for PgRepository {
+    fn get(&self, key: &str) -> StorageResult<Option<Object>> {
+        let rows = self.query(
+            "SELECT body::text FROM store_objects WHERE key = $1",
+            vec![Box::new(key.to_string())],
+        )?;
+        rows.first().map(|r| decode(key, r.get(0))).transpose()
+    }
+
+    fn insert_new(&self, key: &str, object: &Object) -> StorageResult<bool> {
+        Ok(self.write(INSERT_NEW, key, object)? == 1)
+    }
+
+    fn put(&self, key: &str, object: &Object) -> StorageResult<()> {
+        self.write(UPSERT, key, object).map(drop)
+    }
+
+    fn remove(&self, key: &str) -> StorageResult<Option<Object>> {
+        let rows = self.query(
+            "DELETE FROM store_objects WHERE key = $1 RETURNING body::text",
+            vec![Box::new(key.to_string())],
+        )?;
+        rows.first().map(|r| decode(key, r.get(0))).transpose()
+    }
+
+    fn remove_dead_many(
+        &self,
+        keys: &[String],
+        now: Timestamp,
+    ) -> StorageResult<Vec<Option<Object>>> {
+        let pool = self.inner.queries.clone();
+        let keys = keys.to_vec();
+        self.inner.bridge.run(async move {
+            let mut client = pool.get().await.map_err(pool_error)?;
+            Self::remove_dead_claimed(&mut client, keys, now).await
+        })
+    }
+
+    fn totals(&self) -> StorageResult<Totals> {
+        let rows = self.query(
+            "SELECT sum(objects)::bigint, sum(pool_bytes)::bigint, sum(pics_bytes)::bigint
+             FROM store_totals",
+            vec![],
+        )?;
+        let row = rows
+            .first()
+            .ok_or_else(|| StorageError::of(StorageErrorKind::Corrupt, "no totals"))?;
+        let n = |i: usize| u64::try_from(row.get::<_, Option<i64>>(i).unwrap_or(0)).unwrap_or(0);
+        Ok(Totals {
+            objects: n(0),
+            pool_bytes: n(1),
+            pics_bytes: n(2),
+        })
+    }
+
+    fn expiring(&self, limit: usize) -> StorageResult<Vec<(Timestamp, String)>> {
+        let rows = self.query(
+            "SELECT expires_at, key FROM store_objects WHERE expires_at IS NOT NULL
+             ORDER BY expires_at, key LIMIT $1",
+            vec![Box::new(to_i64(limit as u64))],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| (Timestamp::from_millis(r.get(0)), r.get(1)))
+            .collect())
+    }
+
+    fn keys_with_tag(&self, tag: &str) -> StorageResult<Vec<String>> {
+        let rows = self.query(
+            "SELECT key FROM store_objects WHERE tags @> ARRAY[$1::text] ORDER BY key",
+            vec![Box::new(tag.to_string())],
+        )?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn for_each(
+        &self,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()> {
+        // Pages by key, so that no statement holds more than a page in
+        // memory and a long walk holds no snapshot open.
+        let mut after = String::new();
+        loop {
+            let rows = self.query(
+                "SELECT key, body::text FROM store_objects WHERE key > $1 ORDER BY key LIMIT $2",
+                vec![Box::new(after.clone()), Box::new(PAGE_ROWS)],
+            )?;
+            for row in &rows {
+                let key: &str = row.get(0);
+                if visit(key, &decode(key, row.get(1))?).is_break() {
+                    return Ok(());
+                }
+            }
+            match rows.last() {
+                Some(last) if rows.len() as i64 == PAGE_ROWS => after = last.get(0),
+                _ => return Ok(()),
+            }
+        }
+    }
+}

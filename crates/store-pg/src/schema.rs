@@ -1,0 +1,78 @@
+//! Versioned migrations, applied at start by whichever process gets the
+//! migration lock first; the others wait for it, then find nothing to do.
+
+use store_core::StorageError;
+
+use crate::{db_error, pool_error, Inner};
+
+/// The migrations, in order: version n is `MIGRATIONS[n - 1]`. A released
+/// migration is never edited; a change is a new one.
+const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_records.sql")];
+
+/// The schema version this build creates and understands.
+pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
+
+/// The advisory lock (two-key form, class "stor" as a number) serialising
+/// migrations between processes starting at once.
+const MIGRATION_LOCK: (i32, i32) = (1936028786, 1);
+
+pub(crate) fn migrate(inner: &Inner) -> Result<(), StorageError> {
+    let pool = inner.queries.clone();
+    inner.bridge.run(async move {
+        let mut client = pool.get().await.map_err(pool_error)?;
+        client
+            .execute(
+                "SELECT pg_advisory_lock($1, $2)",
+                &[&MIGRATION_LOCK.0, &MIGRATION_LOCK.1],
+            )
+            .await
+            .map_err(db_error)?;
+        let result = apply(&mut client).await;
+        // Released even when a migration failed, so that another process
+        // may try (and report the same failure).
+        let unlocked = client
+            .execute(
+                "SELECT pg_advisory_unlock($1, $2)",
+                &[&MIGRATION_LOCK.0, &MIGRATION_LOCK.1],
+            )
+            .await;
+        result?;
+        unlocked.map_err(db_error)?;
+        Ok(())
+    })
+}
+
+async fn apply(client: &mut deadpool_postgres::Object) -> Result<(), StorageError> {
+    client
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS store_schema (
+                 version     int PRIMARY KEY,
+                 applied_at  timestamptz NOT NULL DEFAULT now()
+             )",
+        )
+        .await
+        .map_err(db_error)?;
+    let row = client
+        .query_one("SELECT coalesce(max(version), 0) FROM store_schema", &[])
+        .await
+        .map_err(db_error)?;
+    let current: i32 = row.get(0);
+    if current > SCHEMA_VERSION {
+        return Err(StorageError::new(format!(
+            "the database schema is at version {current}, newer than this storesrv knows ({SCHEMA_VERSION}): upgrade storesrv"
+        )));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let version = i as i32 + 1;
+        let tx = client.transaction().await.map_err(db_error)?;
+        tx.batch_execute(sql).await.map_err(db_error)?;
+        tx.execute(
+            "INSERT INTO store_schema (version) VALUES ($1)",
+            &[&version],
+        )
+        .await
+        .map_err(db_error)?;
+        tx.commit().await.map_err(db_error)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! The adapter against a real PostgreSQL (see store_testkit::pg): the same
+//! conformance suites as memory and sled, plus what only a shared database
+//! has to get right (migrations raced by several processes, two handles
+//! on one store).
+
+use std::sync::Arc;
+
+use store_core::ports::Repository;
+use store_testkit::{coordination, pg, suite};
+
+use super::*;
+
+fn fresh() -> PgStore {
+    PgStore::connect(&pg::fresh_database()).unwrap()
+}
+
+/// Two "processes" on one fresh database.
+fn pair() -> (PgStore, PgStore) {
+    let url = pg::fresh_database();
+    (
+        PgStore::connect(&url).unwrap(),
+        PgStore::connect(&url).unwrap(),
+    )
+}
+
+#[test]
+fn pg_repository_passes_the_suite() {
+    suite::repository(&|| Box::new(fresh().repository()));
+}
+
+#[test]
+fn pg_locks_pass_the_suite() {
+    coordination::key_locks(&|| {
+        let (a, b) = pair();
+        (Arc::new(a.locks()), Arc::new(b.locks()))
+    });
+}
+
+#[test]
+fn pg_ledgers_pass_the_suite() {
+    coordination::ledgers(&|| {
+        let (a, b) = pair();
+        (
+            Arc::new(a.ledgers(100, 10).unwrap()),
+            Arc::new(b.ledgers(100, 10).unwrap()),
+            Arc::new(a.repository()),
+        )
+    });
+}
+
+#[test]
+fn pg_rate_limits_pass_the_suite() {
+    coordination::rate_limits(&|| {
+        let (a, b) = pair();
+        (Arc::new(a.rate_limits(100)), Arc::new(b.rate_limits(100)))
+    });
+}
+
+#[test]
+fn processes_starting_at_once_migrate_once() {
+    let url = pg::fresh_database();
+    let starts: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || PgStore::connect(&url).map(drop))
+        })
+        .collect();
+    for s in starts {
+        s.join().unwrap().unwrap();
+    }
+    let store = PgStore::connect(&url).unwrap();
+    let versions = store.inner.bridge.run({
+        let pool = store.inner.queries.clone();
+        async move {
+            let c = pool.get().await.unwrap();
+            c.query_one("SELECT count(*) FROM store_schema", &[])
+                .await
+                .unwrap()
+                .get::<_, i64>(0)
+        }
+    });
+    assert_eq!(
+        versions,
+        i64::from(SCHEMA_VERSION),
+        "each migration ran once"
+    );
+}
+
+#[test]
+fn totals_follow_records_written_through_two_handles() {
+    let (a, b) = pair();
+    let (a, b) = (a.repository(), b.repository());
+    for i in 0..20 {
+        let repo: &dyn Repository = if i % 2 == 0 { &a } else { &b };
+        repo.put(
+            &format!("k{i}"),
+            &suite::sample_file(&format!("k{i}"), Some(100), &["t"]),
+        )
+        .unwrap();
+    }
+    b.remove("k3").unwrap();
+    assert_eq!(a.totals().unwrap(), a.totals_by_scan().unwrap());
+    assert_eq!(a.totals().unwrap().objects, 19);
+}
+
+#[test]
+fn a_sweep_in_two_processes_removes_each_object_once() {
+    let (a, b) = pair();
+    let (a, b) = (Arc::new(a.repository()), Arc::new(b.repository()));
+    let keys: Vec<String> = (0..200).map(|i| format!("e{i}")).collect();
+    for k in &keys {
+        a.put(k, &suite::sample_file(k, Some(10), &[])).unwrap();
+    }
+    let now = store_core::Timestamp::from_secs(20);
+    let sweepers: Vec<_> = [a, b]
+        .into_iter()
+        .map(|repo| {
+            let keys = keys.clone();
+            std::thread::spawn(move || {
+                keys.chunks(16)
+                    .flat_map(|c| repo.remove_dead_many(c, now).unwrap())
+                    .filter(Option::is_some)
+                    .count()
+            })
+        })
+        .collect();
+    let removed: usize = sweepers.into_iter().map(|s| s.join().unwrap()).sum();
+    assert_eq!(removed, 200, "every expired object removed exactly once");
+}
+
+#[test]
+fn passwords_are_redacted() {
+    let url = "postgres://user:s3cret@127.0.0.1:5432/db";
+    assert_eq!(redact_url(url), "postgres://user:***@127.0.0.1:5432/db");
+    let err =
+        PgStore::connect("postgres://user:s3cret@127.0.0.1:1/db?connect_timeout=x").unwrap_err();
+    assert!(!err.message.contains("s3cret"), "{}", err.message);
+}
