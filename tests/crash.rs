@@ -298,10 +298,15 @@ fn round(run: u64) -> Vec<String> {
             broken.push(format!("{file}: acknowledged {want:?}, found {have:?}"));
         }
     }
-    if std::fs::read_dir(s.data_dir().join("tmp"))
-        .map(|d| d.count())
-        .unwrap_or(0)
-        != 0
+    // One process owns a sled store, so it clears every temp file at
+    // start. When processes share the bytes (PostgreSQL), a young temp
+    // file may be another process's upload in progress: it is left for a
+    // day (store_sled::SHARED_TEMP_GRACE), invisible to every reader.
+    if !common::on_postgres()
+        && std::fs::read_dir(s.data_dir().join("tmp"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+            != 0
     {
         broken.push("temp files survived the restart".into());
     }

@@ -42,6 +42,7 @@ fn spawn(data: &Path, env: &[(String, String)]) -> (Child, String) {
         .env_remove("STORE_BASE_URL")
         .env_remove("STORE_RETAIN_TOKEN")
         .env("STORE_RATE_LIMIT_PER_MIN", "0")
+        .env_remove("STORE_DATABASE_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(
@@ -63,6 +64,15 @@ fn spawn(data: &Path, env: &[(String, String)]) -> (Child, String) {
     (child, base)
 }
 
+/// Whether this run puts records in PostgreSQL (`STORE_TEST_BACKEND`).
+pub fn on_postgres() -> bool {
+    match std::env::var("STORE_TEST_BACKEND").as_deref() {
+        Ok("postgres") => true,
+        Ok("sled") | Err(_) => false,
+        Ok(other) => panic!("STORE_TEST_BACKEND must be sled or postgres, not {other:?}"),
+    }
+}
+
 impl Server {
     /// Starts a server with the retain token configured.
     pub fn start() -> Self {
@@ -75,12 +85,34 @@ impl Server {
         Self::on(data, Some(dir), env)
     }
 
-    /// Starts a server over a data dir the caller owns.
+    /// Starts a server over a data dir the caller owns. Under
+    /// `STORE_TEST_BACKEND=postgres` its records go to a fresh PostgreSQL
+    /// database (kept across restarts), unless `env` names one.
     pub fn on(data: PathBuf, dir: Option<tempfile::TempDir>, env: &[(&str, &str)]) -> Self {
-        let env: Vec<(String, String)> = env
+        let mut env: Vec<(String, String)> = env
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
+        if on_postgres() && !env.iter().any(|(k, _)| k == "STORE_DATABASE_URL") {
+            env.push((
+                "STORE_DATABASE_URL".into(),
+                store_testkit::pg::fresh_database(),
+            ));
+        }
+        Self::spawned(data, dir, env)
+    }
+
+    /// Starts a server on sled whatever the backend of the run: for tests
+    /// of what only the embedded store does (its files, its crash recovery).
+    pub fn on_sled(data: PathBuf, dir: Option<tempfile::TempDir>, env: &[(&str, &str)]) -> Self {
+        let env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Self::spawned(data, dir, env)
+    }
+
+    fn spawned(data: PathBuf, dir: Option<tempfile::TempDir>, env: Vec<(String, String)>) -> Self {
         let (child, base) = spawn(&data, &env);
         Self {
             child: Some(child),
@@ -114,6 +146,13 @@ impl Server {
         let (child, base) = spawn(&self.data, &self.env);
         self.child = Some(child);
         self.base = base;
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and leaves it down.
+    pub fn kill(&mut self) {
+        let mut child = self.child.take().expect("the server is running");
+        child.kill().expect("SIGKILL");
+        child.wait().expect("the server is gone");
     }
 
     /// Stops with SIGTERM and returns the exit status.
@@ -188,7 +227,12 @@ impl Server {
     }
 
     pub fn post(&self, path: &str, body: &[u8]) -> Response<Body> {
-        self.agent.post(self.url(path)).send(body).expect("POST")
+        self.try_post(path, body).expect("POST")
+    }
+
+    /// A POST that may fail in transport (the server was killed).
+    pub fn try_post(&self, path: &str, body: &[u8]) -> Result<Response<Body>, ureq::Error> {
+        self.agent.post(self.url(path)).send(body)
     }
 
     pub fn post_with(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response<Body> {

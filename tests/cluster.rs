@@ -1,0 +1,226 @@
+//! Two storesrv processes on one PostgreSQL database and one blob
+//! directory (CONTRACT.md, "More than one machine"): every test sends each
+//! request to a process it chooses, and checks that the two behave as one
+//! service. These tests always run on PostgreSQL (the cluster named by
+//! STORE_TEST_DATABASE_URL, which scripts/test starts).
+
+mod common;
+
+use common::*;
+
+/// Two servers sharing a fresh database and a data dir.
+struct Cluster {
+    a: Server,
+    b: Server,
+}
+
+impl Cluster {
+    fn start(env: &[(&str, &str)]) -> Self {
+        let url = store_testkit::pg::fresh_database();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = dir.path().join("data");
+        let mut env: Vec<(&str, &str)> = env.to_vec();
+        env.push(("STORE_DATABASE_URL", &url));
+        env.push(("STORE_RETAIN_TOKEN", RETAIN_TOKEN));
+        let a = Server::on(data.clone(), Some(dir), &env);
+        let b = Server::on(data, None, &env);
+        Self { a, b }
+    }
+
+    /// The process for the `i`th request: alternating.
+    fn pick(&self, i: usize) -> &Server {
+        if i % 2 == 0 {
+            &self.a
+        } else {
+            &self.b
+        }
+    }
+}
+
+#[test]
+fn a_once_file_is_served_once_in_total() {
+    let c = Cluster::start(&[]);
+    for round in 0..5 {
+        let id = json(&mut c.a.post(&format!("/?name=o{round}.txt&once=1"), b"secret"))["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let served: Vec<u16> = std::thread::scope(|s| {
+            let readers: Vec<_> = (0..8)
+                .map(|i| {
+                    let server = c.pick(i);
+                    let path = format!("/{id}");
+                    s.spawn(move || server.get(&path).status().as_u16())
+                })
+                .collect();
+            readers.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        assert_eq!(
+            served.iter().filter(|&&s| s == 200).count(),
+            1,
+            "round {round}: exactly one reader gets the bytes, got {served:?}"
+        );
+        assert!(served.iter().all(|&s| s == 200 || s == 404), "{served:?}");
+    }
+}
+
+#[test]
+fn concurrent_appends_through_both_all_land() {
+    let c = Cluster::start(&[]);
+    assert_eq!(c.a.post_empty("/?dir=1&name=shared-log", &[]).status(), 201);
+    assert_eq!(c.b.put("/d/shared-log/log.txt", &[], b"").status(), 200);
+    std::thread::scope(|s| {
+        for i in 0..50 {
+            let server = c.pick(i);
+            s.spawn(move || {
+                let line = format!("line {i}\n");
+                let res = server.patch("/d/shared-log/log.txt", &[], line.as_bytes());
+                assert_eq!(res.status(), 200, "append {i}");
+            });
+        }
+    });
+    let log = text(&mut c.a.get("/d/shared-log/log.txt"));
+    let mut lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 50, "every append landed: {log}");
+    lines.sort();
+    lines.dedup();
+    assert_eq!(lines.len(), 50, "each exactly once");
+}
+
+#[test]
+fn two_creates_of_one_named_dir_make_one_dir() {
+    let c = Cluster::start(&[]);
+    for round in 0..5 {
+        let path = format!("/?dir=1&name=race-{round}&write=1");
+        let answers: Vec<(u16, serde_json::Value)> = std::thread::scope(|s| {
+            let creators: Vec<_> = (0..4)
+                .map(|i| {
+                    let server = c.pick(i);
+                    let path = path.clone();
+                    s.spawn(move || {
+                        let mut res = server.post_empty(&path, &[]);
+                        (res.status().as_u16(), json(&mut res))
+                    })
+                })
+                .collect();
+            creators.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let tokens = answers
+            .iter()
+            .filter(|(_, body)| body.get("write_token").is_some())
+            .count();
+        assert_eq!(tokens, 1, "round {round}: one creation, {answers:?}");
+        let created = answers.iter().filter(|(status, _)| *status == 201).count();
+        assert_eq!(created, 1, "round {round}: one 201, {answers:?}");
+    }
+}
+
+#[test]
+fn uploads_through_both_never_pass_the_pool_and_evict_oldest_first() {
+    let c = Cluster::start(&[("STORE_POOL_BYTES", "100000")]);
+    let chunk = vec![b'x'; 10_000];
+    // Ten files fill the pool; each expires later than the one before.
+    let mut ids = vec![];
+    for i in 0..10 {
+        let ttl = format!("{}h", i + 1);
+        let mut res = c
+            .pick(i)
+            .post(&format!("/?name=f{i}.bin&ttl={ttl}"), &chunk);
+        assert_eq!(res.status(), 201, "upload {i}");
+        ids.push(json(&mut res)["id"].as_str().unwrap().to_string());
+    }
+    // Twenty concurrent uploads over both processes, each needing room.
+    let new_ids: Vec<String> = std::thread::scope(|s| {
+        let uploads: Vec<_> = (0..20)
+            .map(|i| {
+                let server = c.pick(i);
+                let chunk = &chunk;
+                s.spawn(move || {
+                    let mut res = server.post(&format!("/?name=n{i}.bin&ttl=24h"), chunk);
+                    assert_eq!(res.status(), 201, "upload n{i}");
+                    json(&mut res)["id"].as_str().unwrap().to_string()
+                })
+            })
+            .collect();
+        uploads.into_iter().map(|u| u.join().unwrap()).collect()
+    });
+    // Every one of the first ten went (soonest expiry first: they all had
+    // to go, since the twenty new ones alone fill the pool twice), and
+    // exactly a poolful of the new ones is left: each upload evicted one
+    // file, and none was evicted for another's shortfall twice.
+    for id in &ids {
+        assert_error(&mut c.b.get(&format!("/{id}")), 404, "not_found");
+    }
+    let live = new_ids
+        .iter()
+        .enumerate()
+        .filter(|(i, id)| c.pick(*i).get(&format!("/{id}")).status() == 200)
+        .count();
+    assert_eq!(live, 10, "the pool holds exactly ten 10 kB files");
+}
+
+#[test]
+fn the_rate_limit_counts_a_client_on_both_processes() {
+    let c = Cluster::start(&[("STORE_RATE_LIMIT_PER_MIN", "100")]);
+    let started = std::time::Instant::now();
+    let statuses: Vec<u16> = (0..150)
+        .map(|i| c.pick(i).get("/api").status().as_u16())
+        .collect();
+    // A minute's allowance at once, then one more per 600 ms.
+    let refilled = (started.elapsed().as_millis() / 600) as usize;
+    let admitted = statuses.iter().filter(|&&s| s == 200).count();
+    let limited = statuses.iter().filter(|&&s| s == 429).count();
+    assert!(
+        (100..=100 + refilled).contains(&admitted),
+        "a minute's allowance in total over both ({admitted} admitted, {refilled} refilled): {statuses:?}"
+    );
+    assert_eq!(admitted + limited, 150, "the rest refused: {statuses:?}");
+    assert!(
+        statuses[..100].iter().all(|&s| s == 200),
+        "the first hundred pass"
+    );
+}
+
+#[test]
+fn a_killed_process_loses_nothing_acknowledged_and_the_other_serves() {
+    let mut c = Cluster::start(&[]);
+    let acknowledged = std::sync::Mutex::new(vec![]);
+    let pid = c.a.pid().to_string();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let server = &c.a;
+            let acknowledged = &acknowledged;
+            s.spawn(move || {
+                for i in 0..200 {
+                    let body = format!("t{t} i{i}");
+                    // Transport errors come from the kill: not acknowledged.
+                    let Ok(mut res) =
+                        server.try_post(&format!("/?name=w{t}-{i}.txt"), body.as_bytes())
+                    else {
+                        return;
+                    };
+                    if res.status() == 201 {
+                        let id = json(&mut res)["id"].as_str().unwrap().to_string();
+                        acknowledged.lock().unwrap().push((id, body));
+                    }
+                }
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success());
+    });
+    c.a.kill();
+    let acknowledged = acknowledged.into_inner().unwrap();
+    assert!(!acknowledged.is_empty(), "some writes were acknowledged");
+    for (id, body) in &acknowledged {
+        assert_eq!(&text(&mut c.b.get(&format!("/{id}"))), body, "{id}");
+    }
+    let mut res = c.b.post("/?name=after.txt", b"after");
+    assert_eq!(res.status(), 201, "the other process still writes");
+    let id = json(&mut res)["id"].as_str().unwrap().to_string();
+    assert_eq!(text(&mut c.b.get(&format!("/{id}"))), "after");
+}
