@@ -149,6 +149,10 @@ impl BlobStore for CachedBlobs {
     fn list(&self) -> StorageResult<Vec<BlobId>> {
         self.inner.list()
     }
+
+    fn written_at(&self, id: &BlobId) -> StorageResult<Option<store_core::Timestamp>> {
+        self.inner.written_at(id)
+    }
 }
 
 #[cfg(test)]
