@@ -140,7 +140,7 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
         clock: Arc::new(SystemClock),
         random: Arc::new(OsRandom),
         fetcher: Arc::new(store_fetch::UreqFetcher::new(guard, &base_url)),
-        coordination: records.coordination(&limits)?,
+        coordination: records.coordination(&limits),
     };
     let app_config = AppConfig {
         base_url: base_url.clone(),
@@ -234,17 +234,14 @@ impl Records {
         }
     }
 
-    fn coordination(&self, limits: &Limits) -> Result<store_app::Coordination, String> {
+    fn coordination(&self, limits: &Limits) -> store_app::Coordination {
         match self {
-            Self::Sled(_) => Ok(store_app::Coordination::Local),
-            Self::Pg(pg) => Ok(store_app::Coordination::Shared {
+            Self::Sled(_) => store_app::Coordination::Local,
+            Self::Pg(pg) => store_app::Coordination::Shared {
                 locks: Arc::new(pg.locks()),
-                ledgers: Arc::new(
-                    pg.ledgers(limits.pool_bytes, limits.pics_pool_bytes)
-                        .map_err(|e| e.to_string())?,
-                ),
+                ledgers: Arc::new(pg.ledgers(limits.pool_bytes, limits.pics_pool_bytes, &OsRandom)),
                 orphan_grace_secs: SHARED_ORPHAN_GRACE_SECS,
-            }),
+            },
         }
     }
 

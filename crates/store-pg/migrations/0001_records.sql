@@ -78,7 +78,7 @@ DECLARE
     others   bigint;
     need     bigint;
 BEGIN
-    PERFORM pg_advisory_xact_lock(1936028789, hashtext(p_pool));
+    PERFORM pg_advisory_xact_lock(1936028789, hashtext(p_pool));  -- class: store_pg::ADVISORY_CLASS + 3
     SELECT CASE WHEN p_pool = 'store' THEN sum(pool_bytes) ELSE sum(pics_bytes) END
       INTO recorded FROM store_totals;
     SELECT coalesce(sum(bytes), 0) INTO others FROM store_reservations

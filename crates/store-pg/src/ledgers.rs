@@ -11,10 +11,9 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use store_core::ports::{Ledgers, Pool, PoolUsage, StorageResult};
-use store_core::StorageError;
+use store_core::ports::{Ledgers, Pool, PoolUsage, Random, StorageResult};
 
-use crate::{db_error, pool_error, Inner};
+use crate::Inner;
 
 /// How often a process says it is alive (refreshing its rows' `seen_at`).
 /// Rows older than a minute (schema: `store_reserve`) do not count, so a
@@ -24,6 +23,15 @@ const HEARTBEAT: Duration = Duration::from_secs(10);
 /// Rate-limiter rows whose allowance has been whole for this long are
 /// deleted by the heartbeat.
 const RATE_ROWS_KEPT_MS: i64 = 120_000;
+
+/// What a pool holds: its records, and the live reservations of every
+/// process ($1 names the pool).
+const USED_STORE: &str = "SELECT ((SELECT coalesce(sum(pool_bytes), 0) FROM store_totals)
+    + (SELECT coalesce(sum(bytes), 0) FROM store_reservations
+        WHERE pool = $1 AND seen_at > now() - interval '60 seconds'))::bigint";
+const USED_PICS: &str = "SELECT ((SELECT coalesce(sum(pics_bytes), 0) FROM store_totals)
+    + (SELECT coalesce(sum(bytes), 0) FROM store_reservations
+        WHERE pool = $1 AND seen_at > now() - interval '60 seconds'))::bigint";
 
 /// The pools' ledgers of one process, shared with every other.
 #[derive(Debug)]
@@ -58,15 +66,16 @@ impl PgLedgers {
         inner: Arc<Inner>,
         store_bytes: u64,
         pics_bytes: u64,
-    ) -> Result<Self, StorageError> {
-        let process = process_id();
+        random: &dyn Random,
+    ) -> Self {
+        let process = store_core::ids::token(random);
         start_heartbeat(&inner, process.clone());
-        Ok(Self {
+        Self {
             inner,
             process,
             capacity: [store_bytes, pics_bytes],
             mine: Mutex::new([0, 0]),
-        })
+        }
     }
 
     fn mine(&self) -> MutexGuard<'_, [u64; 2]> {
@@ -76,19 +85,15 @@ impl PgLedgers {
     /// Writes this process's count for `pool` to its row. Called with the
     /// local count locked, so rows are written in the order counts change.
     fn publish(&self, pool: Pool, bytes: u64) {
-        let queries = self.inner.queries.clone();
-        let process = self.process.clone();
-        let written = self.inner.bridge.run(async move {
-            let client = queries.get().await.map_err(pool_error)?;
-            client
-                .execute(
-                    "UPDATE store_reservations SET bytes = $3, seen_at = now()
-                     WHERE process = $1 AND pool = $2",
-                    &[&process, &name(pool), &as_i64(bytes)],
-                )
-                .await
-                .map_err(db_error)
-        });
+        let written = self.inner.query(
+            "UPDATE store_reservations SET bytes = $3, seen_at = now()
+             WHERE process = $1 AND pool = $2",
+            vec![
+                Box::new(self.process.clone()),
+                Box::new(name(pool)),
+                Box::new(as_i64(bytes)),
+            ],
+        );
         // A lost update only overstates this process's reservations (the
         // safe side) until its next reservation writes the row again.
         if let Err(e) = written {
@@ -103,17 +108,6 @@ impl PgLedgers {
         mine[i] = mine[i].saturating_sub(bytes);
         self.publish(pool, mine[i]);
     }
-}
-
-/// A random id for this process's rows.
-fn process_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    let a = h.finish();
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(a);
-    format!("{:016x}{:016x}", a, h.finish())
 }
 
 /// Refreshes this process's rows every [`HEARTBEAT`], and clears rows of
@@ -148,25 +142,20 @@ impl Ledgers for PgLedgers {
     fn try_reserve(&self, pool: Pool, bytes: u64) -> StorageResult<Result<(), u64>> {
         let mut mine = self.mine();
         let i = index(pool);
-        let queries = self.inner.queries.clone();
-        let (process, held, capacity) = (self.process.clone(), mine[i], self.capacity[i]);
-        let short: i64 = self.inner.bridge.run(async move {
-            let client = queries.get().await.map_err(pool_error)?;
-            let row = client
-                .query_one(
-                    "SELECT store_reserve($1, $2, $3, $4, $5)",
-                    &[
-                        &name(pool),
-                        &process,
-                        &as_i64(held),
-                        &as_i64(bytes),
-                        &as_i64(capacity),
-                    ],
-                )
-                .await
-                .map_err(db_error)?;
-            Ok::<_, StorageError>(row.get(0))
-        })?;
+        let held = mine[i];
+        let short: i64 = self
+            .inner
+            .query_one(
+                "SELECT store_reserve($1, $2, $3, $4, $5)",
+                vec![
+                    Box::new(name(pool)),
+                    Box::new(self.process.clone()),
+                    Box::new(as_i64(held)),
+                    Box::new(as_i64(bytes)),
+                    Box::new(as_i64(self.capacity[i])),
+                ],
+            )?
+            .get(0);
         if short > 0 {
             return Ok(Err(u64::try_from(short).unwrap_or(u64::MAX)));
         }
@@ -186,26 +175,14 @@ impl Ledgers for PgLedgers {
     fn freed(&self, _pool: Pool, _bytes: u64) {}
 
     fn usage(&self, pool: Pool) -> StorageResult<PoolUsage> {
-        let queries = self.inner.queries.clone();
-        let used: i64 = self.inner.bridge.run(async move {
-            let client = queries.get().await.map_err(pool_error)?;
-            let column = match pool {
-                Pool::Store => "pool_bytes",
-                Pool::Pics => "pics_bytes",
-            };
-            let row = client
-                .query_one(
-                    &format!(
-                        "SELECT ((SELECT coalesce(sum({column}), 0) FROM store_totals)
-                              + (SELECT coalesce(sum(bytes), 0) FROM store_reservations
-                                  WHERE pool = $1 AND seen_at > now() - interval '60 seconds'))::bigint"
-                    ),
-                    &[&name(pool)],
-                )
-                .await
-                .map_err(db_error)?;
-            Ok::<_, StorageError>(row.get(0))
-        })?;
+        let sql = match pool {
+            Pool::Store => USED_STORE,
+            Pool::Pics => USED_PICS,
+        };
+        let used: i64 = self
+            .inner
+            .query_one(sql, vec![Box::new(name(pool))])?
+            .get(0);
         Ok(PoolUsage {
             used_bytes: u64::try_from(used).unwrap_or(0),
             capacity_bytes: self.capacity[index(pool)],

@@ -28,7 +28,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use store_core::ports::{Random, StorageResult};
 use store_core::{StorageError, StorageErrorKind};
+use tokio_postgres::types::ToSql;
 
 pub use bridge::Bridge;
 pub use ledgers::PgLedgers;
@@ -48,6 +50,15 @@ const CONNECTION_WAIT: Duration = Duration::from_secs(30);
 /// How long opening a connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The class (first key) of this crate's two-key advisory locks, "stor"
+/// as a number; the second key says which lock. `store_reserve` (the
+/// schema) uses class + 3.
+pub(crate) const ADVISORY_CLASS: i32 = 1_936_028_786;
+
+/// A statement's parameters, owned so that the job can move to the
+/// adapter's runtime.
+pub(crate) type Params = Vec<Box<dyn ToSql + Send + Sync>>;
+
 /// A PostgreSQL database holding one store: open it once per process and
 /// take the ports from it.
 #[derive(Debug, Clone)]
@@ -62,6 +73,39 @@ pub(crate) struct Inner {
     pub(crate) locks: Pool,
     /// One session for this process's evictor (see [`PgLocks`]).
     pub(crate) eviction: Pool,
+}
+
+impl Inner {
+    /// Runs one statement, prepared once per connection, on a pooled
+    /// connection, and answers its rows.
+    pub(crate) fn query(
+        &self,
+        sql: &'static str,
+        params: Params,
+    ) -> StorageResult<Vec<tokio_postgres::Row>> {
+        let pool = self.queries.clone();
+        self.bridge.run(async move {
+            let client = pool.get().await.map_err(pool_error)?;
+            let statement = client.prepare_cached(sql).await.map_err(db_error)?;
+            let refs: Vec<&(dyn ToSql + Sync)> = params
+                .iter()
+                .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+                .collect();
+            client.query(&statement, &refs).await.map_err(db_error)
+        })
+    }
+
+    /// [`Inner::query`] for a statement that answers one row.
+    pub(crate) fn query_one(
+        &self,
+        sql: &'static str,
+        params: Params,
+    ) -> StorageResult<tokio_postgres::Row> {
+        self.query(sql, params)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| StorageError::new(format!("no row from {sql:?}")))
+    }
 }
 
 impl PgStore {
@@ -100,8 +144,9 @@ impl PgStore {
     }
 
     /// The pools' ledgers of this process, against the given capacities.
-    pub fn ledgers(&self, store_bytes: u64, pics_bytes: u64) -> Result<PgLedgers, StorageError> {
-        PgLedgers::open(Arc::clone(&self.inner), store_bytes, pics_bytes)
+    /// `random` names the process's reservation rows.
+    pub fn ledgers(&self, store_bytes: u64, pics_bytes: u64, random: &dyn Random) -> PgLedgers {
+        PgLedgers::open(Arc::clone(&self.inner), store_bytes, pics_bytes, random)
     }
 
     pub fn rate_limits(&self, per_min: u32) -> PgRateLimits {
@@ -110,12 +155,7 @@ impl PgStore {
 
     /// Whether the database answers now (for readiness checks).
     pub fn ping(&self) -> Result<(), StorageError> {
-        let pool = self.inner.queries.clone();
-        self.inner.bridge.run(async move {
-            let client = pool.get().await.map_err(pool_error)?;
-            client.simple_query("SELECT 1").await.map_err(db_error)?;
-            Ok(())
-        })
+        self.inner.query("SELECT 1", vec![]).map(drop)
     }
 }
 

@@ -20,7 +20,7 @@ use store_core::ports::{KeyLocks, LockGuard, StorageResult, TryLocked};
 use crate::{db_error, pool_error, Inner};
 
 /// The advisory lock (two-key form) under which eviction is decided.
-const EVICTION_LOCK: (i32, i32) = (1936028786, 2);
+const EVICTION_LOCK: (i32, i32) = (crate::ADVISORY_CLASS, 2);
 
 /// Cross-process key locks in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -108,7 +108,9 @@ impl KeyLocks for PgLocks {
         }
         let pool = self.inner.locks.clone();
         let wanted = std::mem::take(&mut tried.locked);
-        let answer = self.inner.bridge.run(async move {
+        // The keys come back either way, so that each ends up locked or
+        // busy.
+        let (session, wanted) = self.inner.bridge.run(async move {
             // Without waiting for a connection either: a busy pool makes
             // every key busy this time.
             let now = Timeouts {
@@ -116,7 +118,7 @@ impl KeyLocks for PgLocks {
                 ..pool.timeouts()
             };
             let Ok(session) = pool.timeout_get(&now).await else {
-                return Ok(None);
+                return Ok((None, wanted));
             };
             let rows = session
                 .query(
@@ -127,18 +129,19 @@ impl KeyLocks for PgLocks {
                 .await
                 .map_err(db_error)?;
             let got: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
-            Ok::<_, store_core::StorageError>(Some((session, got, wanted)))
+            Ok::<_, store_core::StorageError>((Some((session, got)), wanted))
         })?;
         let TryLocked {
             guard: local,
-            locked: _,
             mut busy,
+            ..
         } = tried;
-        let Some((session, got, wanted)) = answer else {
+        let Some((session, got)) = session else {
+            busy.extend(wanted);
             return Ok(TryLocked {
                 guard: local,
                 locked: vec![],
-                busy: busy.into_iter().collect(),
+                busy,
             });
         };
         busy.extend(wanted.into_iter().filter(|k| !got.contains(k)));

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use store_core::ports::{RateLimits, StorageResult};
-use store_core::{StorageError, Timestamp};
+use store_core::Timestamp;
 
-use crate::{db_error, pool_error, Inner};
+use crate::Inner;
 
 /// Counts each client's requests over every process.
 #[derive(Debug, Clone)]
@@ -27,21 +27,18 @@ impl RateLimits for PgRateLimits {
         if self.per_min == 0 {
             return Ok(Ok(()));
         }
-        let queries = self.inner.queries.clone();
-        let client = client.to_string();
         let per_min = i32::try_from(self.per_min).unwrap_or(i32::MAX);
-        let wait: i64 = self.inner.bridge.run(async move {
-            let db = queries.get().await.map_err(pool_error)?;
-            let statement = db
-                .prepare_cached("SELECT store_rate_check($1, $2, $3)")
-                .await
-                .map_err(db_error)?;
-            let row = db
-                .query_one(&statement, &[&client, &now.as_millis(), &per_min])
-                .await
-                .map_err(db_error)?;
-            Ok::<_, StorageError>(row.get(0))
-        })?;
+        let wait: i64 = self
+            .inner
+            .query_one(
+                "SELECT store_rate_check($1, $2, $3)",
+                vec![
+                    Box::new(client.to_string()),
+                    Box::new(now.as_millis()),
+                    Box::new(per_min),
+                ],
+            )?
+            .get(0);
         Ok(match u64::try_from(wait) {
             Ok(0) | Err(_) => Ok(()),
             Ok(secs) => Err(secs),

@@ -7,11 +7,9 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
+use crate::{db_error, pool_error, Inner, Params};
 use store_core::ports::{Repository, StorageResult};
 use store_core::{Object, StorageError, StorageErrorKind, Timestamp, Totals};
-use tokio_postgres::types::ToSql;
-
-use crate::{db_error, pool_error, Inner};
 
 /// Records read per page by [`Repository::for_each`].
 const PAGE_ROWS: i64 = 500;
@@ -25,7 +23,8 @@ const UPSERT: &str =
 const INSERT_NEW: &str =
     "INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes)
      VALUES ($1, $2::text::jsonb, $3, $4, $5, $6)
-     ON CONFLICT (key) DO NOTHING";
+     ON CONFLICT (key) DO NOTHING
+     RETURNING 1";
 
 /// The records of a store in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -72,45 +71,11 @@ impl PgRepository {
         Self { inner }
     }
 
-    /// Runs one statement and answers the rows.
-    fn query(
-        &self,
-        sql: &'static str,
-        params: Vec<Box<dyn ToSql + Send + Sync>>,
-    ) -> StorageResult<Vec<tokio_postgres::Row>> {
-        let pool = self.inner.queries.clone();
-        self.inner.bridge.run(async move {
-            let client = pool.get().await.map_err(pool_error)?;
-            let statement = client.prepare_cached(sql).await.map_err(db_error)?;
-            let refs: Vec<&(dyn ToSql + Sync)> = params
-                .iter()
-                .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-                .collect();
-            client.query(&statement, &refs).await.map_err(db_error)
-        })
-    }
-
-    /// Runs one statement and answers how many rows it changed.
-    fn execute(
-        &self,
-        sql: &'static str,
-        params: Vec<Box<dyn ToSql + Send + Sync>>,
-    ) -> StorageResult<u64> {
-        let pool = self.inner.queries.clone();
-        self.inner.bridge.run(async move {
-            let client = pool.get().await.map_err(pool_error)?;
-            let statement = client.prepare_cached(sql).await.map_err(db_error)?;
-            let refs: Vec<&(dyn ToSql + Sync)> = params
-                .iter()
-                .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-                .collect();
-            client.execute(&statement, &refs).await.map_err(db_error)
-        })
-    }
-
-    fn write(&self, sql: &'static str, key: &str, object: &Object) -> StorageResult<u64> {
+    /// Writes `object` under `key` with `sql` (an insert of the six
+    /// columns), answering the rows it returned.
+    fn write(&self, sql: &'static str, key: &str, object: &Object) -> StorageResult<usize> {
         let row = Row::of(object)?;
-        self.execute(
+        self.query(
             sql,
             vec![
                 Box::new(key.to_string()),
@@ -121,6 +86,11 @@ impl PgRepository {
                 Box::new(row.pics_bytes),
             ],
         )
+        .map(|rows| rows.len())
+    }
+
+    fn query(&self, sql: &'static str, params: Params) -> StorageResult<Vec<tokio_postgres::Row>> {
+        self.inner.query(sql, params)
     }
 
     /// Claims the rows of `keys` no other transaction holds, removes those
@@ -197,14 +167,11 @@ impl Repository for PgRepository {
     }
 
     fn totals(&self) -> StorageResult<Totals> {
-        let rows = self.query(
+        let row = self.inner.query_one(
             "SELECT sum(objects)::bigint, sum(pool_bytes)::bigint, sum(pics_bytes)::bigint
              FROM store_totals",
             vec![],
         )?;
-        let row = rows
-            .first()
-            .ok_or_else(|| StorageError::of(StorageErrorKind::Corrupt, "no totals"))?;
         let n = |i: usize| u64::try_from(row.get::<_, Option<i64>>(i).unwrap_or(0)).unwrap_or(0);
         Ok(Totals {
             objects: n(0),

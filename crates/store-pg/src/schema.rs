@@ -12,9 +12,9 @@ const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_records.sql")];
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
-/// The advisory lock (two-key form, class "stor" as a number) serialising
-/// migrations between processes starting at once.
-const MIGRATION_LOCK: (i32, i32) = (1936028786, 1);
+/// The advisory lock serialising migrations between processes starting
+/// at once.
+const MIGRATION_LOCK: (i32, i32) = (crate::ADVISORY_CLASS, 1);
 
 pub(crate) fn migrate(inner: &Inner) -> Result<(), StorageError> {
     let pool = inner.queries.clone();

@@ -41,8 +41,8 @@ fn pg_ledgers_pass_the_suite() {
     coordination::ledgers(&|| {
         let (a, b) = pair();
         (
-            Arc::new(a.ledgers(100, 10).unwrap()),
-            Arc::new(b.ledgers(100, 10).unwrap()),
+            Arc::new(a.ledgers(100, 10, &store_testkit::SeededRandom::new(1))),
+            Arc::new(b.ledgers(100, 10, &store_testkit::SeededRandom::new(2))),
             Arc::new(a.repository()),
         )
     });
