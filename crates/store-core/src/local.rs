@@ -221,7 +221,7 @@ impl Ledgers for LocalLedgers {
 /// The rate limiter of one process, sharded by client.
 #[derive(Debug)]
 pub struct LocalRateLimits {
-    shards: Vec<Mutex<RateLimiter<String>>>,
+    shards: Vec<Mutex<RateLimiter<std::net::IpAddr>>>,
 }
 
 impl LocalRateLimits {
@@ -241,11 +241,11 @@ impl LocalRateLimits {
 }
 
 impl RateLimits for LocalRateLimits {
-    fn check(&self, client: &str, now: Timestamp) -> StorageResult<Result<(), u64>> {
+    fn check(&self, client: std::net::IpAddr, now: Timestamp) -> StorageResult<Result<(), u64>> {
         let mut h = DefaultHasher::new();
         client.hash(&mut h);
         let shard = (h.finish() as usize) % LIMITER_SHARDS;
-        Ok(relock(&self.shards[shard]).check(&client.to_string(), now))
+        Ok(relock(&self.shards[shard]).check(&client, now))
     }
 
     fn blocks(&self) -> bool {

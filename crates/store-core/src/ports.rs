@@ -338,9 +338,10 @@ pub trait Ledgers: Send + Sync + std::fmt::Debug {
 
 /// The per-client request rate, counted over every process.
 pub trait RateLimits: Send + Sync + std::fmt::Debug {
-    /// Admits one request from `client` at `now`, or answers how many
-    /// whole seconds (at least 1) to wait.
-    fn check(&self, client: &str, now: Timestamp) -> StorageResult<Result<(), u64>>;
+    /// Admits one request from `client` (an address, IPv6 already cut to
+    /// its /64) at `now`, or answers how many whole seconds (at least 1) to
+    /// wait.
+    fn check(&self, client: std::net::IpAddr, now: Timestamp) -> StorageResult<Result<(), u64>>;
 
     /// True if [`RateLimits::check`] may wait on the network: callers on
     /// an async executor then run it on a blocking thread.

@@ -23,7 +23,7 @@ impl PgRateLimits {
 }
 
 impl RateLimits for PgRateLimits {
-    fn check(&self, client: &str, now: Timestamp) -> StorageResult<Result<(), u64>> {
+    fn check(&self, client: std::net::IpAddr, now: Timestamp) -> StorageResult<Result<(), u64>> {
         if self.per_min == 0 {
             return Ok(Ok(()));
         }

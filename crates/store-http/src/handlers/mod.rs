@@ -157,15 +157,14 @@ async fn check_rate(
     client: std::net::IpAddr,
     now: store_core::Timestamp,
 ) -> AppResult<Result<(), u64>> {
-    let limiter = Arc::clone(&shared.limiter);
-    let client = client.to_string();
-    if !limiter.blocks() {
-        return Ok(limiter.check(&client, now)?);
+    if !shared.limiter.blocks() {
+        return Ok(shared.limiter.check(client, now)?);
     }
+    let limiter = Arc::clone(&shared.limiter);
     Ok(shared
         .lanes
         .work
-        .run(move || limiter.check(&client, now))
+        .run(move || limiter.check(client, now))
         .await??)
 }
 
