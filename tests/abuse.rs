@@ -275,6 +275,15 @@ fn a_full_disk_answers_507_stores_nothing_partial_and_recovers() {
     assert_eq!(status, 507);
     assert_eq!(body["code"], "storage_full");
     assert_eq!(retry, "300");
+    // A multipart upload on the full disk gets its 507 too, not a broken
+    // pipe: the server reads its unwanted rest before answering.
+    let (ct, parts) = multipart(&[
+        ("file", Some("a.bin"), &chunk[..]),
+        ("file", Some("b.bin"), &chunk[..]),
+        ("file", Some("c.bin"), &chunk[..]),
+    ]);
+    let mut res = s.post_with("/", &[("content-type", &ct)], &parts);
+    assert_error(&mut res, 507, "storage_full");
     assert!(!stored.is_empty());
     assert_eq!(
         std::fs::read_dir(fs.path().join("tmp")).unwrap().count(),

@@ -206,20 +206,39 @@ pub async fn receive(intake: &Intake, mut body: Incoming, limit_bytes: u64) -> A
 /// Bytes of a body read and thrown away after a storage fault, at most.
 const DRAIN_BYTES_MAX: usize = 16 * 1024 * 1024;
 
-/// After a storage fault in the middle of a body (a full disk), reads and
-/// discards the rest of it, up to [`DRAIN_BYTES_MAX`] and within the
-/// body's deadlines, so that a client still sending gets to read the 507
-/// instead of a broken pipe. A refusal of the client's own making (too
-/// large) does not wait for its bytes.
+/// What is left to throw away of a body after a storage fault in the
+/// middle of it (a full disk). Reading the rest, up to
+/// [`DRAIN_BYTES_MAX`] and within the body's deadlines, lets a client
+/// still sending read the 507 instead of a broken pipe. A refusal of the
+/// client's own making (too large, a bad part) does not wait for its
+/// bytes.
+struct Drain {
+    left: usize,
+}
+
+impl Drain {
+    /// A budget for `e`'s body, or `None` if `e` is not a storage fault.
+    fn after(e: &AppError) -> Option<Self> {
+        matches!(e, AppError::Storage(_)).then_some(Self {
+            left: DRAIN_BYTES_MAX,
+        })
+    }
+
+    /// Counts `n` bytes thrown away; false once the budget is spent.
+    fn take(&mut self, n: usize) -> bool {
+        self.left = self.left.saturating_sub(n);
+        self.left > 0
+    }
+}
+
+/// Throws away the rest of a raw body after `e` (see [`Drain`]).
 async fn drained(intake: &Intake, mut body: Incoming, e: AppError) -> AppError {
-    if matches!(e, AppError::Storage(_)) {
-        let mut left = DRAIN_BYTES_MAX;
-        while let Ok(Some(Ok(frame))) = intake.step(body.frame()).await {
-            let n = frame.data_ref().map_or(0, Bytes::len);
-            if n >= left {
-                break;
-            }
-            left -= n;
+    let Some(mut drain) = Drain::after(&e) else {
+        return e;
+    };
+    while let Ok(Some(Ok(frame))) = intake.step(body.frame()).await {
+        if !drain.take(frame.data_ref().map_or(0, Bytes::len)) {
+            break;
         }
     }
     e
@@ -420,17 +439,58 @@ where
         let name = Some(file_name).filter(|n| !n.is_empty());
         rules.admit(&out, name.as_deref()).await?;
         let content_type = field.content_type().map(|m| m.essence_str().to_string());
-        let mut sink = Sink::new(intake, rules.file_limit_bytes)?;
-        while let Some(chunk) = intake.step(field.chunk()).await?.map_err(multipart_error)? {
-            sink.push(chunk).await?;
-        }
+        let body = match read_part(intake, &mut field, rules.file_limit_bytes).await {
+            Ok(staged) => staged,
+            Err(e) => return Err(drained_parts(intake, field, &mut mp, e).await),
+        };
         out.files.push(Part {
             name,
             declared_type: content_type,
-            body: sink.finish().await?,
+            body,
         });
     }
     Ok(out)
+}
+
+/// Streams one file part into a new blob.
+async fn read_part(
+    intake: &Intake,
+    field: &mut multer::Field<'_>,
+    limit_bytes: u64,
+) -> AppResult<Staged> {
+    let mut sink = Sink::new(intake, limit_bytes)?;
+    while let Some(chunk) = intake.step(field.chunk()).await?.map_err(multipart_error)? {
+        sink.push(chunk).await?;
+    }
+    sink.finish().await
+}
+
+/// Throws away the rest of a multipart body after `e`: what is left of
+/// `field`, then every later part (see [`Drain`]).
+async fn drained_parts<'r>(
+    intake: &Intake,
+    field: multer::Field<'r>,
+    mp: &mut multer::Multipart<'r>,
+    e: AppError,
+) -> AppError {
+    let Some(mut drain) = Drain::after(&e) else {
+        return e;
+    };
+    let mut next = Some(field);
+    while let Some(mut field) = next.take() {
+        while let Ok(Ok(Some(chunk))) = intake.step(field.chunk()).await {
+            if !drain.take(chunk.len()) {
+                return e;
+            }
+        }
+        // multer hands out the next part only once this one is gone.
+        drop(field);
+        next = match intake.step(mp.next_field()).await {
+            Ok(Ok(part)) => part,
+            _ => None,
+        };
+    }
+    e
 }
 
 /// A plain form field, kept small.
