@@ -102,16 +102,6 @@ impl Server {
         Self::spawned(data, dir, env)
     }
 
-    /// Starts a server on sled whatever the backend of the run: for tests
-    /// of what only the embedded store does (its files, its crash recovery).
-    pub fn on_sled(data: PathBuf, dir: Option<tempfile::TempDir>, env: &[(&str, &str)]) -> Self {
-        let env = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Self::spawned(data, dir, env)
-    }
-
     fn spawned(data: PathBuf, dir: Option<tempfile::TempDir>, env: Vec<(String, String)>) -> Self {
         let (child, base) = spawn(&data, &env);
         Self {
