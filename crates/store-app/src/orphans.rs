@@ -156,21 +156,6 @@ pub struct OrphanReport {
     pub gave_up: bool,
 }
 
-impl App {
-    /// Whether a blob may belong to a write still in progress in another
-    /// process (only when processes share the store): written less than
-    /// the grace ago, or of unknown age.
-    fn is_young(&self, blob: &BlobId) -> AppResult<bool> {
-        if self.orphan_grace_secs == 0 {
-            return Ok(false);
-        }
-        let Some(at) = self.ports.blobs.written_at(blob)? else {
-            return Ok(true);
-        };
-        Ok(at.plus_secs(self.orphan_grace_secs) > self.now())
-    }
-}
-
 /// A referenced blob, as a 64-bit hash: a million of them take 16 MB
 /// instead of 80. Two ids sharing a hash can only make an orphan look
 /// referenced, which keeps it: the safe direction.
@@ -190,6 +175,19 @@ impl App {
         let result = self.collect_orphans_inner(stop);
         self.fresh.finish();
         result
+    }
+
+    /// Whether a blob may belong to a write still in progress in another
+    /// process (only when processes share the store): written less than
+    /// the grace ago, or of unknown age.
+    fn is_young(&self, blob: &BlobId) -> AppResult<bool> {
+        if self.orphan_grace_secs == 0 {
+            return Ok(false);
+        }
+        let Some(at) = self.ports.blobs.written_at(blob)? else {
+            return Ok(true);
+        };
+        Ok(at.plus_secs(self.orphan_grace_secs) > self.now())
     }
 
     fn collect_orphans_inner(&self, stop: &AtomicBool) -> AppResult<OrphanReport> {
