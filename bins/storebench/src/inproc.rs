@@ -289,6 +289,14 @@ impl store_core::Repository for TimedRepo {
         self.inner.keys_with_tag(tag)
     }
 
+    fn listed(
+        &self,
+        listing: store_core::Listing,
+        visit: &mut dyn FnMut(&str, &Object) -> std::ops::ControlFlow<()>,
+    ) -> store_core::ports::StorageResult<()> {
+        self.inner.listed(listing, visit)
+    }
+
     fn for_each(
         &self,
         visit: &mut dyn FnMut(&str, &Object) -> std::ops::ControlFlow<()>,

@@ -9,8 +9,8 @@ use store_core::container::{hash_token, validate_custom_write_token, validate_me
 use store_core::names::{apply_tags, validate_file_name, validate_memorable_name};
 use store_core::views::{DirView, HistoryView, PersistenceType, RetainView};
 use store_core::{
-    dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Object,
-    RetainAuth, StoreError, Timestamp,
+    dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Listing,
+    Object, RetainAuth, StoreError, Timestamp,
 };
 
 use crate::bundles::Part;
@@ -498,7 +498,7 @@ impl App {
             after.is_none_or(|a| t > a) && before.is_none_or(|b| t < b)
         };
         let mut hits: Vec<DirRecord> = Vec::new();
-        self.ports.repo.for_each(&mut |_, obj| {
+        self.ports.repo.listed(Listing::Dirs, &mut |_, obj| {
             if let Object::Dir(d) = obj {
                 let matches = d.listed
                     && d.is_live(now)

@@ -13,7 +13,7 @@ use store_core::names::{
 use store_core::ports::{BlobReader, Pool};
 use store_core::views::{BrowseEntry, FileView, PersistenceType, RetainView};
 use store_core::{
-    ttl, BundleRecord, FileRecord, Lifetime, Object, ReadDecision, ReadIntent, RetainAuth,
+    ttl, BundleRecord, FileRecord, Lifetime, Listing, Object, ReadDecision, ReadIntent, RetainAuth,
     StoreError,
 };
 
@@ -445,9 +445,7 @@ impl App {
                 }
             }
         } else {
-            self.ports.repo.for_each(&mut |_, obj| {
-                // Other object kinds (bundles, dirs) are never browsed.
-                #[allow(irrefutable_let_patterns)]
+            self.ports.repo.listed(Listing::Browse, &mut |_, obj| {
                 if let Object::File(f) = obj {
                     if wanted(f) {
                         hits.push(f.clone());

@@ -14,7 +14,7 @@ use store_core::gallery::{
 };
 use store_core::names::validate_memorable_name;
 use store_core::record::{gallery_storage_key, image_storage_key};
-use store_core::{ids, limits, BlobId, Lifetime, Object, Pool, StoreError, Timestamp};
+use store_core::{ids, limits, BlobId, Lifetime, Listing, Object, Pool, StoreError, Timestamp};
 use store_media::{MediaError, MediaLimits};
 
 use crate::files::Download;
@@ -371,7 +371,7 @@ impl App {
     pub fn list_galleries(&self) -> AppResult<Vec<GalleryEntry>> {
         let now = self.now();
         let mut out = vec![];
-        self.ports.repo.for_each(&mut |_, obj| {
+        self.ports.repo.listed(Listing::Galleries, &mut |_, obj| {
             if let Object::Gallery(g) = obj {
                 if g.listed && g.lifetime.is_live(now) {
                     out.push((

@@ -721,6 +721,32 @@ fn the_sweep_removes_in_batches_and_waits_for_busy_keys() {
 }
 
 #[test]
+fn listings_read_their_index_never_every_record() {
+    let w = world();
+    let tags = NewFile {
+        tags: vec!["rust".into()],
+        ..NewFile::default()
+    };
+    put_file(&w.app, "a.txt", b"a", tags, RetainAuth::Absent);
+    put_file(
+        &w.app,
+        "b.txt",
+        b"b",
+        NewFile::default(),
+        RetainAuth::Absent,
+    );
+    let before = w.repo.full_scans();
+    assert_eq!(w.app.browse(&BrowseQuery::default()).unwrap().len(), 1);
+    w.app.list_dirs(&DirQuery::default()).unwrap();
+    w.app.list_galleries().unwrap();
+    assert_eq!(
+        w.repo.full_scans(),
+        before,
+        "no listing walked every record"
+    );
+}
+
+#[test]
 fn browse_filters_and_sorts() {
     let w = world();
     let tagged = |name: &str, tags: &[&str], once: bool| {

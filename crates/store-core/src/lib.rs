@@ -40,5 +40,7 @@ pub use ports::{
     LockGuard, Pool, PoolUsage, Random, RateLimits, Repository, StorageError, StorageErrorKind,
     TryLocked,
 };
-pub use record::{dir_storage_key, BlobId, FileRecord, Object, ReadDecision, ReadIntent, Thumbs};
+pub use record::{
+    dir_storage_key, BlobId, FileRecord, Listing, Object, ReadDecision, ReadIntent, Thumbs,
+};
 pub use time::Timestamp;

@@ -9,7 +9,7 @@
 use std::ops::ControlFlow;
 
 use crate::pool::Totals;
-use crate::record::{BlobId, Object};
+use crate::record::{BlobId, Listing, Object};
 use crate::time::Timestamp;
 
 /// A storage fault: the disk, the database, a corrupt record. Never the
@@ -145,7 +145,17 @@ pub trait Repository: Send + Sync {
     /// Keys of the records carrying `tag`.
     fn keys_with_tag(&self, tag: &str) -> StorageResult<Vec<String>>;
 
-    /// Visits every record, in key order, until the visitor breaks.
+    /// Visits the records in `listing` (see [`Object::listing`]), in key
+    /// order, until the visitor breaks. It reads an index: the work grows
+    /// with the listing, not with the store.
+    fn listed(
+        &self,
+        listing: Listing,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()>;
+
+    /// Visits every record, in key order, until the visitor breaks. For
+    /// background work (the orphan collection, tools), never for a request.
     fn for_each(
         &self,
         visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,

@@ -121,6 +121,32 @@ pub enum Object {
     Image(ImageRecord),
 }
 
+/// A public listing an object can appear in. Adapters keep an index per
+/// listing, so that a listing request reads the listed records and never
+/// every record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Listing {
+    /// `GET /browse`: files with at least one tag, except burn-after-reading ones.
+    Browse,
+    /// `GET /d`: dirs created with `listed=1`.
+    Dirs,
+    /// `GET /pics`: galleries created with `listed=1`.
+    Galleries,
+}
+
+impl Listing {
+    pub const ALL: [Self; 3] = [Self::Browse, Self::Dirs, Self::Galleries];
+
+    /// The listing's code in an index: stable, since stores keep it.
+    pub fn code(self) -> u8 {
+        match self {
+            Self::Browse => 1,
+            Self::Dirs => 2,
+            Self::Galleries => 3,
+        }
+    }
+}
+
 /// The repository key of a gallery.
 pub fn gallery_storage_key(gid: &str) -> String {
     format!("g/{gid}")
@@ -165,6 +191,17 @@ impl Object {
             Self::File(f) => &f.tags,
             Self::Bundle(_) | Self::Gallery(_) | Self::Image(_) => &[],
             Self::Dir(d) => &d.tags,
+        }
+    }
+
+    /// The listing this object appears in, whether or not it is live: a
+    /// listing filters by lifetime when it reads.
+    pub fn listing(&self) -> Option<Listing> {
+        match self {
+            Self::File(f) if !f.once && !f.tags.is_empty() => Some(Listing::Browse),
+            Self::Dir(d) if d.listed => Some(Listing::Dirs),
+            Self::Gallery(g) if g.listed => Some(Listing::Galleries),
+            _ => None,
         }
     }
 
@@ -226,6 +263,22 @@ mod tests {
             link: false,
             thumbs: Default::default(),
         }
+    }
+
+    #[test]
+    fn only_tagged_files_that_survive_a_read_are_browsed() {
+        let mut f = file(false);
+        assert_eq!(Object::File(f.clone()).listing(), None, "untagged");
+        f.tags = vec!["t".into()];
+        assert_eq!(Object::File(f.clone()).listing(), Some(Listing::Browse));
+        f.once = true;
+        assert_eq!(Object::File(f).listing(), None, "burn after reading");
+    }
+
+    #[test]
+    fn listing_codes_are_distinct() {
+        let codes: std::collections::BTreeSet<u8> = Listing::ALL.iter().map(|l| l.code()).collect();
+        assert_eq!(codes.len(), Listing::ALL.len());
     }
 
     #[test]

@@ -9,20 +9,21 @@ use std::sync::Arc;
 
 use crate::{db_error, pool_error, Inner, Params};
 use store_core::ports::{Repository, StorageResult};
-use store_core::{Object, StorageError, StorageErrorKind, Timestamp, Totals};
+use store_core::{Listing, Object, StorageError, StorageErrorKind, Timestamp, Totals};
 
-/// Records read per page by [`Repository::for_each`].
+/// Records read per page by [`Repository::for_each`] and [`Repository::listed`].
 const PAGE_ROWS: i64 = 500;
 
 const UPSERT: &str =
-    "INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes)
-     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6)
+    "INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes, listing)
+     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7)
      ON CONFLICT (key) DO UPDATE SET body = EXCLUDED.body, expires_at = EXCLUDED.expires_at,
-         tags = EXCLUDED.tags, pool_bytes = EXCLUDED.pool_bytes, pics_bytes = EXCLUDED.pics_bytes";
+         tags = EXCLUDED.tags, pool_bytes = EXCLUDED.pool_bytes,
+         pics_bytes = EXCLUDED.pics_bytes, listing = EXCLUDED.listing";
 
 const INSERT_NEW: &str =
-    "INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes)
-     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6)
+    "INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes, listing)
+     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7)
      ON CONFLICT (key) DO NOTHING
      RETURNING 1";
 
@@ -39,6 +40,12 @@ struct Row {
     tags: Vec<String>,
     pool_bytes: i64,
     pics_bytes: i64,
+    listing: Option<i16>,
+}
+
+/// The `listing` column's value for `object`.
+pub(crate) fn listing_code(object: &Object) -> Option<i16> {
+    object.listing().map(|l| i16::from(l.code()))
 }
 
 fn to_i64(n: u64) -> i64 {
@@ -53,11 +60,12 @@ impl Row {
             tags: object.tags().to_vec(),
             pool_bytes: to_i64(object.pool_bytes()),
             pics_bytes: to_i64(object.pics_bytes()),
+            listing: listing_code(object),
         })
     }
 }
 
-fn decode(key: &str, body: &str) -> StorageResult<Object> {
+pub(crate) fn decode(key: &str, body: &str) -> StorageResult<Object> {
     serde_json::from_str(body).map_err(|e| {
         StorageError::of(
             StorageErrorKind::Corrupt,
@@ -84,9 +92,38 @@ impl PgRepository {
                 Box::new(row.tags),
                 Box::new(row.pool_bytes),
                 Box::new(row.pics_bytes),
+                Box::new(row.listing),
             ],
         )
         .map(|rows| rows.len())
+    }
+
+    /// Visits the rows `sql` selects (key, body), page by page in key
+    /// order: `$1` is the last key seen, `$2` the page size, and `more`
+    /// gives the parameters from `$3` on. No statement holds more than a
+    /// page in memory, and a long walk holds no snapshot open.
+    fn walk(
+        &self,
+        sql: &'static str,
+        more: &dyn Fn() -> Params,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()> {
+        let mut after = String::new();
+        loop {
+            let mut params: Params = vec![Box::new(after.clone()), Box::new(PAGE_ROWS)];
+            params.extend(more());
+            let rows = self.query(sql, params)?;
+            for row in &rows {
+                let key: &str = row.get(0);
+                if visit(key, &decode(key, row.get(1))?).is_break() {
+                    return Ok(());
+                }
+            }
+            match rows.last() {
+                Some(last) if rows.len() as i64 == PAGE_ROWS => after = last.get(0),
+                _ => return Ok(()),
+            }
+        }
     }
 
     fn query(&self, sql: &'static str, params: Params) -> StorageResult<Vec<tokio_postgres::Row>> {
@@ -200,28 +237,28 @@ impl Repository for PgRepository {
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
+    fn listed(
+        &self,
+        listing: Listing,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()> {
+        let code = i16::from(listing.code());
+        self.walk(
+            "SELECT key, body::text FROM store_objects
+             WHERE listing = $3 AND key > $1 ORDER BY key LIMIT $2",
+            &|| vec![Box::new(code)],
+            visit,
+        )
+    }
+
     fn for_each(
         &self,
         visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
     ) -> StorageResult<()> {
-        // Pages by key, so that no statement holds more than a page in
-        // memory and a long walk holds no snapshot open.
-        let mut after = String::new();
-        loop {
-            let rows = self.query(
-                "SELECT key, body::text FROM store_objects WHERE key > $1 ORDER BY key LIMIT $2",
-                vec![Box::new(after.clone()), Box::new(PAGE_ROWS)],
-            )?;
-            for row in &rows {
-                let key: &str = row.get(0);
-                if visit(key, &decode(key, row.get(1))?).is_break() {
-                    return Ok(());
-                }
-            }
-            match rows.last() {
-                Some(last) if rows.len() as i64 == PAGE_ROWS => after = last.get(0),
-                _ => return Ok(()),
-            }
-        }
+        self.walk(
+            "SELECT key, body::text FROM store_objects WHERE key > $1 ORDER BY key LIMIT $2",
+            &Vec::new,
+            visit,
+        )
     }
 }

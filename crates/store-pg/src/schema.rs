@@ -7,7 +7,13 @@ use crate::{db_error, pool_error, Inner};
 
 /// The migrations, in order: version n is `MIGRATIONS[n - 1]`. A released
 /// migration is never edited; a change is a new one.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_records.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_records.sql"),
+    include_str!("../migrations/0002_listings.sql"),
+];
+
+/// Rows the listings backfill reads per statement.
+const BACKFILL_ROWS: i64 = 1_000;
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
@@ -66,6 +72,9 @@ async fn apply(client: &mut deadpool_postgres::Object) -> Result<(), StorageErro
         let version = i as i32 + 1;
         let tx = client.transaction().await.map_err(db_error)?;
         tx.batch_execute(sql).await.map_err(db_error)?;
+        if version == 2 {
+            backfill_listings(&tx).await?;
+        }
         tx.execute(
             "INSERT INTO store_schema (version) VALUES ($1)",
             &[&version],
@@ -75,4 +84,40 @@ async fn apply(client: &mut deadpool_postgres::Object) -> Result<(), StorageErro
         tx.commit().await.map_err(db_error)?;
     }
     Ok(())
+}
+
+/// Sets the `listing` column of the rows written before version 2, in the
+/// migration's transaction: the code comes from [`store_core::Object::listing`],
+/// the one definition of what each listing holds, rather than from SQL
+/// that would repeat it over the JSON.
+async fn backfill_listings(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StorageError> {
+    let mut after = String::new();
+    loop {
+        let rows = tx
+            .query(
+                "SELECT key, body::text FROM store_objects WHERE key > $1 ORDER BY key LIMIT $2",
+                &[&after, &BACKFILL_ROWS],
+            )
+            .await
+            .map_err(db_error)?;
+        let (mut keys, mut codes) = (vec![], vec![]);
+        for row in &rows {
+            let key: String = row.get(0);
+            if let Some(code) = crate::repo::listing_code(&crate::repo::decode(&key, row.get(1))?) {
+                keys.push(key);
+                codes.push(code);
+            }
+        }
+        tx.execute(
+            "UPDATE store_objects o SET listing = c.code
+             FROM unnest($1::text[], $2::smallint[]) AS c(key, code) WHERE o.key = c.key",
+            &[&keys, &codes],
+        )
+        .await
+        .map_err(db_error)?;
+        match rows.last() {
+            Some(last) if rows.len() as i64 == BACKFILL_ROWS => after = last.get(0),
+            _ => return Ok(()),
+        }
+    }
 }

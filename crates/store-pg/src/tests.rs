@@ -86,6 +86,50 @@ fn processes_starting_at_once_migrate_once() {
     );
 }
 
+/// Runs `sql` on `store`'s database, outside any port.
+fn execute(store: &PgStore, sql: &'static str) {
+    let pool = store.inner.queries.clone();
+    store.inner.bridge.run(async move {
+        pool.get().await.unwrap().batch_execute(sql).await.unwrap();
+    });
+}
+
+#[test]
+fn the_listings_migration_indexes_the_records_written_before_it() {
+    use store_core::Listing;
+    let url = pg::fresh_database();
+    let store = PgStore::connect(&url).unwrap();
+    let repo = store.repository();
+    for i in 0..1_200 {
+        let tags: &[&str] = if i % 3 == 0 { &["t"] } else { &[] };
+        let key = format!("k{i:04}");
+        repo.put(&key, &suite::sample_file(&key, Some(100), tags))
+            .unwrap();
+    }
+    repo.put("d/x", &suite::sample_dir("x", true)).unwrap();
+    // As a database at version 1 holds them: no listing column.
+    execute(
+        &store,
+        "ALTER TABLE store_objects DROP COLUMN listing;
+         DELETE FROM store_schema WHERE version = 2",
+    );
+    drop((repo, store));
+    let repo = PgStore::connect(&url).unwrap().repository();
+    let browsed = suite::listed_keys(&repo, Listing::Browse);
+    assert_eq!(
+        browsed.len(),
+        400,
+        "every tagged file, across backfill pages"
+    );
+    assert_eq!(browsed.first().map(String::as_str), Some("k0000"));
+    assert_eq!(suite::listed_keys(&repo, Listing::Dirs), ["d/x"]);
+    assert_eq!(
+        repo.totals().unwrap(),
+        repo.totals_by_scan().unwrap(),
+        "totals untouched"
+    );
+}
+
 #[test]
 fn totals_follow_records_written_through_two_handles() {
     let (a, b) = pair();

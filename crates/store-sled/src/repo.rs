@@ -4,16 +4,18 @@ use std::path::Path;
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
 use sled::Transactional;
 use store_core::ports::{Repository, StorageResult};
-use store_core::{Object, StorageError, Timestamp, Totals};
+use store_core::{Listing, Object, StorageError, Timestamp, Totals};
 
 use crate::group::GroupCommit;
 
-/// Records in sled. Three trees:
+/// Records in sled. Five trees:
 /// - `objects`: key -> record as JSON (readable with any sled tool, and
 ///   tolerant of added fields);
 /// - `expiry`: (expires_at, key) -> (), the order the sweeper and eviction
 ///   walk; retained objects have no entry;
 /// - `tags`: (tag, 0, key) -> ();
+/// - `listings`: (listing code, key) -> (), what `GET /browse`, `GET /d`
+///   and `GET /pics` read ([`Object::listing`]);
 /// - `meta`: `totals` -> the sums over the records ([`Totals`]), changed
 ///   in the same transaction as the records, so that a restart reads one
 ///   value instead of every record.
@@ -23,6 +25,7 @@ pub struct SledRepository {
     objects: sled::Tree,
     expiry: sled::Tree,
     tags: sled::Tree,
+    listings: sled::Tree,
     meta: sled::Tree,
     /// Shares flushes between concurrent writers (see [`GroupCommit`]).
     group: std::sync::Arc<GroupCommit>,
@@ -73,6 +76,13 @@ fn tag_key(tag: &str, key: &str) -> Vec<u8> {
     k
 }
 
+fn listing_key(listing: Listing, key: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + key.len());
+    k.push(listing.code());
+    k.extend_from_slice(key.as_bytes());
+    k
+}
+
 fn decode(bytes: &[u8]) -> StorageResult<Object> {
     serde_json::from_slice(bytes).map_err(|e| corrupt(format!("corrupt record: {e}")))
 }
@@ -96,6 +106,10 @@ fn encode(obj: &Object) -> StorageResult<Vec<u8>> {
 type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
 
 const TOTALS_KEY: &[u8] = b"totals";
+
+/// Present once the listings index holds every record: databases written
+/// before it existed get it built once, at open.
+const LISTINGS_KEY: &[u8] = b"listings-v1";
 
 /// Three big-endian u64: objects, pool bytes, pics bytes.
 fn encode_totals(t: &Totals) -> [u8; 24] {
@@ -138,29 +152,39 @@ fn tx_set_totals(m: &TransactionalTree, t: &Totals) -> TxResult<()> {
     Ok(())
 }
 
-fn tx_unindex(
-    e: &TransactionalTree,
-    t: &TransactionalTree,
-    key: &str,
-    old: &Object,
-) -> TxResult<()> {
-    if let Some(at) = old.lifetime().expires_at() {
-        e.remove(expiry_key(at, key))?;
-    }
-    for tag in old.tags() {
-        t.remove(tag_key(tag, key))?;
-    }
-    Ok(())
+/// The index trees inside a transaction.
+struct TxIndexes<'a> {
+    expiry: &'a TransactionalTree,
+    tags: &'a TransactionalTree,
+    listings: &'a TransactionalTree,
 }
 
-fn tx_index(e: &TransactionalTree, t: &TransactionalTree, key: &str, new: &Object) -> TxResult<()> {
-    if let Some(at) = new.lifetime().expires_at() {
-        e.insert(expiry_key(at, key), &[])?;
+impl TxIndexes<'_> {
+    fn unindex(&self, key: &str, old: &Object) -> TxResult<()> {
+        if let Some(at) = old.lifetime().expires_at() {
+            self.expiry.remove(expiry_key(at, key))?;
+        }
+        for tag in old.tags() {
+            self.tags.remove(tag_key(tag, key))?;
+        }
+        if let Some(listing) = old.listing() {
+            self.listings.remove(listing_key(listing, key))?;
+        }
+        Ok(())
     }
-    for tag in new.tags() {
-        t.insert(tag_key(tag, key), &[])?;
+
+    fn index(&self, key: &str, new: &Object) -> TxResult<()> {
+        if let Some(at) = new.lifetime().expires_at() {
+            self.expiry.insert(expiry_key(at, key), &[])?;
+        }
+        for tag in new.tags() {
+            self.tags.insert(tag_key(tag, key), &[])?;
+        }
+        if let Some(listing) = new.listing() {
+            self.listings.insert(listing_key(listing, key), &[])?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn tx_decode(bytes: &[u8]) -> TxResult<Object> {
@@ -200,6 +224,7 @@ impl SledRepository {
             objects: db.open_tree("objects").map_err(storage)?,
             expiry: db.open_tree("expiry").map_err(storage)?,
             tags: db.open_tree("tags").map_err(storage)?,
+            listings: db.open_tree("listings").map_err(storage)?,
             meta: db.open_tree("meta").map_err(storage)?,
             db,
             group: std::sync::Arc::default(),
@@ -210,6 +235,9 @@ impl SledRepository {
                 .insert(TOTALS_KEY, &encode_totals(&totals)[..])
                 .map_err(sled_error)?;
             repo.flush()?;
+        }
+        if repo.meta.get(LISTINGS_KEY).map_err(sled_error)?.is_none() {
+            repo.build_listings()?;
         }
         Ok(repo)
     }
@@ -262,11 +290,7 @@ impl SledRepository {
         let mut added = Totals::default();
         let mut iter = records.into_iter().peekable();
         while iter.peek().is_some() {
-            let (mut o, mut e, mut t) = (
-                sled::Batch::default(),
-                sled::Batch::default(),
-                sled::Batch::default(),
-            );
+            let [mut o, mut e, mut t, mut l]: [sled::Batch; 4] = Default::default();
             for (key, object) in iter.by_ref().take(10_000) {
                 o.insert(key.as_bytes(), encode(&object)?);
                 if let Some(at) = object.lifetime().expires_at() {
@@ -275,12 +299,16 @@ impl SledRepository {
                 for tag in object.tags() {
                     t.insert(tag_key(tag, &key), &[]);
                 }
+                if let Some(listing) = object.listing() {
+                    l.insert(listing_key(listing, &key), &[]);
+                }
                 added.add(&object);
                 n += 1;
             }
             self.objects.apply_batch(o).map_err(sled_error)?;
             self.expiry.apply_batch(e).map_err(sled_error)?;
             self.tags.apply_batch(t).map_err(sled_error)?;
+            self.listings.apply_batch(l).map_err(sled_error)?;
         }
         let mut totals = self.totals_stored()?;
         totals.objects = totals.objects.saturating_add(added.objects);
@@ -301,7 +329,12 @@ impl SledRepository {
         keys: &[&str],
         dead_at: Option<Timestamp>,
     ) -> StorageResult<Vec<Option<Object>>> {
-        flatten(self.trees().transaction(|(o, e, t, m)| {
+        flatten(self.trees().transaction(|(o, e, t, l, m)| {
+            let ix = TxIndexes {
+                expiry: e,
+                tags: t,
+                listings: l,
+            };
             let mut totals = tx_totals(m)?;
             let mut removed = Vec::with_capacity(keys.len());
             for key in keys {
@@ -315,7 +348,7 @@ impl SledRepository {
                     continue;
                 }
                 o.remove(*key)?;
-                tx_unindex(e, t, key, &old)?;
+                ix.unindex(key, &old)?;
                 totals.remove(&old);
                 removed.push(Some(old));
             }
@@ -337,8 +370,40 @@ impl SledRepository {
         self.group.flushes()
     }
 
-    fn trees(&self) -> (&sled::Tree, &sled::Tree, &sled::Tree, &sled::Tree) {
-        (&self.objects, &self.expiry, &self.tags, &self.meta)
+    /// The trees every record change touches, in the order the
+    /// transactions take them.
+    fn trees(
+        &self,
+    ) -> (
+        &sled::Tree,
+        &sled::Tree,
+        &sled::Tree,
+        &sled::Tree,
+        &sled::Tree,
+    ) {
+        (
+            &self.objects,
+            &self.expiry,
+            &self.tags,
+            &self.listings,
+            &self.meta,
+        )
+    }
+
+    /// Builds the listings index from every record, once, for a database
+    /// written before it existed, and marks it built.
+    fn build_listings(&self) -> StorageResult<()> {
+        let mut batch = sled::Batch::default();
+        for entry in self.objects.iter() {
+            let (k, v) = entry.map_err(storage)?;
+            let key = std::str::from_utf8(&k).map_err(corrupt)?;
+            if let Some(listing) = decode_at(&k, &v)?.listing() {
+                batch.insert(listing_key(listing, key), &[]);
+            }
+        }
+        self.listings.apply_batch(batch).map_err(sled_error)?;
+        self.meta.insert(LISTINGS_KEY, &[]).map_err(sled_error)?;
+        self.flush()
     }
 }
 
@@ -353,11 +418,16 @@ impl Repository for SledRepository {
 
     fn insert_new(&self, key: &str, object: &Object) -> StorageResult<bool> {
         let bytes = encode(object)?;
-        let inserted = flatten(self.trees().transaction(|(o, e, t, m)| {
+        let inserted = flatten(self.trees().transaction(|(o, e, t, l, m)| {
+            let ix = TxIndexes {
+                expiry: e,
+                tags: t,
+                listings: l,
+            };
             if o.get(key)?.is_some() {
                 return Ok(false);
             }
-            tx_index(e, t, key, object)?;
+            ix.index(key, object)?;
             o.insert(key, bytes.as_slice())?;
             let mut totals = tx_totals(m)?;
             totals.add(object);
@@ -372,17 +442,22 @@ impl Repository for SledRepository {
 
     fn put(&self, key: &str, object: &Object) -> StorageResult<()> {
         let bytes = encode(object)?;
-        flatten(self.trees().transaction(|(o, e, t, m)| {
+        flatten(self.trees().transaction(|(o, e, t, l, m)| {
+            let ix = TxIndexes {
+                expiry: e,
+                tags: t,
+                listings: l,
+            };
             let mut totals = tx_totals(m)?;
             match o.insert(key, bytes.as_slice())? {
                 Some(old) => {
                     let old = tx_decode(&old)?;
-                    tx_unindex(e, t, key, &old)?;
+                    ix.unindex(key, &old)?;
                     totals.replace(&old, object);
                 }
                 None => totals.add(object),
             }
-            tx_index(e, t, key, object)?;
+            ix.index(key, object)?;
             tx_set_totals(m, &totals)?;
             Ok(())
         }))?;
@@ -436,6 +511,27 @@ impl Repository for SledRepository {
             .collect()
     }
 
+    fn listed(
+        &self,
+        listing: Listing,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()> {
+        let prefix = [listing.code()];
+        for entry in self.listings.scan_prefix(prefix).keys() {
+            let k = entry.map_err(storage)?;
+            let key = std::str::from_utf8(&k[1..]).map_err(corrupt)?;
+            // The record went between the index read and this one: the
+            // index entry went with it, so there is nothing to list.
+            let Some(object) = self.get(key)? else {
+                continue;
+            };
+            if visit(key, &object).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     fn for_each(
         &self,
         visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
@@ -486,6 +582,38 @@ mod tests {
             expected,
             "opening computes the missing totals from the records"
         );
+    }
+
+    #[test]
+    fn listings_are_built_for_older_databases_and_kept_by_load() {
+        use store_testkit::suite::{listed_keys, sample_dir};
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let repo = SledRepository::open(dir.path()).unwrap();
+            repo.put("a", &sample_file("a", Some(5), &["t"])).unwrap();
+            repo.load([
+                ("b".to_string(), sample_file("b", Some(9), &["t"])),
+                ("c".to_string(), sample_file("c", Some(9), &[])),
+                ("d/x".to_string(), sample_dir("x", true)),
+            ])
+            .unwrap();
+            assert_eq!(
+                listed_keys(&repo, Listing::Browse),
+                ["a", "b"],
+                "load indexes"
+            );
+            // As written by a version that kept no listings index.
+            repo.listings.clear().unwrap();
+            repo.meta.remove(LISTINGS_KEY).unwrap();
+            repo.flush().unwrap();
+        }
+        let repo = reopen(dir.path());
+        assert_eq!(
+            listed_keys(&repo, Listing::Browse),
+            ["a", "b"],
+            "built at open"
+        );
+        assert_eq!(listed_keys(&repo, Listing::Dirs), ["d/x"]);
     }
 
     #[test]

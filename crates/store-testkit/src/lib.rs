@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use store_core::ports::{
     BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, StorageResult,
 };
-use store_core::{BlobId, FetchError, Fetched, Fetcher, Object, StorageError, Timestamp};
+use store_core::{BlobId, FetchError, Fetched, Fetcher, Listing, Object, StorageError, Timestamp};
 
 /// A clock that moves only when told to.
 #[derive(Debug)]
@@ -119,11 +119,36 @@ impl MemoryTables {
 
 /// The repository port in memory.
 #[derive(Debug, Default)]
-pub struct MemoryRepository(Mutex<MemoryTables>);
+pub struct MemoryRepository(Mutex<MemoryTables>, std::sync::atomic::AtomicUsize);
 
 impl MemoryRepository {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// How many times every record was walked ([`Repository::for_each`]):
+    /// tests check that a request never does it.
+    pub fn full_scans(&self) -> usize {
+        self.1.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Visits a snapshot, so that the visitor may call back into the store.
+    fn visit_snapshot(
+        &self,
+        keep: &dyn Fn(&Object) -> bool,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) {
+        let snapshot: Vec<(String, Object)> = lock(&self.0)
+            .objects
+            .iter()
+            .filter(|(_, v)| keep(v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (k, v) in &snapshot {
+            if visit(k, v).is_break() {
+                break;
+            }
+        }
     }
 }
 
@@ -173,21 +198,23 @@ impl Repository for MemoryRepository {
             .unwrap_or_default())
     }
 
+    fn listed(
+        &self,
+        listing: Listing,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()> {
+        // The test double filters every record: what it must get right is
+        // which records a listing holds, not how fast it finds them.
+        self.visit_snapshot(&|obj| obj.listing() == Some(listing), visit);
+        Ok(())
+    }
+
     fn for_each(
         &self,
         visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
     ) -> StorageResult<()> {
-        // Visit a snapshot so that the visitor may call back into the store.
-        let snapshot: Vec<(String, Object)> = lock(&self.0)
-            .objects
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        for (k, v) in &snapshot {
-            if visit(k, v).is_break() {
-                break;
-            }
-        }
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.visit_snapshot(&|_| true, visit);
         Ok(())
     }
 }

@@ -4,8 +4,9 @@
 use std::io::Read;
 use std::ops::ControlFlow;
 
+use store_core::gallery::GalleryRecord;
 use store_core::ports::{BlobStore, Random, Repository};
-use store_core::{BlobId, FileRecord, Lifetime, Object, Timestamp, Totals};
+use store_core::{BlobId, DirRecord, FileRecord, Lifetime, Listing, Object, Timestamp, Totals};
 
 use crate::SeededRandom;
 
@@ -34,6 +35,41 @@ pub fn sample_file(key: &str, expires_secs: Option<i64>, tags: &[&str]) -> Objec
     })
 }
 
+/// A dir record for the suites: `key`, listed or not, with no files.
+pub fn sample_dir(key: &str, listed: bool) -> Object {
+    Object::Dir(DirRecord {
+        key: key.to_string(),
+        name: Some(key.to_string()),
+        created_at: Timestamp::from_secs(1),
+        updated_at: Timestamp::from_secs(1),
+        lifetime: Lifetime::sliding(Timestamp::from_secs(1), 3_600),
+        ttl_secs: 3_600,
+        listed,
+        open: false,
+        tags: vec![],
+        write_token_hash: None,
+        files: vec![],
+        history: vec![],
+    })
+}
+
+/// A gallery record for the suites: `gid`, listed or not, with no images.
+pub fn sample_gallery(gid: &str, listed: bool) -> Object {
+    Object::Gallery(GalleryRecord {
+        gid: gid.to_string(),
+        name: None,
+        created_at: Timestamp::from_secs(1),
+        updated_at: Timestamp::from_secs(1),
+        lifetime: Lifetime::fixed(Timestamp::from_secs(1), 3_600),
+        listed,
+        token_hash: String::new(),
+        fingerprint_key: "k".into(),
+        images: vec![],
+        comments: vec![],
+        last_comment: Default::default(),
+    })
+}
+
 /// Runs every repository check on fresh instances from `make`.
 pub fn repository(make: &dyn Fn() -> Box<dyn Repository>) {
     insert_get_remove(make().as_ref());
@@ -41,6 +77,7 @@ pub fn repository(make: &dyn Fn() -> Box<dyn Repository>) {
     expiry_index_is_ordered_and_follows_updates(make().as_ref());
     tag_index_follows_updates(make().as_ref());
     for_each_visits_all_and_stops(make().as_ref());
+    listings_follow_every_change(make().as_ref());
     remove_dead_many_removes_each_it_finds(make().as_ref());
     totals_follow_every_change(make().as_ref());
 }
@@ -161,6 +198,98 @@ fn for_each_visits_all_and_stops(repo: &dyn Repository) {
     })
     .unwrap();
     assert_eq!(n, 1, "for_each stops when told");
+}
+
+/// The keys `repo` lists under `listing`, in the order it visits them.
+pub fn listed_keys(repo: &dyn Repository, listing: Listing) -> Vec<String> {
+    let mut keys = vec![];
+    repo.listed(listing, &mut |k, obj| {
+        assert_eq!(
+            obj.listing(),
+            Some(listing),
+            "{k} is listed where it belongs"
+        );
+        keys.push(k.to_string());
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    keys
+}
+
+fn listings_follow_every_change(repo: &dyn Repository) {
+    let once = match sample_file("once", Some(100), &["t"]) {
+        Object::File(mut f) => {
+            f.once = true;
+            Object::File(f)
+        }
+        _ => unreachable!(),
+    };
+    let records = [
+        ("b", sample_file("b", Some(100), &["t"])),
+        ("a", sample_file("a", None, &["t", "u"])),
+        ("plain", sample_file("plain", Some(100), &[])),
+        ("once", once),
+        ("d/x", sample_dir("x", true)),
+        ("d/y", sample_dir("y", false)),
+        ("g/x", sample_gallery("x", true)),
+        ("g/y", sample_gallery("y", false)),
+    ];
+    for (key, obj) in &records {
+        assert!(repo.insert_new(key, obj).unwrap());
+    }
+    assert_eq!(
+        listed_keys(repo, Listing::Browse),
+        ["a", "b"],
+        "tagged files, key order"
+    );
+    assert_eq!(
+        listed_keys(repo, Listing::Dirs),
+        ["d/x"],
+        "listed dirs only"
+    );
+    assert_eq!(
+        listed_keys(repo, Listing::Galleries),
+        ["g/x"],
+        "listed galleries only"
+    );
+
+    // A put that changes what the record is moves it between listings.
+    repo.put("a", &sample_file("a", None, &[])).unwrap();
+    repo.put("plain", &sample_file("plain", Some(100), &["v"]))
+        .unwrap();
+    repo.put("d/y", &sample_dir("y", true)).unwrap();
+    assert_eq!(
+        listed_keys(repo, Listing::Browse),
+        ["b", "plain"],
+        "puts re-index"
+    );
+    assert_eq!(listed_keys(repo, Listing::Dirs), ["d/x", "d/y"]);
+
+    repo.remove("b").unwrap();
+    repo.remove_dead_many(
+        &["d/x".to_string(), "g/x".to_string()],
+        Timestamp::from_secs(10_000),
+    )
+    .unwrap();
+    assert_eq!(
+        listed_keys(repo, Listing::Browse),
+        ["plain"],
+        "removals unlist"
+    );
+    assert_eq!(
+        listed_keys(repo, Listing::Dirs),
+        ["d/y"],
+        "the sweep unlists"
+    );
+    assert!(listed_keys(repo, Listing::Galleries).is_empty());
+
+    let mut visits = 0;
+    repo.listed(Listing::Dirs, &mut |_, _| {
+        visits += 1;
+        ControlFlow::Break(())
+    })
+    .unwrap();
+    assert_eq!(visits, 1, "listed stops when told");
 }
 
 fn remove_dead_many_removes_each_it_finds(repo: &dyn Repository) {
