@@ -12,6 +12,8 @@ use common::*;
 struct Cluster {
     a: Server,
     b: Server,
+    /// The database's URL, password included.
+    url: String,
 }
 
 impl Cluster {
@@ -24,7 +26,7 @@ impl Cluster {
         env.push(("STORE_RETAIN_TOKEN", RETAIN_TOKEN));
         let a = Server::on(data.clone(), Some(dir), &env);
         let b = Server::on(data, None, &env);
-        Self { a, b }
+        Self { a, b, url }
     }
 
     /// The process for the `i`th request: alternating.
@@ -228,4 +230,50 @@ fn a_killed_process_loses_nothing_acknowledged_and_the_other_serves() {
     assert_eq!(res.status(), 201, "the other process still writes");
     let id = json(&mut res)["id"].as_str().unwrap().to_string();
     assert_eq!(text(&mut c.b.get(&format!("/{id}"))), "after");
+}
+
+#[test]
+fn readiness_follows_the_database_and_never_shows_its_password() {
+    let c = Cluster::start(&[]);
+    let password = c
+        .url
+        .split_once("://")
+        .unwrap()
+        .1
+        .split_once('@')
+        .unwrap()
+        .0;
+    let password = password.split_once(':').unwrap().1.to_string();
+    assert!(!password.is_empty(), "the test cluster has a password");
+    assert_eq!(c.a.get("/readyz").status(), 200);
+
+    store_testkit::pg::set_reachable(&c.url, false);
+    for server in [&c.a, &c.b] {
+        let mut res = server.get("/readyz");
+        assert_eq!(res.status(), 503, "not ready while the database is out");
+        let body = text(&mut res);
+        assert!(body.contains("\"unavailable\""), "{body}");
+        assert!(!body.contains(&password), "{body}");
+        assert_eq!(server.get("/healthz").status(), 200, "the process serves");
+        let mut refused = server.post("/?name=a.txt", b"a");
+        assert_eq!(refused.status(), 500, "nothing is stored without records");
+        assert!(!text(&mut refused).contains(&password));
+    }
+
+    store_testkit::pg::set_reachable(&c.url, true);
+    for server in [&c.a, &c.b] {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while server.get("/readyz").status() != 200 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "ready again once it is back"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert_eq!(server.post("/?name=a.txt", b"a").status(), 201);
+        assert!(
+            !server.log().contains(&password),
+            "the log never holds the password"
+        );
+    }
 }

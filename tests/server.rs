@@ -107,3 +107,34 @@ fn bad_configuration_exits_with_a_message() {
     assert!(help.status.success());
     assert!(String::from_utf8_lossy(&help.stdout).contains("STORE_RETAIN_TOKEN"));
 }
+
+#[test]
+fn probes_answer_health_and_readiness_outside_the_rate_limit() {
+    let s = Server::with_env(&[("STORE_RATE_LIMIT_PER_MIN", "3")]);
+    for _ in 0..10 {
+        let mut health = s.get("/healthz");
+        assert_eq!(health.status(), 200);
+        assert_eq!(json(&mut health), serde_json::json!({ "status": "ok" }));
+        let mut ready = s.get("/readyz");
+        assert_eq!(ready.status(), 200, "probes are never rate limited");
+        assert_eq!(json(&mut ready)["status"], "ok");
+    }
+    assert_eq!(s.head("/readyz").status(), 200);
+    assert_error(&mut s.post("/readyz", b""), 501, "unsupported");
+
+    // The bytes moved away under the running server: not ready, though
+    // the process still serves.
+    let blobs = s.data_dir().join("blobs");
+    let away = s.data_dir().join("blobs-away");
+    std::fs::rename(&blobs, &away).unwrap();
+    let mut res = s.get("/readyz");
+    assert_eq!(header(&res, "retry-after"), "5");
+    assert_error(&mut res, 503, "unavailable");
+    assert_eq!(s.get("/healthz").status(), 200);
+    std::fs::rename(&away, &blobs).unwrap();
+    assert_eq!(
+        s.get("/readyz").status(),
+        200,
+        "ready again once they are back"
+    );
+}

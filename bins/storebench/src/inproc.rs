@@ -230,6 +230,17 @@ impl store_core::ports::BlobStore for TimedRemovals {
     fn list(&self) -> store_core::ports::StorageResult<Vec<BlobId>> {
         self.inner.list()
     }
+
+    fn written_at(
+        &self,
+        id: &BlobId,
+    ) -> store_core::ports::StorageResult<Option<store_core::Timestamp>> {
+        self.inner.written_at(id)
+    }
+
+    fn ping(&self) -> store_core::ports::StorageResult<()> {
+        self.inner.ping()
+    }
 }
 
 /// The sled repository, timing the sweep's two kinds of call, so that

@@ -150,6 +150,10 @@ impl BlobStore for CachedBlobs {
         self.inner.list()
     }
 
+    fn ping(&self) -> StorageResult<()> {
+        self.inner.ping()
+    }
+
     fn written_at(&self, id: &BlobId) -> StorageResult<Option<store_core::Timestamp>> {
         self.inner.written_at(id)
     }

@@ -194,6 +194,14 @@ impl App {
         Ok(self.ledgers.usage(Pool::Store)?.used_bytes)
     }
 
+    /// Whether the store can serve now: its records and its bytes answer
+    /// (`GET /readyz`).
+    pub fn ready(&self) -> AppResult<()> {
+        self.ports.repo.ping()?;
+        self.ports.blobs.ping()?;
+        Ok(())
+    }
+
     /// Waits until this use case alone holds `keys` (see
     /// [`KeyLocks::lock`] for the rules that keep it free of deadlock).
     pub(crate) fn lock(&self, keys: &[&str]) -> AppResult<LockGuard> {

@@ -144,6 +144,10 @@ impl BlobStore for NotingBlobs {
     fn written_at(&self, id: &BlobId) -> StorageResult<Option<store_core::Timestamp>> {
         self.inner.written_at(id)
     }
+
+    fn ping(&self) -> StorageResult<()> {
+        self.inner.ping()
+    }
 }
 
 /// What one orphan collection did.

@@ -19,6 +19,8 @@ pub const ROUTE_WORDS: &[&str] = &[
     "static",
     "favicon.ico",
     "robots.txt",
+    "healthz",
+    "readyz",
 ];
 
 /// Characters of a single file or bundle id: 12 of base62 is ~71 bits.

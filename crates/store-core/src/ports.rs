@@ -154,6 +154,12 @@ pub trait Repository: Send + Sync {
         visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
     ) -> StorageResult<()>;
 
+    /// Whether the records can be reached now, for readiness probes. The
+    /// default reads one key.
+    fn ping(&self) -> StorageResult<()> {
+        self.get("").map(drop)
+    }
+
     /// Visits every record, in key order, until the visitor breaks. For
     /// background work (the orphan collection, tools), never for a request.
     fn for_each(
@@ -178,6 +184,11 @@ pub trait BlobStore: Send + Sync {
 
     /// Every committed blob, for orphan collection.
     fn list(&self) -> StorageResult<Vec<BlobId>>;
+
+    /// Whether the bytes can be reached now, for readiness probes. No
+    /// default: a wrapper that forgot to pass it on would answer for
+    /// itself.
+    fn ping(&self) -> StorageResult<()>;
 
     /// When a committed blob was written, if the store can tell. The
     /// orphan collection of a store that several processes share spares

@@ -60,6 +60,8 @@ pub const ENDPOINTS: &[EndpointDoc] = &[
     EndpointDoc { route: "GET /pics/g/<gid>/<secret>[/json]", does: "the admin page (or JSON, hidden images included)", topic: "galleries" },
     EndpointDoc { route: "POST /pics/g/<gid>/<secret>", does: "admin action: form fields id and action (hide, unhide, delete, up, down, cdel)", topic: "galleries" },
     EndpointDoc { route: "GET /api", does: "this contract", topic: "self" },
+    EndpointDoc { route: "GET /healthz", does: "200 {\"status\": \"ok\"} while the process serves", topic: "operations" },
+    EndpointDoc { route: "GET /readyz", does: "200 {\"status\": \"ok\"} when the records and the bytes can be reached, 503 (code unavailable) otherwise; for load balancers, never rate limited", topic: "operations" },
     EndpointDoc { route: "GET /help", does: "topics with a one-line summary and URL each (JSON for agents, HTML for browsers)", topic: "self" },
     EndpointDoc { route: "GET /help/<topic>", does: "one topic: its endpoints and a text with this server's values; /help/errors is plain text", topic: "self" },
     EndpointDoc { route: "GET /write_for_agents", does: "copy-pasteable instructions for uploading, sharing, editing and retaining", topic: "self" },

@@ -78,6 +78,11 @@ pub const TOPICS: &[Topic] = &[
         summary: "Sizes, lifetimes, rates and counts this server enforces.",
     },
     Topic {
+        slug: "operations",
+        title: "Operations",
+        summary: "Health and readiness probes for load balancers and process supervisors.",
+    },
+    Topic {
         slug: "errors",
         title: "Errors",
         summary: "Every error code, its HTTP status, meaning and whether to retry (plain text).",
@@ -330,6 +335,12 @@ Example: `curl -X POST -H 'Authorization: Bearer <token>' '{b}/<id>?retain=1'`\n
             rate = l.rate_limit_per_min,
         ),
         "limits" => limits_text(l),
+        "operations" => format!(
+            "Two probes, answered as JSON to everyone and never counted by the rate limit.\n\n\
+```sh\ncurl '{b}/healthz'\ncurl '{b}/readyz'\n```\n\n\
+- `GET /healthz` answers 200 `{{\"status\": \"ok\"}}` while the process serves: restart it when this fails.\n\
+- `GET /readyz` answers the same when the records and the bytes can be reached, and 503 `unavailable` with Retry-After otherwise (a database or a disk that is out): send traffic elsewhere until it is 200 again. The cause is in the server log, never in the answer.\n"
+        ),
         "errors" => errors_text(),
         _ => String::new(),
     }

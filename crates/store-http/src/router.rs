@@ -39,6 +39,10 @@ pub enum Endpoint {
     },
     /// GET /robots.txt.
     Robots,
+    /// GET /healthz: the process serves.
+    Healthz,
+    /// GET /readyz: the store can be reached.
+    Readyz,
     /// GET or HEAD /<id>.
     GetFile {
         id: String,
@@ -183,6 +187,8 @@ impl Endpoint {
             Self::Releases => "releases",
             Self::Static { .. } => "static",
             Self::Robots => "robots",
+            Self::Healthz => "healthz",
+            Self::Readyz => "readyz",
             Self::GetFile { .. } => "get_file",
             Self::GetBundleMember { .. } => "get_bundle_member",
             Self::RetainFile { .. } => "retain_file",
@@ -254,6 +260,8 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
         ["copy_for_agents"] if get => Endpoint::CopyForAgents,
         ["releases"] if get => Endpoint::Releases,
         ["robots.txt"] if get => Endpoint::Robots,
+        ["healthz"] if get => Endpoint::Healthz,
+        ["readyz"] if get => Endpoint::Readyz,
         ["static", file] if get => Endpoint::Static {
             file: file.to_string(),
         },
@@ -265,6 +273,8 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
         | ["copy_for_agents"]
         | ["releases"]
         | ["robots.txt"]
+        | ["healthz"]
+        | ["readyz"]
         | ["static", _] => Endpoint::MethodNotAllowed,
         ["pics"] if get => Endpoint::PicsIndex,
         ["pics"] if *method == Method::POST && query.has("create") => Endpoint::CreateGallery,
@@ -393,6 +403,9 @@ mod tests {
         check("POST", "/?dir=1&name=abcde", CreateDir);
         check("DELETE", "/", MethodNotAllowed);
         check("GET", "/api", Api);
+        check("GET", "/healthz", Healthz);
+        check("HEAD", "/readyz", Readyz);
+        check("POST", "/readyz", MethodNotAllowed);
         check("POST", "/api", MethodNotAllowed);
         check("GET", "/browse?tag=x", Browse);
         check("GET", "/help", Help);

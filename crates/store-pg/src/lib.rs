@@ -152,11 +152,6 @@ impl PgStore {
     pub fn rate_limits(&self, per_min: u32) -> PgRateLimits {
         PgRateLimits::new(Arc::clone(&self.inner), per_min)
     }
-
-    /// Whether the database answers now (for readiness checks).
-    pub fn ping(&self) -> Result<(), StorageError> {
-        self.inner.query("SELECT 1", vec![]).map(drop)
-    }
 }
 
 fn pool(

@@ -251,6 +251,10 @@ impl Repository for PgRepository {
         )
     }
 
+    fn ping(&self) -> StorageResult<()> {
+        self.query("SELECT 1", vec![]).map(drop)
+    }
+
     fn for_each(
         &self,
         visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,

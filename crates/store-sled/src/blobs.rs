@@ -155,6 +155,21 @@ impl BlobReader for FsReader {
 }
 
 impl BlobStore for FsBlobStore {
+    /// Both directories are there: a data directory unmounted or moved
+    /// away under a running server is not ready.
+    fn ping(&self) -> StorageResult<()> {
+        for d in [&self.blobs, &self.tmp] {
+            let meta = fs::metadata(d).map_err(|e| io("cannot reach", d, e))?;
+            if !meta.is_dir() {
+                return Err(StorageError::new(format!(
+                    "{} is not a directory",
+                    d.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     fn create(&self) -> StorageResult<Box<dyn BlobWriter>> {
         let mut name = [0u8; 16];
         self.random.fill(&mut name);

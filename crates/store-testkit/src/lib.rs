@@ -287,6 +287,10 @@ impl BlobReader for MemoryReader {
 }
 
 impl BlobStore for MemoryBlobStore {
+    fn ping(&self) -> StorageResult<()> {
+        Ok(())
+    }
+
     fn create(&self) -> StorageResult<Box<dyn BlobWriter>> {
         Ok(Box::new(MemoryWriter {
             buf: Vec::new(),

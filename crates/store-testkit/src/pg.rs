@@ -33,18 +33,43 @@ pub fn fresh_database() -> String {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos())
     );
+    psql(&cluster, &format!("CREATE DATABASE {name}"));
+    with_database(&cluster, &name)
+}
+
+/// Cuts the database of `url` off (new connections refused, open ones
+/// ended) or lets it be reached again: a database outage for one test,
+/// with the rest of the cluster serving the others.
+pub fn set_reachable(url: &str, reachable: bool) {
+    let name = database_of(url);
+    let mut sql = format!("ALTER DATABASE {name} WITH ALLOW_CONNECTIONS {reachable};");
+    if !reachable {
+        sql.push_str(&format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}';"
+        ));
+    }
+    psql(&cluster_url(), &sql);
+}
+
+/// Runs `sql` on the cluster with `psql`, panicking with its message if it fails.
+fn psql(url: &str, sql: &str) {
     let out = Command::new("psql")
-        .arg(&cluster)
-        .args(["-v", "ON_ERROR_STOP=1", "-q", "-c"])
-        .arg(format!("CREATE DATABASE {name}"))
+        .arg(url)
+        .args(["-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
         .output()
         .unwrap_or_else(|e| panic!("cannot run psql (PostgreSQL's client): {e}"));
     assert!(
         out.status.success(),
-        "psql could not create a test database: {}",
+        "psql failed on {sql:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    with_database(&cluster, &name)
+}
+
+/// The database name in `url`.
+fn database_of(url: &str) -> &str {
+    let base = url.split('?').next().unwrap_or(url);
+    let after_scheme = base.split_once("://").map_or(base, |(_, rest)| rest);
+    after_scheme.split_once('/').map_or("", |(_, db)| db)
 }
 
 /// `url` with its database name replaced by `name`.
@@ -69,6 +94,12 @@ pub fn with_database(url: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_database_name_is_read() {
+        assert_eq!(database_of("postgres://u:p@127.0.0.1:5/db_1?x=y"), "db_1");
+        assert_eq!(database_of("postgres://u:p@127.0.0.1:5"), "");
+    }
 
     #[test]
     fn the_database_name_is_replaced() {

@@ -65,6 +65,46 @@ pub(super) fn releases(ctx: &Ctx) -> Res {
 }
 
 /// Crawlers have nothing to index: every object is temporary.
+/// How long a load balancer is told to wait before probing a store that
+/// is not ready again.
+const NOT_READY_RETRY_AFTER_SECS: u64 = 5;
+
+/// `GET /healthz`: the process serves, whatever its store does.
+pub(super) fn healthz() -> Res {
+    no_store(json(StatusCode::OK, &serde_json::json!({ "status": "ok" })))
+}
+
+/// `GET /readyz`: 200 while the records and the bytes answer, 503 with
+/// the error JSON otherwise. The cause goes to the log only: it may name
+/// hosts and paths, and the probe is public.
+pub(super) async fn readyz(ctx: &Ctx) -> Res {
+    match super::blocking(ctx, |app| app.ready()).await {
+        Ok(()) => healthz(),
+        Err(e) => {
+            tracing::warn!(error = %e, "not ready");
+            let mut res = json(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &serde_json::json!({
+                    "error": "the store cannot be reached now; the server log has the details",
+                    "code": "unavailable",
+                    "retry_after": NOT_READY_RETRY_AFTER_SECS,
+                }),
+            );
+            res.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(NOT_READY_RETRY_AFTER_SECS),
+            );
+            no_store(res)
+        }
+    }
+}
+
+fn no_store(mut res: Res) -> Res {
+    res.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
 pub(super) fn robots() -> Res {
     respond::text(StatusCode::OK, PLAIN, "User-agent: *\nDisallow: /\n")
 }
