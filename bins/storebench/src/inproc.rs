@@ -216,6 +216,13 @@ impl store_core::ports::BlobStore for TimedRemovals {
         self.inner.create()
     }
 
+    fn create_with_id(
+        &self,
+        id: &BlobId,
+    ) -> store_core::ports::StorageResult<Box<dyn store_core::BlobWriter>> {
+        self.inner.create_with_id(id)
+    }
+
     fn open(
         &self,
         id: &BlobId,

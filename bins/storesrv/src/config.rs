@@ -61,6 +61,7 @@ pub const USAGE: &str = "\
 storesrv: an ephemeral file store over HTTP
 
 usage: storesrv [--listen ADDR] [--data DIR] [--base-url URL]
+       storesrv migrate --from-data DIR [--data DIR]
 
   --listen ADDR     address to bind (env STORE_LISTEN; default 127.0.0.1:8080; port 0 picks one)
   --data DIR        where records and bytes live (env STORE_DATA; default ./data)
@@ -78,6 +79,12 @@ environment only:
   STORE_DATABASE_URL        postgres://user:pass@host:port/db: records, locks, pools and the
                             rate limit in PostgreSQL, shared by every process using it
 
+migrate: copies the sled store in --from-data (stopped) into the PostgreSQL
+database of STORE_DATABASE_URL, and its bytes into --data, keeping every id.
+It may be run again after an interruption, checks counts and bytes at the
+end, and prints its report as JSON. The same directory for both moves the
+records alone.
+
 guards against greedy clients (0 turns a cap off):
   STORE_CONNECTIONS_PER_IP      connections one address may hold (default 64)
   STORE_REQUESTS_PER_IP         requests one client may have in flight (default 128)
@@ -92,6 +99,12 @@ guards against greedy clients (0 turns a cap off):
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {
     Run(Box<Config>),
+    /// `storesrv migrate --from-data DIR`: the sled store in `from_data`
+    /// into the configured database and blob store.
+    Migrate {
+        config: Box<Config>,
+        from_data: PathBuf,
+    },
     Help,
     Version,
 }
@@ -106,9 +119,42 @@ fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
 /// Parses arguments (without the program name) and the environment, given
 /// as a lookup so that tests need not touch the process environment.
 pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Command, String> {
-    let mut listen = None;
-    let mut data = None;
-    let mut base_url = None;
+    let migrating = args.first().is_some_and(|a| a == "migrate");
+    let flags = match flags(&args[usize::from(migrating)..], migrating)? {
+        Ok(flags) => flags,
+        Err(command) => return Ok(command),
+    };
+    let config = settings(flags.listen, flags.data, flags.base_url, env)?;
+    if !migrating {
+        return Ok(Command::Run(config));
+    }
+    let from_data = flags
+        .from_data
+        .ok_or("migrate needs --from-data DIR: the sled store to copy")?;
+    if config.database_url.is_none() {
+        return Err(
+            "migrate needs STORE_DATABASE_URL: the PostgreSQL database to copy into".into(),
+        );
+    }
+    Ok(Command::Migrate {
+        config,
+        from_data: PathBuf::from(from_data),
+    })
+}
+
+/// The command line's flags.
+#[derive(Default)]
+struct Flags {
+    listen: Option<String>,
+    data: Option<String>,
+    base_url: Option<String>,
+    from_data: Option<String>,
+}
+
+/// Reads the flags, or answers the command a flag asked for instead
+/// (`--help`, `--version`). `--from-data` belongs to `migrate` only.
+fn flags(args: &[String], migrating: bool) -> Result<Result<Flags, Command>, String> {
+    let mut f = Flags::default();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -127,14 +173,25 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             Ok(())
         };
         match flag {
-            "--listen" => value(&mut listen)?,
-            "--data" => value(&mut data)?,
-            "--base-url" => value(&mut base_url)?,
-            "-h" | "--help" => return Ok(Command::Help),
-            "-V" | "--version" => return Ok(Command::Version),
+            "--listen" => value(&mut f.listen)?,
+            "--data" => value(&mut f.data)?,
+            "--base-url" => value(&mut f.base_url)?,
+            "--from-data" if migrating => value(&mut f.from_data)?,
+            "-h" | "--help" => return Ok(Err(Command::Help)),
+            "-V" | "--version" => return Ok(Err(Command::Version)),
             other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
         }
     }
+    Ok(Ok(f))
+}
+
+/// The configuration from the flags given and the environment.
+fn settings(
+    listen: Option<String>,
+    data: Option<String>,
+    base_url: Option<String>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Box<Config>, String> {
     let listen = listen
         .or_else(|| env("STORE_LISTEN"))
         .unwrap_or_else(|| "127.0.0.1:8080".into());
@@ -158,7 +215,7 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             .map_or(Ok(default), |v| number(name, &v))
     };
     let pool_bytes = env_num("STORE_POOL_BYTES", limits::POOL_BYTES_DEFAULT)?;
-    Ok(Command::Run(Box::new(Config {
+    Ok(Box::new(Config {
         listen,
         data: PathBuf::from(
             data.or_else(|| env("STORE_DATA"))
@@ -187,7 +244,7 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         database_url: env("STORE_DATABASE_URL")
             .filter(|u| !u.trim().is_empty())
             .map(Secret),
-    })))
+    }))
 }
 
 fn guards(env_num: &dyn Fn(&str, u64) -> Result<u64, String>) -> Result<Guards, String> {
@@ -320,5 +377,33 @@ mod tests {
         assert!(run(&["--bogus"], &[]).is_err());
         assert!(run(&["--base-url", "ftp://x"], &[]).is_err());
         assert!(run(&[], &[("STORE_POOL_BYTES", "-1")]).is_err());
+    }
+
+    #[test]
+    fn migrate_takes_its_source_and_needs_a_database() {
+        let parse_with = |args: &[&str], env: &[(&str, &str)]| {
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            let env: HashMap<String, String> = env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            parse(&args, &|k| env.get(k).cloned())
+        };
+        let db = [("STORE_DATABASE_URL", "postgres://u:p@127.0.0.1:1/db")];
+        match parse_with(&["migrate", "--from-data", "old", "--data=new"], &db).unwrap() {
+            Command::Migrate { config, from_data } => {
+                assert_eq!(from_data, PathBuf::from("old"));
+                assert_eq!(config.data, PathBuf::from("new"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let no_source = parse_with(&["migrate"], &db).unwrap_err();
+        assert!(no_source.contains("--from-data"), "{no_source}");
+        let no_db = parse_with(&["migrate", "--from-data", "old"], &[]).unwrap_err();
+        assert!(no_db.contains("STORE_DATABASE_URL"), "{no_db}");
+        assert!(
+            run(&["--from-data", "old"], &db).is_err(),
+            "--from-data belongs to migrate"
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 mod config;
 mod logs;
+mod migrate;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -28,6 +29,18 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let config = match config::parse(&args, &|k| std::env::var(k).ok()) {
         Ok(Command::Run(c)) => *c,
+        Ok(Command::Migrate { config, from_data }) => {
+            return match migrate::run(&config, &from_data) {
+                Ok(report) => {
+                    println!("{report}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("storesrv migrate: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         Ok(Command::Help) => {
             print!("{}", config::USAGE);
             return ExitCode::SUCCESS;

@@ -121,6 +121,13 @@ impl BlobStore for CachedBlobs {
         self.inner.create()
     }
 
+    /// Bytes under an id are otherwise immutable, which is what lets them
+    /// be cached: the one way to replace them drops the cached copy.
+    fn create_with_id(&self, id: &BlobId) -> StorageResult<Box<dyn BlobWriter>> {
+        self.lru().remove(id);
+        self.inner.create_with_id(id)
+    }
+
     fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {
         if let Some(bytes) = self.lru().get(id) {
             return Ok(Box::new(Cached { bytes, pos: 0 }));

@@ -17,6 +17,7 @@ mod error;
 mod files;
 mod galleries;
 mod import;
+pub mod migrate;
 mod orphans;
 mod pool;
 pub mod system;

@@ -129,6 +129,13 @@ impl BlobStore for NotingBlobs {
         }))
     }
 
+    fn create_with_id(&self, id: &BlobId) -> StorageResult<Box<dyn BlobWriter>> {
+        Ok(Box::new(NotingWriter {
+            inner: self.inner.create_with_id(id)?,
+            fresh: Arc::clone(&self.fresh),
+        }))
+    }
+
     fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {
         self.inner.open(id)
     }

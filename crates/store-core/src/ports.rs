@@ -175,8 +175,15 @@ pub trait BlobStore: Send + Sync {
     /// [`BlobWriter::commit`]; a writer dropped uncommitted leaves nothing.
     fn create(&self) -> StorageResult<Box<dyn BlobWriter>>;
 
+    /// Starts a blob that commits under `id`, an id some store minted:
+    /// how bytes move between stores with their ids, so that the records
+    /// pointing at them move unchanged. Committing over a blob that
+    /// exists replaces it whole.
+    fn create_with_id(&self, id: &BlobId) -> StorageResult<Box<dyn BlobWriter>>;
+
     /// Opens a committed blob. An open reader keeps working even if the
-    /// blob is removed meanwhile (burn after reading relies on that).
+    /// blob is removed meanwhile (burn after reading relies on that). A
+    /// blob that is not there is a [`StorageErrorKind::Missing`] error.
     fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>>;
 
     /// Removes a blob; removing a missing blob is not an error.

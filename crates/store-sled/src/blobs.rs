@@ -80,6 +80,26 @@ impl FsBlobStore {
         Ok(Self { blobs, tmp, random })
     }
 
+    /// A writer to a new temp file, committing under `id` or a new one.
+    fn writer(&self, id: Option<BlobId>) -> StorageResult<Box<dyn BlobWriter>> {
+        let mut name = [0u8; 16];
+        self.random.fill(&mut name);
+        let tmp_path = self
+            .tmp
+            .join(name.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&tmp_path)
+            .map_err(|e| io("cannot create", &tmp_path, e))?;
+        Ok(Box::new(FsWriter {
+            file: Some(file),
+            tmp_path,
+            id,
+            store: self.clone(),
+        }))
+    }
+
     /// The path of a blob. Ids are minted here as lowercase hex; anything
     /// else is refused, so a corrupt record cannot name a path outside.
     fn path(&self, id: &BlobId) -> StorageResult<PathBuf> {
@@ -98,6 +118,8 @@ impl FsBlobStore {
 struct FsWriter {
     file: Option<File>,
     tmp_path: PathBuf,
+    /// The id to commit under, or `None` to mint one.
+    id: Option<BlobId>,
     store: FsBlobStore,
 }
 
@@ -116,7 +138,10 @@ impl BlobWriter for FsWriter {
         file.sync_all()
             .map_err(|e| io("cannot sync", &self.tmp_path, e))?;
         drop(file);
-        let id = ids::blob_id(self.store.random.as_ref());
+        let id = match self.id.take() {
+            Some(id) => id,
+            None => ids::blob_id(self.store.random.as_ref()),
+        };
         let path = self.store.path(&id)?;
         let parent = path.parent().expect("blob paths have a parent");
         fs::create_dir_all(parent).map_err(|e| io("cannot create", parent, e))?;
@@ -171,21 +196,14 @@ impl BlobStore for FsBlobStore {
     }
 
     fn create(&self) -> StorageResult<Box<dyn BlobWriter>> {
-        let mut name = [0u8; 16];
-        self.random.fill(&mut name);
-        let tmp_path = self
-            .tmp
-            .join(name.iter().map(|b| format!("{b:02x}")).collect::<String>());
-        let file = File::options()
-            .write(true)
-            .create_new(true)
-            .open(&tmp_path)
-            .map_err(|e| io("cannot create", &tmp_path, e))?;
-        Ok(Box::new(FsWriter {
-            file: Some(file),
-            tmp_path,
-            store: self.clone(),
-        }))
+        self.writer(None)
+    }
+
+    fn create_with_id(&self, id: &BlobId) -> StorageResult<Box<dyn BlobWriter>> {
+        // Checked now rather than at commit: an id no store could mint
+        // never gets as far as a temp file.
+        self.path(id)?;
+        self.writer(Some(id.clone()))
     }
 
     fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {

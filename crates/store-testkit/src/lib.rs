@@ -248,6 +248,8 @@ impl MemoryBlobStore {
 
 struct MemoryWriter {
     buf: Vec<u8>,
+    /// The id to commit under, or `None` to mint one.
+    id: Option<BlobId>,
     blobs: Arc<Mutex<HashMap<BlobId, Arc<Vec<u8>>>>>,
     random: Arc<SeededRandom>,
 }
@@ -259,7 +261,10 @@ impl BlobWriter for MemoryWriter {
     }
 
     fn commit(self: Box<Self>) -> StorageResult<BlobId> {
-        let id = store_core::ids::blob_id(self.random.as_ref());
+        let id = match self.id {
+            Some(id) => id,
+            None => store_core::ids::blob_id(self.random.as_ref()),
+        };
         lock(&self.blobs).insert(id.clone(), Arc::new(self.buf));
         Ok(id)
     }
@@ -294,16 +299,28 @@ impl BlobStore for MemoryBlobStore {
     fn create(&self) -> StorageResult<Box<dyn BlobWriter>> {
         Ok(Box::new(MemoryWriter {
             buf: Vec::new(),
+            id: None,
+            blobs: Arc::clone(&self.blobs),
+            random: Arc::clone(&self.random),
+        }))
+    }
+
+    fn create_with_id(&self, id: &BlobId) -> StorageResult<Box<dyn BlobWriter>> {
+        Ok(Box::new(MemoryWriter {
+            buf: Vec::new(),
+            id: Some(id.clone()),
             blobs: Arc::clone(&self.blobs),
             random: Arc::clone(&self.random),
         }))
     }
 
     fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {
-        let data = lock(&self.blobs)
-            .get(id)
-            .cloned()
-            .ok_or_else(|| StorageError::new(format!("blob {} is missing", id.as_str())))?;
+        let data = lock(&self.blobs).get(id).cloned().ok_or_else(|| {
+            StorageError::of(
+                store_core::StorageErrorKind::Missing,
+                format!("blob {} is missing", id.as_str()),
+            )
+        })?;
         Ok(Box::new(MemoryReader { data, pos: 0 }))
     }
 

@@ -65,6 +65,21 @@ fn psql(url: &str, sql: &str) {
     );
 }
 
+/// The single value `sql` selects in the database of `url`, as text.
+pub fn value(url: &str, sql: &str) -> String {
+    let out = Command::new("psql")
+        .arg(url)
+        .args(["-v", "ON_ERROR_STOP=1", "-qtA", "-c", sql])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run psql (PostgreSQL's client): {e}"));
+    assert!(
+        out.status.success(),
+        "psql failed on {sql:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 /// The database name in `url`.
 fn database_of(url: &str) -> &str {
     let base = url.split('?').next().unwrap_or(url);

@@ -402,7 +402,22 @@ pub fn blob_store(make: &dyn Fn() -> Box<dyn BlobStore>) {
     let mut s = String::new();
     r.read_to_string(&mut s).unwrap();
     assert_eq!(s, "hello world", "an open reader outlives remove");
-    assert!(store.open(&id).is_err(), "removed blobs cannot be opened");
+    assert_eq!(
+        store.open(&id).err().map(|e| e.kind),
+        Some(store_core::StorageErrorKind::Missing),
+        "removed blobs cannot be opened, and are missing"
+    );
+    store.remove(&id).unwrap();
+
+    // Bytes moved from another store keep their id, and replace whole.
+    for body in [&b"moved"[..], b"moved again"] {
+        let mut w = store.create_with_id(&id).unwrap();
+        w.write(body).unwrap();
+        assert_eq!(w.commit().unwrap(), id, "committed under the given id");
+        let mut back = vec![];
+        store.open(&id).unwrap().read_to_end(&mut back).unwrap();
+        assert_eq!(back, body);
+    }
     store.remove(&id).unwrap();
 
     // An abandoned writer leaves nothing behind.
