@@ -161,14 +161,40 @@ impl Server {
         self.child.as_ref().expect("the server is running").id()
     }
 
-    /// Sockets the server process holds open now: its listener and its
-    /// connections (Linux: its `/proc/<pid>/fd` links to `socket:`).
+    /// Sockets the server process holds open on its own port now: its
+    /// listener and its clients' connections (Linux: the `/proc/<pid>/fd`
+    /// links to `socket:[inode]` whose inode `/proc/<pid>/net/tcp*` lists
+    /// with that local port). Connections it opened itself, as to
+    /// PostgreSQL, are not counted.
     pub fn open_sockets(&self) -> usize {
+        let port: u16 = self
+            .base
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        let mut ours = std::collections::HashSet::new();
+        for table in ["tcp", "tcp6"] {
+            let text = std::fs::read_to_string(format!("/proc/{}/net/{table}", self.pid()))
+                .unwrap_or_default();
+            for line in text.lines().skip(1) {
+                let cols: Vec<&str> = line.split_whitespace().collect();
+                let local_port = cols
+                    .get(1)
+                    .and_then(|a| a.rsplit(':').next())
+                    .and_then(|p| u16::from_str_radix(p, 16).ok());
+                if local_port == Some(port) {
+                    if let Some(inode) = cols.get(9) {
+                        ours.insert(format!("socket:[{inode}]"));
+                    }
+                }
+            }
+        }
         std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
             .map(|fds| {
                 fds.filter_map(Result::ok)
                     .filter_map(|fd| std::fs::read_link(fd.path()).ok())
-                    .filter(|link| link.to_string_lossy().starts_with("socket:"))
+                    .filter(|link| ours.contains(link.to_string_lossy().as_ref()))
                     .count()
             })
             .unwrap_or(0)
