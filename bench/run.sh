@@ -14,6 +14,7 @@ command -v nginx >/dev/null 2>&1 || missing+=(nginx-light)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 command -v vips >/dev/null 2>&1 || missing+=(libvips-tools)
 command -v taskset >/dev/null 2>&1 || missing+=(util-linux)
+command -v psql >/dev/null 2>&1 || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]}"
     $SUDO apt-get update -qq
@@ -35,8 +36,21 @@ fi
 echo "== building (release)"
 cargo build --release -p storesrv -p storebench
 
+# Scenarios 1, 3 and 5 run with the records in PostgreSQL too (issue 13):
+# in a throwaway cluster, durable (fsync on) and pinned to the server core
+# (storebench's SERVER_CORE, 0) beside storesrv, unless
+# STORE_BENCH_DATABASE_URL names another (an account that may create
+# databases).
+if [ -z "${STORE_BENCH_DATABASE_URL:-}" ]; then
+    pgdir=$(mktemp -d)
+    trap 'scripts/pg-cluster stop "$pgdir/c"' EXIT
+    STORE_BENCH_DATABASE_URL=$(PG_CLUSTER_DURABLE=1 scripts/pg-cluster start "$pgdir/c")
+    taskset -a -cp 0 "$(head -1 "$pgdir/c/data/postmaster.pid")" >/dev/null
+fi
+
 mkdir -p bench/results
-target/release/storebench --out bench/results/latest.md "$@"
+target/release/storebench --out bench/results/latest.md \
+    --database-url "$STORE_BENCH_DATABASE_URL" "$@"
 
 # Criterion micro benchmarks of store-core and store-media (reports in
 # target/criterion/). BENCH_MICRO=0 skips them.

@@ -15,23 +15,33 @@ const MIB: f64 = 1_048_576.0;
 
 /// A scenario's server over its own dir. Fields drop in order: the server
 /// stops first, then its dir (data included) is removed.
-struct Scenario {
-    s: Storesrv,
-    dir: Cleanup,
+pub(crate) struct Scenario {
+    pub(crate) s: Storesrv,
+    pub(crate) dir: Cleanup,
 }
 
 fn fresh(bench: &Bench, name: &str) -> Scenario {
+    fresh_on(bench, name, None)
+}
+
+/// A fresh server with its records in sled, or in the PostgreSQL
+/// database `database` names.
+pub(crate) fn fresh_on(bench: &Bench, name: &str, database: Option<&str>) -> Scenario {
     let dir = bench.work.join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scenario dir");
+    let data = dir.join("data");
     Scenario {
-        s: Storesrv::start(&bench.storesrv, &dir.join("data")),
+        s: match database {
+            None => Storesrv::start(&bench.storesrv, &data),
+            Some(url) => Storesrv::start_with_database(&bench.storesrv, &data, url),
+        },
         dir: Cleanup(dir),
     }
 }
 
 /// Removes a directory tree when dropped.
-struct Cleanup(std::path::PathBuf);
+pub(crate) struct Cleanup(pub(crate) std::path::PathBuf);
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
@@ -326,14 +336,36 @@ pub fn large_uploads(bench: &Bench) -> (Vec<Row>, u64) {
 /// latency correction.
 pub fn mix(bench: &Bench, f: &Fixtures, get_rps: f64, upload_rps: f64) -> (Vec<Row>, u64) {
     let run = fresh(bench, "mix");
-    let (s, dir) = (&run.s, run.dir.0.clone());
-    let small = s.upload("1k.bin", &f.small);
-    let body = dir.join("1k.bin");
-    std::fs::write(&body, &f.small).expect("body file");
     // The rate at which the mix saturates, from the two pure rates.
     let max = 1.0 / (0.9 / get_rps + 0.1 / upload_rps);
     let rate = max / 2.0;
-    let sampler = RssSampler::start(s.pid());
+    let sampler = RssSampler::start(run.s.pid());
+    let (g, u) = mix_p99(bench, &run, f, rate, "5");
+    let (_, hwm) = sampler.finish();
+    let worst = g.max(u);
+    let rows = vec![Row::new(
+        "5",
+        format!("90% GET / 10% upload at {rate:.0} req/s (half of {max:.0})"),
+        format!("p99 GET {g:.2} ms, upload {u:.2} ms"),
+        "p99 < 10 ms",
+        Some(worst < 10.0),
+    )];
+    (rows, hwm)
+}
+
+/// The mix's rounds at `rate` requests per second on `run`'s server:
+/// the median p99 of its GETs and of its uploads, in milliseconds.
+pub(crate) fn mix_p99(
+    bench: &Bench,
+    run: &Scenario,
+    f: &Fixtures,
+    rate: f64,
+    label: &str,
+) -> (f64, f64) {
+    let (s, dir) = (&run.s, &run.dir.0);
+    let small = s.upload("1k.bin", &f.small);
+    let body = dir.join("1k.bin");
+    std::fs::write(&body, &f.small).expect("body file");
     let (mut get_p99, mut up_p99) = (vec![], vec![]);
     for round in 0..bench.rounds {
         let g = tools::oha(
@@ -352,23 +384,13 @@ pub fn mix(bench: &Bench, f: &Fixtures, get_rps: f64, upload_rps: f64) -> (Vec<R
         );
         let (g, u) = (tools::oha_result(g), tools::oha_result(u));
         println!(
-            "  5 round {round}: at {rate:.0} req/s: GET p99 {:.2} ms ({:.0}/s, {:.3} ok), upload p99 {:.2} ms ({:.0}/s, {:.3} ok)",
+            "  {label} round {round}: at {rate:.0} req/s: GET p99 {:.2} ms ({:.0}/s, {:.3} ok), upload p99 {:.2} ms ({:.0}/s, {:.3} ok)",
             g.p99_ms, g.rps, g.success_rate, u.p99_ms, u.rps, u.success_rate
         );
         get_p99.push(g.p99_ms);
         up_p99.push(u.p99_ms);
     }
-    let (_, hwm) = sampler.finish();
-    let (g, u) = (median(get_p99), median(up_p99));
-    let worst = g.max(u);
-    let rows = vec![Row::new(
-        "5",
-        format!("90% GET / 10% upload at {rate:.0} req/s (half of {max:.0})"),
-        format!("p99 GET {g:.2} ms, upload {u:.2} ms"),
-        "p99 < 10 ms",
-        Some(worst < 10.0),
-    )];
-    (rows, hwm)
+    (median(get_p99), median(up_p99))
 }
 
 /// Scenario 6: two 24 MP images processed at once.

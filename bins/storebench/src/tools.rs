@@ -53,6 +53,20 @@ impl Storesrv {
         )
     }
 
+    /// As [`Storesrv::start`], with the records in the PostgreSQL
+    /// database of `url` (the bytes stay under `data`).
+    pub fn start_with_database(binary: &Path, data: &Path, url: &str) -> Self {
+        Self::spawn(
+            binary,
+            data,
+            &[
+                ("STORE_CONNECTIONS_PER_IP", "0"),
+                ("STORE_REQUESTS_PER_IP", "0"),
+                ("STORE_DATABASE_URL", url),
+            ],
+        )
+    }
+
     /// Starts the release binary with every guard at its default but the
     /// rate limiter and the pools (scenario 12, the attack: there the
     /// shares are what is measured).
@@ -64,6 +78,7 @@ impl Storesrv {
         let mut child = pinned(SERVER_CORE, binary)
             .args(["--listen", "127.0.0.1:0", "--data"])
             .arg(data)
+            .env_remove("STORE_DATABASE_URL")
             .envs(env.iter().copied())
             .env("STORE_RATE_LIMIT_PER_MIN", "0")
             .env("STORE_POOL_BYTES", "1000000000000")

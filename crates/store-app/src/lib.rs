@@ -374,4 +374,6 @@ impl App {
 }
 
 #[cfg(test)]
+mod shared_tests;
+#[cfg(test)]
 mod tests;
