@@ -20,9 +20,9 @@ fn fresh_database(url: &str, name: &str) -> String {
     let ok = Command::new("psql")
         .arg(url)
         .args(["-q", "-v", "ON_ERROR_STOP=1", "-c"])
-        .arg(format!(
-            "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"
-        ))
+        .arg(format!("DROP DATABASE IF EXISTS {name}"))
+        .arg("-c")
+        .arg(format!("CREATE DATABASE {name}"))
         .status()
         .expect("psql runs");
     assert!(ok.success(), "psql could not create {name}");

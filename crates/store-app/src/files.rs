@@ -231,7 +231,8 @@ impl App {
     /// The same read, but only if it writes nothing: `None` when serving
     /// would burn a once file, which the caller then does with [`read`].
     /// It never flushes or fsyncs, so a server may run it on its async
-    /// executor and keep the blocking pool for work that waits on the disk.
+    /// executor and keep the blocking pool for work that waits on the disk,
+    /// unless [`App::reads_wait`]: then the record is across a socket.
     ///
     /// [`read`]: App::read
     pub fn read_without_writing(&self, id: &str, intent: ReadIntent) -> AppResult<Option<Opened>> {

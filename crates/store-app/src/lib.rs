@@ -195,6 +195,12 @@ impl App {
         Ok(self.ledgers.usage(Pool::Store)?.used_bytes)
     }
 
+    /// Whether reading a record may wait on the network (records in
+    /// PostgreSQL): then no read belongs on an async executor.
+    pub fn reads_wait(&self) -> bool {
+        self.ports.repo.reads_wait()
+    }
+
     /// Whether the store can serve now: its records and its bytes answer
     /// (`GET /readyz`).
     pub fn ready(&self) -> AppResult<()> {

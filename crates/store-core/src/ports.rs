@@ -154,6 +154,15 @@ pub trait Repository: Send + Sync {
         visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
     ) -> StorageResult<()>;
 
+    /// Whether a read may wait on the network (a database across a
+    /// socket) rather than answer from this process's memory or disk
+    /// cache. Callers on an async executor move such reads to a blocking
+    /// thread: a round trip there would stall every connection the
+    /// executor serves, and an unreachable database would freeze them.
+    fn reads_wait(&self) -> bool {
+        false
+    }
+
     /// Whether the records can be reached now, for readiness probes. The
     /// default reads one key.
     fn ping(&self) -> StorageResult<()> {

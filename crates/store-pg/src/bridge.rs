@@ -5,8 +5,10 @@ use std::future::Future;
 
 use store_core::StorageError;
 
-/// Worker threads of the adapter's runtime: they only drive sockets.
-const WORKER_THREADS: usize = 2;
+/// Worker threads of the adapter's runtime: they only drive sockets, and
+/// one does it with fewer hand-offs than two (a GET cost 20 context
+/// switches instead of 28; docs/PERFORMANCE.md, "Records in PostgreSQL").
+const WORKER_THREADS: usize = 1;
 
 /// The adapter's runtime. Jobs are spawned on it and waited for through a
 /// channel, which works from any thread that may block: a blocking-pool

@@ -255,6 +255,10 @@ impl Repository for PgRepository {
         self.query("SELECT 1", vec![]).map(drop)
     }
 
+    fn reads_wait(&self) -> bool {
+        true
+    }
+
     fn for_each(
         &self,
         visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,

@@ -162,9 +162,15 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
         }
     }
     // Reads that write nothing (all but burning a once file) run here on
-    // the executor: a record lookup in sled's cache and an open(2), a few
-    // microseconds that a hop to the blocking pool would multiply.
-    let opened = match ctx.app.read_without_writing(&id, intent)? {
+    // the executor when the records are local: a lookup in sled's cache
+    // and an open(2), a few microseconds that a hop to the blocking pool
+    // would multiply. Records across a socket are read on the pool.
+    let local = if ctx.app.reads_wait() {
+        None
+    } else {
+        ctx.app.read_without_writing(&id, intent)?
+    };
+    let opened = match local {
         Some(opened) => opened,
         None => blocking(ctx, move |app| app.read(&id, intent)).await?,
     };
