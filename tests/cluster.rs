@@ -213,7 +213,13 @@ fn a_killed_process_loses_nothing_acknowledged_and_the_other_serves() {
                 }
             });
         }
-        std::thread::sleep(std::time::Duration::from_millis(400));
+        // Killed in the middle of the burst: once some writes are
+        // acknowledged (a fixed pause was too short when the machine was
+        // busy and the first connections to PostgreSQL slow).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while acknowledged.lock().unwrap().len() < 20 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let killed = std::process::Command::new("kill")
             .args(["-KILL", &pid])
             .status()

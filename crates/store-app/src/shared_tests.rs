@@ -1,6 +1,8 @@
 //! Two "processes" on one store: two `App`s over the same records and
-//! bytes, with shared coordination (`Coordination::Shared`, in its
-//! in-process form), as store-pg gives them. Property tests drive both
+//! bytes, with one set of shared coordination (`Coordination::Shared`,
+//! in its in-process form): what store-pg's ledgers and locks decide
+//! across processes is checked by its own conformance suites; here, that
+//! no use case keeps pool or record state of its own beside the ports. Property tests drive both
 //! with interleaved operations, each operation sent to the process the
 //! test picks, and check after every step what SPEC.md promises of the
 //! service as a whole: the pool never passes its capacity and equals the

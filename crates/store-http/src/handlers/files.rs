@@ -165,14 +165,21 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     // the executor when the records are local: a lookup in sled's cache
     // and an open(2), a few microseconds that a hop to the blocking pool
     // would multiply. Records across a socket are read on the pool.
-    let local = if ctx.app.reads_wait() {
-        None
+    // Either way only a burn takes the key's lock: a plain read is one
+    // lookup of the record, wherever it runs.
+    let opened = if ctx.app.reads_wait() {
+        blocking(ctx, move |app| {
+            match app.read_without_writing(&id, intent)? {
+                Some(opened) => Ok(opened),
+                None => app.read(&id, intent),
+            }
+        })
+        .await?
     } else {
-        ctx.app.read_without_writing(&id, intent)?
-    };
-    let opened = match local {
-        Some(opened) => opened,
-        None => blocking(ctx, move |app| app.read(&id, intent)).await?,
+        match ctx.app.read_without_writing(&id, intent)? {
+            Some(opened) => opened,
+            None => blocking(ctx, move |app| app.read(&id, intent)).await?,
+        }
     };
     match opened {
         Opened::File(d) if d.link && ctx.html && !ctx.query.flag("download")? => {

@@ -64,7 +64,6 @@ pub(super) fn releases(ctx: &Ctx) -> Res {
     markdown(ctx, "Releases", help::RELEASES)
 }
 
-/// Crawlers have nothing to index: every object is temporary.
 /// How long a load balancer is told to wait before probing a store that
 /// is not ready again.
 const NOT_READY_RETRY_AFTER_SECS: u64 = 5;
@@ -105,6 +104,7 @@ fn no_store(mut res: Res) -> Res {
     res
 }
 
+/// Crawlers have nothing to index: every object is temporary.
 pub(super) fn robots() -> Res {
     respond::text(StatusCode::OK, PLAIN, "User-agent: *\nDisallow: /\n")
 }
