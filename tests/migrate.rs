@@ -100,11 +100,11 @@ fn a_sled_store_moves_whole_even_when_killed_midway() {
         .spawn()
         .unwrap();
     let moved = || {
-        let n = store_testkit::pg::value(
+        let n = store_testkit::pg::psql(
             &url,
             "SELECT count(*) FROM pg_tables WHERE tablename = 'store_objects'",
         );
-        n == "1" && store_testkit::pg::value(&url, "SELECT count(*) FROM store_objects") != "0"
+        n == "1" && store_testkit::pg::psql(&url, "SELECT count(*) FROM store_objects") != "0"
     };
     while !moved() {
         assert!(

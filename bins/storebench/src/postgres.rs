@@ -5,7 +5,7 @@
 //! PostgreSQL runs durable (fsync on) and pinned to the server core with
 //! storesrv (bench/run.sh): the service under test is the two together.
 
-use std::process::Command;
+use store_testkit::pg;
 
 use crate::inproc::Fixtures;
 use crate::scenarios::{fresh_on, mix_p99, Scenario};
@@ -15,25 +15,12 @@ use crate::{Bench, Row};
 const NGINX_PORT: u16 = 18_083;
 const KIB: usize = 1024;
 
-/// A new database in the cluster of `url`, answered as its URL.
+/// A new database in the cluster of `url`, answered as its URL. Two
+/// statements, since neither may run inside a transaction.
 fn fresh_database(url: &str, name: &str) -> String {
-    let ok = Command::new("psql")
-        .arg(url)
-        .args(["-q", "-v", "ON_ERROR_STOP=1", "-c"])
-        .arg(format!("DROP DATABASE IF EXISTS {name}"))
-        .arg("-c")
-        .arg(format!("CREATE DATABASE {name}"))
-        .status()
-        .expect("psql runs");
-    assert!(ok.success(), "psql could not create {name}");
-    let (base, query) = url
-        .split_once('?')
-        .map_or((url, None), |(b, q)| (b, Some(q)));
-    let server = base.rsplit_once('/').map_or(base, |(s, _)| s);
-    match query {
-        Some(q) => format!("{server}/{name}?{q}"),
-        None => format!("{server}/{name}"),
-    }
+    pg::psql(url, &format!("DROP DATABASE IF EXISTS {name}"));
+    pg::psql(url, &format!("CREATE DATABASE {name}"));
+    pg::with_database(url, name)
 }
 
 /// Both servers of the comparison.

@@ -68,21 +68,27 @@ const COPY_CHUNK_BYTES: usize = 256 * 1024;
 /// a new run carries on from there.
 pub fn migrate(from: Side<'_>, to: Side<'_>) -> StorageResult<MigrationReport> {
     let mut report = MigrationReport::default();
-    let mut failed = None;
-    from.repo.for_each(
-        &mut |key, obj| match copy_record(from, to, key, obj, &mut report) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                failed = Some(e);
-                ControlFlow::Break(())
-            }
-        },
-    )?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
+    each_record(from.repo, &mut |key, obj| {
+        copy_record(from, to, key, obj, &mut report)
+    })?;
     verify(from, to, &report)?;
     Ok(report)
+}
+
+/// Runs `step` on every record of `repo`, stopping at the first error.
+fn each_record(
+    repo: &dyn Repository,
+    step: &mut dyn FnMut(&str, &Object) -> StorageResult<()>,
+) -> StorageResult<()> {
+    let mut failed = None;
+    repo.for_each(&mut |key, obj| match step(key, obj) {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => {
+            failed = Some(e);
+            ControlFlow::Break(())
+        }
+    })?;
+    failed.map_or(Ok(()), Err)
 }
 
 /// Bytes first, then the record: the target never holds a record whose
@@ -205,19 +211,9 @@ impl Found {
 /// of each of its blobs, in the target.
 fn verify(from: Side<'_>, to: Side<'_>, report: &MigrationReport) -> StorageResult<()> {
     let mut found = Found::default();
-    let mut failed = None;
-    from.repo.for_each(
-        &mut |key, obj| match check_record(from, to, key, obj, &mut found) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                failed = Some(e);
-                ControlFlow::Break(())
-            }
-        },
-    )?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
+    each_record(from.repo, &mut |key, obj| {
+        check_record(from, to, key, obj, &mut found)
+    })?;
     if found.records == report.records && found.blob_bytes == report.blob_bytes {
         return Ok(());
     }

@@ -238,6 +238,12 @@ fn is_route_word(s: &str) -> bool {
     store_core::ids::ROUTE_WORDS.contains(&s)
 }
 
+/// Whether `path` is a load balancer's probe (`/healthz`, `/readyz`):
+/// answered before the rate limit, which may live in the store it probes.
+pub fn is_probe(path: &str) -> bool {
+    matches!(path, "/healthz" | "/readyz")
+}
+
 pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let get = method == Method::GET || method == Method::HEAD;

@@ -51,22 +51,10 @@ pub fn set_reachable(url: &str, reachable: bool) {
     psql(&cluster_url(), &sql);
 }
 
-/// Runs `sql` on the cluster with `psql`, panicking with its message if it fails.
-fn psql(url: &str, sql: &str) {
-    let out = Command::new("psql")
-        .arg(url)
-        .args(["-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run psql (PostgreSQL's client): {e}"));
-    assert!(
-        out.status.success(),
-        "psql failed on {sql:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// The single value `sql` selects in the database of `url`, as text.
-pub fn value(url: &str, sql: &str) -> String {
+/// Runs `sql` (one transaction) in the database of `url` with `psql` and
+/// answers what it printed, unaligned: the single value a `SELECT` of one
+/// column and row selects. Panics with psql's message if it fails.
+pub fn psql(url: &str, sql: &str) -> String {
     let out = Command::new("psql")
         .arg(url)
         .args(["-v", "ON_ERROR_STOP=1", "-qtA", "-c", sql])

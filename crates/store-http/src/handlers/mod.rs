@@ -17,7 +17,7 @@ use store_core::{ReadIntent, RetainAuth, StorageError, StoreError};
 use crate::negotiate::wants_html;
 use crate::query::Query;
 use crate::respond::{self, content_disposition, Res};
-use crate::router::{route, Endpoint};
+use crate::router::{is_probe, route, Endpoint};
 use crate::server::Shared;
 
 /// The sandbox of CONTRACT.md. Every response carrying user bytes gets it,
@@ -183,7 +183,7 @@ async fn admit(
     let key = crate::client::rate_key(client);
     // A load balancer probes every few seconds from one address, and must
     // keep hearing the truth while the shared rate state is unreachable.
-    let probe = matches!(req.uri().path(), "/healthz" | "/readyz");
+    let probe = is_probe(req.uri().path());
     match if probe {
         Ok(Ok(()))
     } else {
