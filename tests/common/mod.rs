@@ -222,6 +222,23 @@ impl Server {
         std::fs::read_to_string(self.data.with_extension("log")).unwrap_or_default()
     }
 
+    /// Waits (up to 10 s) until the server's log holds `needle`, and
+    /// returns the log. Background work such as the orphan collection
+    /// reports only there.
+    pub fn wait_for_log(&self, needle: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let log = self.log();
+            if log.contains(needle) {
+                return log;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {needle:?} in the log: {log}"
+            );
+        }
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
