@@ -94,15 +94,23 @@ impl CachedBlobs {
     }
 }
 
-/// A cached blob being read.
+/// A cached blob being read, from `pos` to `end`.
 struct Cached {
     bytes: Arc<[u8]>,
     pos: usize,
+    end: usize,
+}
+
+impl Cached {
+    fn whole(bytes: Arc<[u8]>) -> Self {
+        let end = bytes.len();
+        Self { bytes, pos: 0, end }
+    }
 }
 
 impl std::io::Read for Cached {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let rest = &self.bytes[self.pos..];
+        let rest = &self.bytes[self.pos..self.end];
         let n = rest.len().min(buf.len());
         buf[..n].copy_from_slice(&rest[..n]);
         self.pos += n;
@@ -112,7 +120,7 @@ impl std::io::Read for Cached {
 
 impl BlobReader for Cached {
     fn len(&self) -> u64 {
-        self.bytes.len() as u64
+        (self.end - self.pos) as u64
     }
 }
 
@@ -130,7 +138,7 @@ impl BlobStore for CachedBlobs {
 
     fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {
         if let Some(bytes) = self.lru().get(id) {
-            return Ok(Box::new(Cached { bytes, pos: 0 }));
+            return Ok(Box::new(Cached::whole(bytes)));
         }
         let mut reader = self.inner.open(id)?;
         let len = reader.len();
@@ -145,7 +153,23 @@ impl BlobStore for CachedBlobs {
         let bytes: Arc<[u8]> = bytes.into();
         self.lru()
             .insert(id.clone(), Arc::clone(&bytes), self.capacity);
-        Ok(Box::new(Cached { bytes, pos: 0 }))
+        Ok(Box::new(Cached::whole(bytes)))
+    }
+
+    /// A range of a cached blob is served from memory; otherwise the
+    /// store reads the range alone, and the cache is left as it was.
+    fn open_range(
+        &self,
+        id: &BlobId,
+        range: std::ops::Range<u64>,
+    ) -> StorageResult<Box<dyn BlobReader>> {
+        let Some(bytes) = self.lru().get(id) else {
+            return self.inner.open_range(id, range);
+        };
+        let len = bytes.len() as u64;
+        let end = range.end.min(len) as usize;
+        let pos = range.start.min(end as u64) as usize;
+        Ok(Box::new(Cached { bytes, pos, end }))
     }
 
     fn remove(&self, id: &BlobId) -> StorageResult<()> {

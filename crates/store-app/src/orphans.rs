@@ -140,6 +140,14 @@ impl BlobStore for NotingBlobs {
         self.inner.open(id)
     }
 
+    fn open_range(
+        &self,
+        id: &BlobId,
+        range: std::ops::Range<u64>,
+    ) -> StorageResult<Box<dyn BlobReader>> {
+        self.inner.open_range(id, range)
+    }
+
     fn remove(&self, id: &BlobId) -> StorageResult<()> {
         self.inner.remove(id)
     }

@@ -6,7 +6,8 @@
 //! blocking pool, which keeps the domain free of any async runtime and lets
 //! embedders call it from plain threads.
 
-use std::ops::ControlFlow;
+use std::io::Read;
+use std::ops::{ControlFlow, Range};
 
 use crate::pool::Totals;
 use crate::record::{BlobId, Listing, Object};
@@ -31,6 +32,9 @@ pub enum StorageErrorKind {
     /// A record or index entry cannot be read: the database is damaged
     /// (500 and a log line; the server stops rather than run on it).
     Corrupt,
+    /// The database or the bucket cannot be reached now (refused, timed
+    /// out): the client may retry shortly (503, and a log line).
+    Unavailable,
     /// Anything else (500, and a log line).
     Other,
 }
@@ -195,6 +199,29 @@ pub trait BlobStore: Send + Sync {
     /// blob that is not there is a [`StorageErrorKind::Missing`] error.
     fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>>;
 
+    /// Opens the bytes of `range` of a committed blob, clamped to its
+    /// length (a range past the end reads nothing): what an HTTP Range
+    /// request reads. The reader's [`BlobReader::len`] is the clamped
+    /// range's. The default reads and drops the bytes before the range;
+    /// stores that can seek, or ask for a range, do better.
+    fn open_range(&self, id: &BlobId, range: Range<u64>) -> StorageResult<Box<dyn BlobReader>> {
+        let mut whole = self.open(id)?;
+        let end = range.end.min(whole.len());
+        let start = range.start.min(end);
+        let skipped = std::io::copy(&mut (&mut whole).take(start), &mut std::io::sink())
+            .map_err(|e| StorageError::from_io(format!("cannot read blob {}", id.0), &e))?;
+        if skipped < start {
+            return Err(StorageError::new(format!(
+                "blob {} ended at {skipped} bytes, before its length",
+                id.0
+            )));
+        }
+        Ok(Box::new(Window {
+            inner: whole.take(end - start),
+            len: end - start,
+        }))
+    }
+
     /// Removes a blob; removing a missing blob is not an error.
     fn remove(&self, id: &BlobId) -> StorageResult<()>;
 
@@ -230,6 +257,24 @@ pub trait BlobReader: std::io::Read + Send {
 
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// A part of a blob's bytes, read from a reader of the whole.
+struct Window<R> {
+    inner: std::io::Take<R>,
+    len: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Window<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf)
+    }
+}
+
+impl<R: std::io::Read + Send> BlobReader for Window<R> {
+    fn len(&self) -> u64 {
+        self.len
     }
 }
 

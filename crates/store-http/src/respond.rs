@@ -160,9 +160,32 @@ pub fn headers_too_large(max: usize) -> Res {
 /// Seconds a client is asked to wait when the disk is full.
 const STORAGE_FULL_RETRY_AFTER_SECS: u64 = 300;
 
+/// Seconds a client (or a load balancer's probe) is asked to wait when the
+/// database or the bucket cannot be reached.
+const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 5;
+
+/// 503 `unavailable` with Retry-After: the records or the bytes cannot be
+/// reached now. The cause is for the log only: it names hosts.
+pub fn unavailable() -> Res {
+    let mut res = json(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &serde_json::json!({
+            "error": "the store cannot be reached now; try again shortly (the server log has the details)",
+            "code": "unavailable",
+            "retry_after": UNAVAILABLE_RETRY_AFTER_SECS,
+        }),
+    );
+    res.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(UNAVAILABLE_RETRY_AFTER_SECS),
+    );
+    res
+}
+
 /// A use-case failure: the client's errors with their code; storage faults
-/// as a 507 when the disk is full (the client may retry later), a 404 for
-/// bytes that are gone, else a 500 whose details go to the log only.
+/// as a 507 when the disk is full (the client may retry later), a 503 when
+/// the database or the bucket cannot be reached, a 404 for bytes that are
+/// gone, else a 500 whose details go to the log only.
 pub fn app_error(e: &AppError) -> Res {
     let AppError::Storage(e) = e else {
         let AppError::Domain(d) = e else {
@@ -195,6 +218,7 @@ pub fn app_error(e: &AppError) -> Res {
             res
         }
         StorageErrorKind::Missing => store_error(&StoreError::not_found()),
+        StorageErrorKind::Unavailable => unavailable(),
         StorageErrorKind::Other | StorageErrorKind::Corrupt => json(
             StatusCode::INTERNAL_SERVER_ERROR,
             &Fault {

@@ -16,7 +16,6 @@
 //! and waits on it from the caller's (blocking) thread, so it works the
 //! same under the server's runtime, in tests and from plain threads.
 
-mod bridge;
 mod ledgers;
 mod locks;
 mod rate;
@@ -32,12 +31,12 @@ use store_core::ports::{Random, StorageResult};
 use store_core::{StorageError, StorageErrorKind};
 use tokio_postgres::types::ToSql;
 
-pub use bridge::Bridge;
 pub use ledgers::PgLedgers;
 pub use locks::PgLocks;
 pub use rate::PgRateLimits;
 pub use repo::PgRepository;
 pub use schema::SCHEMA_VERSION;
+pub use store_bridge::Bridge;
 
 /// Connections for records and ledgers, per process. A query holds one
 /// for one statement or one short transaction.
@@ -119,7 +118,7 @@ impl PgStore {
                 redact_error(&e.to_string(), url)
             ))
         })?;
-        let bridge = Bridge::new()?;
+        let bridge = Bridge::new("store-pg")?;
         let queries = pool(&bridge, &config, QUERY_CONNECTIONS_MAX)?;
         let locks = pool(&bridge, &config, LOCK_CONNECTIONS_MAX)?;
         let eviction = pool(&bridge, &config, 1)?;
@@ -185,6 +184,10 @@ pub(crate) fn db_error(e: tokio_postgres::Error) -> StorageError {
     let kind = match e.code() {
         // disk_full, out of memory, too many connections: retry later.
         Some(c) if c.code() == "53100" => StorageErrorKind::Full,
+        // The server shut down or cut this database off (57P01..57P03).
+        Some(c) if c.code().starts_with("57P") => StorageErrorKind::Unavailable,
+        // No answer at all: the connection closed or its socket failed.
+        None if e.is_closed() || io_cause(&e) => StorageErrorKind::Unavailable,
         _ => StorageErrorKind::Other,
     };
     let detail = e
@@ -193,8 +196,16 @@ pub(crate) fn db_error(e: tokio_postgres::Error) -> StorageError {
     StorageError::of(kind, format!("database: {detail}"))
 }
 
+fn io_cause(e: &tokio_postgres::Error) -> bool {
+    std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+}
+
+/// No connection could be had: the database cannot be reached now.
 pub(crate) fn pool_error(e: deadpool_postgres::PoolError) -> StorageError {
-    StorageError::new(format!("database connection: {e}"))
+    StorageError::of(
+        StorageErrorKind::Unavailable,
+        format!("database connection: {e}"),
+    )
 }
 
 /// `message` with the password of `url`, if any, blotted out: a parse

@@ -10,6 +10,7 @@
 pub mod coordination;
 pub mod origin;
 pub mod pg;
+pub mod s3;
 pub mod suite;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

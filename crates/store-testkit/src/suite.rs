@@ -433,4 +433,77 @@ pub fn blob_store(make: &dyn Fn() -> Box<dyn BlobStore>) {
     let b = store.create().unwrap().commit().unwrap();
     assert_ne!(a, b, "every commit mints a new id");
     assert_eq!(store.open(&a).unwrap().len(), 0, "empty blobs are fine");
+    for id in [a, b] {
+        store.remove(&id).unwrap();
+    }
+    blob_ranges(store.as_ref());
+    large_blob(store.as_ref(), LARGE_BLOB_BYTES);
+}
+
+/// The size of the large blob of the suite: a whole file at the default
+/// limit.
+pub const LARGE_BLOB_BYTES: usize = 5 * 1024 * 1024;
+
+/// Ranged reads: the bytes of the range, clamped to the blob, with the
+/// clamped length known before reading.
+pub fn blob_ranges(store: &dyn BlobStore) {
+    let mut w = store.create().unwrap();
+    w.write(b"0123456789").unwrap();
+    let id = w.commit().unwrap();
+    for (range, want) in [
+        (0..10, "0123456789"),
+        (0..u64::MAX, "0123456789"),
+        (3..7, "3456"),
+        (9..10, "9"),
+        (8..100, "89"),
+        (10..20, ""),
+        (20..30, ""),
+        (5..5, ""),
+    ] {
+        let mut r = store.open_range(&id, range.clone()).unwrap();
+        assert_eq!(r.len(), want.len() as u64, "length of {range:?}");
+        let mut s = String::new();
+        r.read_to_string(&mut s).unwrap();
+        assert_eq!(s, want, "bytes of {range:?}");
+    }
+    store.remove(&id).unwrap();
+    assert_eq!(
+        store.open_range(&id, 0..1).err().map(|e| e.kind),
+        Some(store_core::StorageErrorKind::Missing),
+        "a range of a missing blob is missing"
+    );
+}
+
+/// The byte at `i` of the large blob: not a repeating pattern of any
+/// chunk size, so that a chunk out of place shows.
+fn large_byte(i: usize) -> u8 {
+    (i.wrapping_mul(2_654_435_761) >> 13) as u8
+}
+
+/// A blob of `size` bytes written in 64 KiB chunks comes back byte for
+/// byte, read whole and from near its end.
+pub fn large_blob(store: &dyn BlobStore, size: usize) {
+    const CHUNK_BYTES: usize = 64 * 1024;
+    let mut w = store.create().unwrap();
+    let mut chunk = Vec::with_capacity(CHUNK_BYTES);
+    for start in (0..size).step_by(CHUNK_BYTES) {
+        chunk.clear();
+        chunk.extend((start..size.min(start + CHUNK_BYTES)).map(large_byte));
+        w.write(&chunk).unwrap();
+    }
+    let id = w.commit().unwrap();
+    let mut r = store.open(&id).unwrap();
+    assert_eq!(r.len(), size as u64);
+    let mut back = Vec::with_capacity(size);
+    r.read_to_end(&mut back).unwrap();
+    assert_eq!(back.len(), size, "every byte comes back");
+    let wrong = (0..size).find(|&i| back[i] != large_byte(i));
+    assert_eq!(wrong, None, "the first byte that differs");
+    let tail = size.saturating_sub(1000) as u64;
+    let mut r = store.open_range(&id, tail..size as u64).unwrap();
+    let mut back = vec![];
+    r.read_to_end(&mut back).unwrap();
+    let want: Vec<u8> = (tail as usize..size).map(large_byte).collect();
+    assert!(back == want, "the last 1000 bytes, read as a range");
+    store.remove(&id).unwrap();
 }

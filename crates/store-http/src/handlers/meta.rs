@@ -64,10 +64,6 @@ pub(super) fn releases(ctx: &Ctx) -> Res {
     markdown(ctx, "Releases", help::RELEASES)
 }
 
-/// How long a load balancer is told to wait before probing a store that
-/// is not ready again.
-const NOT_READY_RETRY_AFTER_SECS: u64 = 5;
-
 /// `GET /healthz`: the process serves, whatever its store does.
 pub(super) fn healthz() -> Res {
     no_store(json(StatusCode::OK, &serde_json::json!({ "status": "ok" })))
@@ -81,19 +77,7 @@ pub(super) async fn readyz(ctx: &Ctx) -> Res {
         Ok(()) => healthz(),
         Err(e) => {
             tracing::warn!(error = %e, "not ready");
-            let mut res = json(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &serde_json::json!({
-                    "error": "the store cannot be reached now; the server log has the details",
-                    "code": "unavailable",
-                    "retry_after": NOT_READY_RETRY_AFTER_SECS,
-                }),
-            );
-            res.headers_mut().insert(
-                header::RETRY_AFTER,
-                HeaderValue::from(NOT_READY_RETRY_AFTER_SECS),
-            );
-            no_store(res)
+            no_store(respond::unavailable())
         }
     }
 }

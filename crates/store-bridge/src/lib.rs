@@ -1,5 +1,8 @@
-//! From the synchronous ports to the asynchronous client: a small runtime
-//! of this crate's own, and a blocking wait for each job on it.
+//! From storesrv's synchronous ports to an asynchronous client: a small
+//! runtime of the adapter's own, and a blocking wait for each job on it.
+//! The PostgreSQL records (store-pg) and the S3 bytes (store-s3) each
+//! keep one, so that neither depends on the server's runtime, and an
+//! embedder without tokio can use them from plain threads.
 
 use std::future::Future;
 
@@ -19,13 +22,15 @@ pub struct Bridge {
 }
 
 impl Bridge {
-    pub fn new() -> Result<Self, StorageError> {
+    /// Starts the runtime; its threads are named `name` (in `top -H` and
+    /// in panics).
+    pub fn new(name: &str) -> Result<Self, StorageError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(WORKER_THREADS)
-            .thread_name("store-pg")
+            .thread_name(name)
             .enable_all()
             .build()
-            .map_err(|e| StorageError::new(format!("cannot start the database runtime: {e}")))?;
+            .map_err(|e| StorageError::new(format!("cannot start the {name} runtime: {e}")))?;
         Ok(Self {
             runtime: Some(runtime),
         })
@@ -49,7 +54,7 @@ impl Bridge {
         self.runtime().spawn(async move {
             let _ = tx.send(job.await);
         });
-        rx.recv().expect("a database job never panics")
+        rx.recv().expect("an adapter job never panics")
     }
 
     /// Starts `job` on the runtime without waiting for it.
