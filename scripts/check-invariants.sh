@@ -26,19 +26,23 @@ forbid() {
 forbid store-core tokio hyper sled image getrandom ureq
 # The use cases know the ports, not the adapters or the web. They may use
 # store-media, which is pure computation over bytes.
-forbid store-app tokio hyper sled ureq store-sled store-http store-fetch
+forbid store-app tokio hyper sled ureq store-sled store-http store-fetch store-pg store-s3
 # The test kit is as pure as the core it serves.
 forbid store-testkit tokio hyper sled image
 # The persistence adapter knows nothing of HTTP or the use cases.
 forbid store-sled tokio hyper store-app store-http
 # The PostgreSQL adapter, like sled's, knows the domain only.
-forbid store-pg hyper sled store-app store-http store-sled store-fetch
+forbid store-pg hyper sled store-app store-http store-sled store-fetch store-s3
+# So does the S3 adapter (its HTTP client is its own, to the bucket).
+forbid store-s3 sled store-app store-http store-sled store-fetch store-pg
+# The runtime bridge serves adapters and knows none of them.
+forbid store-bridge hyper sled store-app store-http store-sled store-pg store-s3 store-fetch
 # The fetcher is a blocking adapter of one port: no runtime, no storage, no web server.
 forbid store-fetch tokio hyper sled store-app store-http store-sled
 # The media pipeline is pure computation over bytes.
 forbid store-media tokio hyper sled ureq store-core store-app store-http store-sled store-fetch
 # The HTTP shell reaches storage only through the ports.
-forbid store-http sled store-sled store-pg ureq store-fetch
+forbid store-http sled store-sled store-pg store-s3 ureq store-fetch
 # No thread of the blocking pool waits for a client (issue 19): nothing in
 # the HTTP shell blocks on a channel, and blocking work is handed to the
 # pool only through a lane (lanes.rs), or by the server's own background

@@ -262,8 +262,15 @@ fn readiness_follows_the_database_and_never_shows_its_password() {
         assert!(!body.contains(&password), "{body}");
         assert_eq!(server.get("/healthz").status(), 200, "the process serves");
         let mut refused = server.post("/?name=a.txt", b"a");
-        assert_eq!(refused.status(), 500, "nothing is stored without records");
-        assert!(!text(&mut refused).contains(&password));
+        assert_eq!(header(&refused, "retry-after"), "5");
+        let body = text(&mut refused);
+        assert_eq!(
+            refused.status(),
+            503,
+            "nothing is stored without records: {body}"
+        );
+        assert!(body.contains("\"unavailable\""), "{body}");
+        assert!(!body.contains(&password));
     }
 
     store_testkit::pg::set_reachable(&c.url, true);

@@ -1,8 +1,9 @@
-//! `storesrv migrate --from-data DIR` (issue 13): a sled store, written
-//! through the real server, moves into PostgreSQL and a new blob
-//! directory, survives being killed in the middle, and a PostgreSQL server
-//! then serves every object as the sled one did. Always on PostgreSQL
-//! (the cluster named by STORE_TEST_DATABASE_URL).
+//! `storesrv migrate --from-data DIR` (issues 13 and 14): a sled store,
+//! written through the real server, moves into PostgreSQL and a new blob
+//! directory (or, under STORE_TEST_BACKEND=cluster, the S3 bucket),
+//! survives being killed in the middle, and a PostgreSQL server then
+//! serves every object as the sled one did. Always on PostgreSQL (the
+//! cluster named by STORE_TEST_DATABASE_URL).
 
 mod common;
 
@@ -23,7 +24,10 @@ fn migrate_command(from: &Path, to: &Path, url: &str) -> Command {
         .arg(from)
         .arg("--data")
         .arg(to)
-        .env("STORE_DATABASE_URL", url);
+        .env("STORE_DATABASE_URL", url)
+        // Under STORE_TEST_BACKEND=cluster the bytes move into the bucket,
+        // where the server started on `to` then reads them.
+        .envs(s3_env(to));
     cmd
 }
 

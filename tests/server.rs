@@ -124,14 +124,12 @@ fn probes_answer_health_and_readiness_outside_the_rate_limit() {
 
     // The bytes moved away under the running server: not ready, though
     // the process still serves.
-    let blobs = s.data_dir().join("blobs");
-    let away = s.data_dir().join("blobs-away");
-    std::fs::rename(&blobs, &away).unwrap();
+    s.set_bytes_reachable(false);
     let mut res = s.get("/readyz");
     assert_eq!(header(&res, "retry-after"), "5");
     assert_error(&mut res, 503, "unavailable");
     assert_eq!(s.get("/healthz").status(), 200);
-    std::fs::rename(&away, &blobs).unwrap();
+    s.set_bytes_reachable(true);
     assert_eq!(
         s.get("/readyz").status(),
         200,

@@ -15,14 +15,27 @@ pub type Body = ureq::Body;
 
 pub const RETAIN_TOKEN: &str = "test-retain-token";
 
-/// A running server and the data dir it owns.
+/// A running server and the data dir it owns: one process, or two that
+/// share their records and bytes under `STORE_TEST_BACKEND=cluster`,
+/// between which requests alternate.
 pub struct Server {
-    child: Option<Child>,
+    procs: Vec<Proc>,
+    /// The first process's base URL: the one every process hands out.
     pub base: String,
+    /// The request count, which picks the process of the next request.
+    turn: std::sync::atomic::AtomicUsize,
     data: PathBuf,
     env: Vec<(String, String)>,
     _dir: Option<tempfile::TempDir>,
     agent: ureq::Agent,
+}
+
+/// One storesrv process of a [`Server`].
+struct Proc {
+    child: Option<Child>,
+    base: String,
+    /// Its `--data`; its log is beside it, `<data>.log`.
+    data: PathBuf,
 }
 
 fn agent() -> ureq::Agent {
@@ -48,6 +61,9 @@ fn spawn(data: &Path, env: &[(String, String)]) -> (Child, String) {
         .stderr(Stdio::from(
             std::fs::File::create(data.with_extension("log")).expect("log file"),
         ));
+    for var in S3_VARS {
+        cmd.env_remove(var);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -64,13 +80,71 @@ fn spawn(data: &Path, env: &[(String, String)]) -> (Child, String) {
     (child, base)
 }
 
-/// Whether this run puts records in PostgreSQL (`STORE_TEST_BACKEND`).
-pub fn on_postgres() -> bool {
+/// The settings of the bytes in S3 (CONTRACT.md).
+const S3_VARS: [&str; 6] = [
+    "STORE_S3_ENDPOINT",
+    "STORE_S3_BUCKET",
+    "STORE_S3_REGION",
+    "STORE_S3_ACCESS_KEY_ID",
+    "STORE_S3_SECRET_ACCESS_KEY",
+    "STORE_S3_PREFIX",
+];
+
+/// Where this run keeps records and bytes (`STORE_TEST_BACKEND`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// sled and files under `--data`: the embedded default.
+    Sled,
+    /// Records in PostgreSQL, files under `--data`.
+    Postgres,
+    /// Records in PostgreSQL, bytes in S3 (Garage), two processes.
+    Cluster,
+}
+
+pub fn backend() -> Backend {
     match std::env::var("STORE_TEST_BACKEND").as_deref() {
-        Ok("postgres") => true,
-        Ok("sled") | Err(_) => false,
-        Ok(other) => panic!("STORE_TEST_BACKEND must be sled or postgres, not {other:?}"),
+        Ok("sled") | Err(_) => Backend::Sled,
+        Ok("postgres") => Backend::Postgres,
+        Ok("cluster") => Backend::Cluster,
+        Ok(other) => panic!("STORE_TEST_BACKEND must be sled, postgres or cluster, not {other:?}"),
     }
+}
+
+/// Whether this run puts records in PostgreSQL.
+pub fn on_postgres() -> bool {
+    backend() != Backend::Sled
+}
+
+/// Whether this run puts bytes in S3: nothing of a store is on the disk.
+pub fn on_s3() -> bool {
+    backend() == Backend::Cluster
+}
+
+/// The S3 settings for a store whose (first) data dir is `data`, under
+/// `STORE_TEST_BACKEND=cluster`; none otherwise. The key prefix is made
+/// from the path, so that every process (and every restart) on one data
+/// dir shares the bytes, and no two stores do.
+pub fn s3_env(data: &Path) -> Vec<(String, String)> {
+    if !on_s3() {
+        return vec![];
+    }
+    let b = store_testkit::s3::bucket();
+    let prefix: String = data
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    [
+        ("STORE_S3_ENDPOINT", b.endpoint),
+        ("STORE_S3_BUCKET", b.bucket),
+        ("STORE_S3_REGION", b.region),
+        ("STORE_S3_ACCESS_KEY_ID", b.access_key_id),
+        ("STORE_S3_SECRET_ACCESS_KEY", b.secret_access_key),
+        ("STORE_S3_PREFIX", prefix),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
 }
 
 impl Server {
@@ -85,33 +159,82 @@ impl Server {
         Self::on(data, Some(dir), env)
     }
 
-    /// Starts a server over a data dir the caller owns. Under
-    /// `STORE_TEST_BACKEND=postgres` its records go to a fresh PostgreSQL
-    /// database (kept across restarts), unless `env` names one.
+    /// Starts a server over a data dir the caller owns. Unless `env` names
+    /// a database, `STORE_TEST_BACKEND` chooses: under `postgres` records
+    /// go to a fresh PostgreSQL database (kept across restarts); under
+    /// `cluster` bytes go to S3 too, and two processes serve. A server
+    /// on PostgreSQL under `cluster` keeps its bytes in S3 either way.
     pub fn on(data: PathBuf, dir: Option<tempfile::TempDir>, env: &[(&str, &str)]) -> Self {
         let mut env: Vec<(String, String)> = env
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        if on_postgres() && !env.iter().any(|(k, _)| k == "STORE_DATABASE_URL") {
+        let chosen = !env.iter().any(|(k, _)| k == "STORE_DATABASE_URL");
+        if on_postgres() && chosen {
             env.push((
                 "STORE_DATABASE_URL".into(),
                 store_testkit::pg::fresh_database(),
             ));
         }
-        Self::spawned(data, dir, env)
-    }
-
-    fn spawned(data: PathBuf, dir: Option<tempfile::TempDir>, env: Vec<(String, String)>) -> Self {
-        let (child, base) = spawn(&data, &env);
-        Self {
-            child: Some(child),
-            base,
+        let shared = env
+            .iter()
+            .any(|(k, v)| k == "STORE_DATABASE_URL" && !v.is_empty());
+        if shared && !env.iter().any(|(k, _)| k == "STORE_S3_ENDPOINT") {
+            env.extend(s3_env(&data));
+        }
+        // Two processes share a store only when nothing of it is on their
+        // own disks: records in PostgreSQL, bytes in S3.
+        let in_bucket = env
+            .iter()
+            .any(|(k, v)| k == "STORE_S3_ENDPOINT" && !v.is_empty());
+        let processes = if chosen && in_bucket { 2 } else { 1 };
+        let procs: Vec<Proc> = (0..processes)
+            .map(|i| Proc {
+                child: None,
+                base: String::new(),
+                data: Self::proc_data(&data, i),
+            })
+            .collect();
+        let mut server = Self {
+            procs,
+            base: String::new(),
+            turn: Default::default(),
             data,
             env,
             _dir: dir,
             agent: agent(),
+        };
+        server.spawn_all();
+        server
+    }
+
+    /// The `--data` of the `i`th process: the first has the server's; the
+    /// others hold only their logs, since the stores are shared.
+    fn proc_data(data: &Path, i: usize) -> PathBuf {
+        if i == 0 {
+            return data.to_path_buf();
         }
+        let name = data.file_name().unwrap_or_default().to_string_lossy();
+        data.with_file_name(format!("{name}-{}", i + 1))
+    }
+
+    /// Starts every process that is down. The others are told to hand out
+    /// the first one's URLs, as processes behind one load balancer hand
+    /// out its.
+    fn spawn_all(&mut self) {
+        for i in 0..self.procs.len() {
+            if self.procs[i].child.is_some() {
+                continue;
+            }
+            let mut env = self.env.clone();
+            if i > 0 && !env.iter().any(|(k, _)| k == "STORE_BASE_URL") {
+                env.push(("STORE_BASE_URL".into(), self.procs[0].base.clone()));
+            }
+            let (child, base) = spawn(&self.procs[i].data, &env);
+            self.procs[i].child = Some(child);
+            self.procs[i].base = base;
+        }
+        self.base = self.procs[0].base.clone();
     }
 
     /// Sends SIGTERM, waits for a clean exit, and starts again on the same
@@ -122,43 +245,49 @@ impl Server {
             status.success(),
             "storesrv exits 0 on SIGTERM, got {status}"
         );
-        let (child, base) = spawn(&self.data, &self.env);
-        self.child = Some(child);
-        self.base = base;
+        self.spawn_all();
     }
 
     /// Kills the server with SIGKILL, as a crash would, and starts it again
     /// on the same data dir.
     pub fn crash_and_restart(&mut self) {
-        let mut child = self.child.take().expect("the server is running");
-        child.kill().expect("SIGKILL");
-        child.wait().expect("the server is gone");
-        let (child, base) = spawn(&self.data, &self.env);
-        self.child = Some(child);
-        self.base = base;
+        self.kill();
+        self.spawn_all();
     }
 
     /// Kills the server with SIGKILL, as a crash would, and leaves it down.
     pub fn kill(&mut self) {
-        let mut child = self.child.take().expect("the server is running");
-        child.kill().expect("SIGKILL");
-        child.wait().expect("the server is gone");
+        for p in &mut self.procs {
+            let mut child = p.child.take().expect("the server is running");
+            child.kill().expect("SIGKILL");
+            child.wait().expect("the server is gone");
+        }
     }
 
-    /// Stops with SIGTERM and returns the exit status.
+    /// Stops with SIGTERM and returns the exit status (the first failure
+    /// of its processes, if any).
     pub fn stop(&mut self) -> std::process::ExitStatus {
-        let mut child = self.child.take().expect("the server is running");
-        let ok = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(ok.success());
-        child.wait().expect("the server exits")
+        let mut statuses = vec![];
+        for p in &mut self.procs {
+            let mut child = p.child.take().expect("the server is running");
+            let ok = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status()
+                .expect("kill runs");
+            assert!(ok.success());
+            statuses.push(child.wait().expect("the server exits"));
+        }
+        let failed = statuses.iter().find(|s| !s.success()).copied();
+        failed.unwrap_or(statuses[0])
     }
 
-    /// The server's process id.
+    /// The (first) server process's id.
     pub fn pid(&self) -> u32 {
-        self.child.as_ref().expect("the server is running").id()
+        self.procs[0]
+            .child
+            .as_ref()
+            .expect("the server is running")
+            .id()
     }
 
     /// Sockets the server process holds open on its own port now: its
@@ -204,8 +333,14 @@ impl Server {
         &self.data
     }
 
-    /// Committed blobs on disk: bytes the server still keeps.
+    /// Committed blobs: bytes the server still keeps, on disk or in the
+    /// bucket.
     pub fn blob_count(&self) -> usize {
+        if let Some(blobs) = self.s3_blobs() {
+            return store_core::BlobStore::list(&blobs)
+                .expect("list the bucket")
+                .len();
+        }
         let Ok(fans) = std::fs::read_dir(self.data.join("blobs")) else {
             return 0;
         };
@@ -215,40 +350,125 @@ impl Server {
             .sum()
     }
 
-    /// The server's stderr so far. Request lines are written in batches
-    /// every 200 ms (bins/storesrv/src/logs.rs), so wait out one batch.
-    pub fn log(&self) -> String {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        std::fs::read_to_string(self.data.with_extension("log")).unwrap_or_default()
+    /// The server's bucket, when its bytes are in S3.
+    pub fn s3_blobs(&self) -> Option<store_s3::S3Blobs> {
+        let var = |name: &str| {
+            self.env
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        let config = store_s3::S3Config {
+            endpoint: var("STORE_S3_ENDPOINT")?,
+            bucket: var("STORE_S3_BUCKET")?,
+            region: var("STORE_S3_REGION")?,
+            access_key_id: var("STORE_S3_ACCESS_KEY_ID")?,
+            secret_access_key: var("STORE_S3_SECRET_ACCESS_KEY")?,
+            prefix: var("STORE_S3_PREFIX").unwrap_or_default(),
+            part_bytes: store_s3::PART_BYTES_DEFAULT,
+        };
+        let random =
+            std::sync::Arc::new(store_testkit::SeededRandom::new(std::process::id().into()));
+        Some(store_s3::S3Blobs::connect(&config, random).expect("the test bucket"))
     }
 
-    /// Waits (up to 10 s) until the server's log holds `needle`, and
-    /// returns the log. Background work such as the orphan collection
-    /// reports only there.
-    pub fn wait_for_log(&self, needle: &str) -> String {
+    /// The server's stderr so far, every process's in turn. Request lines
+    /// are written in batches every 200 ms (bins/storesrv/src/logs.rs), so
+    /// wait out one batch.
+    pub fn log(&self) -> String {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        self.procs
+            .iter()
+            .map(|p| std::fs::read_to_string(p.data.with_extension("log")).unwrap_or_default())
+            .collect()
+    }
+
+    /// Waits (up to 10 s) until the log of every process of the server
+    /// holds `needle`, and returns the log. Background work such as the
+    /// orphan collection reports only there, and each process does its own.
+    pub fn wait_for_every_log(&self, needle: &str) -> String {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
             let log = self.log();
-            if log.contains(needle) {
+            let every = self.procs.iter().all(|p| {
+                std::fs::read_to_string(p.data.with_extension("log"))
+                    .unwrap_or_default()
+                    .contains(needle)
+            });
+            if every {
                 return log;
             }
             assert!(
                 std::time::Instant::now() < deadline,
-                "no {needle:?} in the log: {log}"
+                "no {needle:?} in every log: {log}"
             );
         }
     }
 
+    /// Removes every committed blob behind the server's back, as a disk
+    /// wiped by hand (or a bucket emptied) would.
+    pub fn remove_all_blobs(&self) {
+        if let Some(blobs) = self.s3_blobs() {
+            for id in store_core::BlobStore::list(&blobs).unwrap() {
+                store_core::BlobStore::remove(&blobs, &id).unwrap();
+            }
+            return;
+        }
+        for fan in std::fs::read_dir(self.data.join("blobs")).unwrap() {
+            for f in std::fs::read_dir(fan.unwrap().path()).unwrap() {
+                std::fs::remove_file(f.unwrap().path()).unwrap();
+            }
+        }
+    }
+
+    /// Takes the server's bytes out of its reach, or gives them back: the
+    /// blob directory moved away, or the bucket's marker object deleted
+    /// (what a bucket emptied or swapped under the service looks like).
+    pub fn set_bytes_reachable(&self, reachable: bool) {
+        if on_s3() {
+            let blobs = self.s3_blobs().expect("the server's bucket");
+            if !reachable {
+                blobs.remove_marker().unwrap();
+            }
+            // Connecting (in s3_blobs) wrote the marker back.
+            return;
+        }
+        let (blobs, away) = (self.data.join("blobs"), self.data.join("blobs-away"));
+        if reachable {
+            std::fs::rename(&away, &blobs).unwrap();
+        } else {
+            std::fs::rename(&blobs, &away).unwrap();
+        }
+    }
+
+    /// Temp files of uploads in progress or abandoned, under `--data`.
+    /// None ever, when the bytes go to S3: a writer holds at most one part
+    /// in memory, and an abandoned multipart upload is aborted.
+    pub fn temp_file_count(&self) -> usize {
+        std::fs::read_dir(self.data.join("tmp"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+
+    /// The public URL of `path`: the one the server hands out.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
+    /// Where to send a request for `path`: to the process whose turn it
+    /// is, as a round-robin load balancer would.
+    fn route(&self, path: &str) -> String {
+        let turn = self.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = &self.procs[turn % self.procs.len()];
+        format!("{}{path}", p.base)
+    }
+
     pub fn get(&self, path: &str) -> Response<Body> {
-        self.agent.get(self.url(path)).call().expect("GET")
+        self.agent.get(self.route(path)).call().expect("GET")
     }
 
     pub fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Response<Body> {
-        let mut req = self.agent.get(self.url(path));
+        let mut req = self.agent.get(self.route(path));
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -256,7 +476,7 @@ impl Server {
     }
 
     pub fn head(&self, path: &str) -> Response<Body> {
-        self.agent.head(self.url(path)).call().expect("HEAD")
+        self.agent.head(self.route(path)).call().expect("HEAD")
     }
 
     pub fn post(&self, path: &str, body: &[u8]) -> Response<Body> {
@@ -265,11 +485,11 @@ impl Server {
 
     /// A POST that may fail in transport (the server was killed).
     pub fn try_post(&self, path: &str, body: &[u8]) -> Result<Response<Body>, ureq::Error> {
-        self.agent.post(self.url(path)).send(body)
+        self.agent.post(self.route(path)).send(body)
     }
 
     pub fn post_with(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response<Body> {
-        let mut req = self.agent.post(self.url(path));
+        let mut req = self.agent.post(self.route(path));
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -277,7 +497,7 @@ impl Server {
     }
 
     pub fn post_empty(&self, path: &str, headers: &[(&str, &str)]) -> Response<Body> {
-        let mut req = self.agent.post(self.url(path));
+        let mut req = self.agent.post(self.route(path));
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -285,7 +505,7 @@ impl Server {
     }
 
     pub fn put(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response<Body> {
-        let mut req = self.agent.put(self.url(path));
+        let mut req = self.agent.put(self.route(path));
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -293,7 +513,7 @@ impl Server {
     }
 
     pub fn patch(&self, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response<Body> {
-        let mut req = self.agent.patch(self.url(path));
+        let mut req = self.agent.patch(self.route(path));
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -301,7 +521,7 @@ impl Server {
     }
 
     pub fn delete(&self, path: &str, headers: &[(&str, &str)]) -> Response<Body> {
-        let mut req = self.agent.delete(self.url(path));
+        let mut req = self.agent.delete(self.route(path));
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -332,9 +552,11 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
+        for p in &mut self.procs {
+            if let Some(mut child) = p.child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
         }
     }
 }

@@ -25,6 +25,66 @@ pub struct Config {
     pub guards: Guards,
     /// STORE_DATABASE_URL: records in PostgreSQL instead of sled.
     pub database_url: Option<Secret>,
+    /// STORE_S3_*: bytes in an S3-compatible store instead of under `data`.
+    pub s3: Option<S3Settings>,
+}
+
+/// Where the bytes go when they go to an S3-compatible store
+/// (CONTRACT.md, "More than one machine"). Debug never shows the secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct S3Settings {
+    pub endpoint: String,
+    pub bucket: String,
+    pub region: String,
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    pub prefix: String,
+}
+
+impl std::fmt::Debug for S3Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Settings")
+            .field("endpoint", &self.endpoint)
+            .field("bucket", &self.bucket)
+            .field("region", &self.region)
+            .field("access_key_id", &self.access_key_id)
+            .field("secret_access_key", &"(hidden)")
+            .field("prefix", &self.prefix)
+            .finish()
+    }
+}
+
+/// The region signed for unless STORE_S3_REGION says otherwise.
+const S3_REGION_DEFAULT: &str = "us-east-1";
+
+/// The S3 settings: none unless STORE_S3_ENDPOINT is set, and then the
+/// bucket and both credentials are required.
+fn s3_settings(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<S3Settings>, String> {
+    let get = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let Some(endpoint) = get("STORE_S3_ENDPOINT") else {
+        let stray = [
+            "STORE_S3_BUCKET",
+            "STORE_S3_ACCESS_KEY_ID",
+            "STORE_S3_SECRET_ACCESS_KEY",
+        ]
+        .into_iter()
+        .find(|n| get(n).is_some());
+        return match stray {
+            Some(n) => Err(format!("{n} is set but STORE_S3_ENDPOINT is not")),
+            None => Ok(None),
+        };
+    };
+    let need = |name: &str| {
+        get(name).ok_or_else(|| format!("STORE_S3_ENDPOINT is set, so {name} is needed too"))
+    };
+    Ok(Some(S3Settings {
+        endpoint: endpoint.trim().to_string(),
+        bucket: need("STORE_S3_BUCKET")?,
+        region: get("STORE_S3_REGION").unwrap_or_else(|| S3_REGION_DEFAULT.to_string()),
+        access_key_id: need("STORE_S3_ACCESS_KEY_ID")?,
+        secret_access_key: need("STORE_S3_SECRET_ACCESS_KEY")?,
+        prefix: get("STORE_S3_PREFIX").unwrap_or_default(),
+    }))
 }
 
 /// A setting that carries a password: its Debug form never shows it.
@@ -78,9 +138,15 @@ environment only:
   STORE_IMPORT_ALLOW_PRIVATE=1  let import reach private hosts (tests only)
   STORE_DATABASE_URL        postgres://user:pass@host:port/db: records, locks, pools and the
                             rate limit in PostgreSQL, shared by every process using it
+  STORE_S3_ENDPOINT         e.g. http://127.0.0.1:3900: bytes in this S3-compatible store
+  STORE_S3_BUCKET           the bucket (it must exist)
+  STORE_S3_REGION           the region the store expects (default us-east-1)
+  STORE_S3_ACCESS_KEY_ID, STORE_S3_SECRET_ACCESS_KEY   credentials (never logged)
+  STORE_S3_PREFIX           key prefix, so that several services can share a bucket
 
 migrate: copies the sled store in --from-data (stopped) into the PostgreSQL
-database of STORE_DATABASE_URL, and its bytes into --data, keeping every id.
+database of STORE_DATABASE_URL, and its bytes into the bucket of STORE_S3_*
+(or into --data without one), keeping every id.
 It may be run again after an interruption, checks counts and bytes at the
 end, and prints its report as JSON. The same directory for both moves the
 records alone.
@@ -244,6 +310,7 @@ fn settings(
         database_url: env("STORE_DATABASE_URL")
             .filter(|u| !u.trim().is_empty())
             .map(Secret),
+        s3: s3_settings(env)?,
     }))
 }
 
@@ -405,5 +472,38 @@ mod tests {
             run(&["--from-data", "old"], &db).is_err(),
             "--from-data belongs to migrate"
         );
+    }
+
+    #[test]
+    fn s3_settings_come_whole_or_not_at_all_and_hide_the_secret() {
+        assert_eq!(run(&[], &[]).unwrap().s3, None, "local files by default");
+        let full = [
+            ("STORE_S3_ENDPOINT", "http://127.0.0.1:3900"),
+            ("STORE_S3_BUCKET", "b"),
+            ("STORE_S3_ACCESS_KEY_ID", "GKid"),
+            ("STORE_S3_SECRET_ACCESS_KEY", "s3cr3t-value"),
+        ];
+        let c = run(&[], &full).unwrap();
+        let s3 = c.s3.as_ref().unwrap();
+        assert_eq!(s3.region, "us-east-1", "the contract's default region");
+        assert_eq!(s3.prefix, "");
+        assert!(!format!("{c:?}").contains("s3cr3t-value"), "{c:?}");
+        let mut with_prefix = full.to_vec();
+        with_prefix.push(("STORE_S3_PREFIX", "svc-a/"));
+        with_prefix.push(("STORE_S3_REGION", "garage"));
+        let s3 = run(&[], &with_prefix).unwrap().s3.unwrap();
+        assert_eq!(
+            (s3.prefix.as_str(), s3.region.as_str()),
+            ("svc-a/", "garage")
+        );
+        for missing in 1..full.len() {
+            let mut partial = full.to_vec();
+            let (name, _) = partial.remove(missing);
+            let e = run(&[], &partial).unwrap_err();
+            assert!(e.contains(name), "{e}");
+            assert!(!e.contains("s3cr3t-value"), "{e}");
+        }
+        let e = run(&[], &full[1..]).unwrap_err();
+        assert!(e.contains("STORE_S3_ENDPOINT"), "{e}");
     }
 }

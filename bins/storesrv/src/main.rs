@@ -4,6 +4,7 @@
 mod config;
 mod logs;
 mod migrate;
+mod stores;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -11,9 +12,10 @@ use std::sync::Arc;
 use store_app::system::{OsRandom, SystemClock};
 use store_app::{App, AppConfig, Ports};
 use store_core::{Limits, RetainTokens};
-use store_sled::{FsBlobStore, SledRepository};
+use store_sled::SledRepository;
 
 use config::{Command, Config};
+use stores::Records;
 
 /// jemalloc instead of glibc's malloc: image jobs allocate and free
 /// hundreds of megabytes on whichever blocking-pool thread runs them, and
@@ -112,7 +114,7 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     std::fs::create_dir_all(&config.data)
         .map_err(|e| format!("cannot create the data dir {}: {e}", config.data.display()))?;
     let records = Records::open(&config)?;
-    let files = Arc::new(records.blob_store(&config)?);
+    let files = records.blob_store(&config)?;
     // Small files are read far more often than written: serve them from
     // memory (docs/PERFORMANCE.md, scenario 1).
     let blobs = Arc::new(store_app::CachedBlobs::new(
@@ -165,6 +167,7 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     tracing::info!(
         data = %config.data.display(),
         records = %records.describe(),
+        bytes = %stores::describe_bytes(&config),
         objects = recovery.objects,
         pool_bytes = recovery.pool_used_bytes,
         "store opened: {} objects",
@@ -204,73 +207,6 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     served.map_err(|e| e.to_string())?;
     tracing::info!("stopped");
     Ok(())
-}
-
-/// Where the records live: sled under `--data` (one process), or
-/// PostgreSQL shared by every process configured with it.
-enum Records {
-    Sled(Arc<SledRepository>),
-    Pg(store_pg::PgStore),
-}
-
-/// Blobs written less than this long ago are never taken for orphans when
-/// processes share the store: another one may be about to record them.
-const SHARED_ORPHAN_GRACE_SECS: u64 = 3600;
-
-impl Records {
-    fn open(config: &Config) -> Result<Self, String> {
-        match &config.database_url {
-            None => Ok(Self::Sled(Arc::new(
-                SledRepository::open(&config.data).map_err(|e| e.to_string())?,
-            ))),
-            Some(url) => store_pg::PgStore::connect(&url.0)
-                .map(Self::Pg)
-                .map_err(|e| format!("STORE_DATABASE_URL: {}", e.message)),
-        }
-    }
-
-    /// Bytes stay under `--data`; when PostgreSQL is shared, other
-    /// processes may write the same directory.
-    fn blob_store(&self, config: &Config) -> Result<FsBlobStore, String> {
-        let random = Arc::new(OsRandom);
-        match self {
-            Self::Sled(_) => FsBlobStore::open(&config.data, random),
-            Self::Pg(_) => FsBlobStore::open_shared(&config.data, random),
-        }
-        .map_err(|e| e.to_string())
-    }
-
-    fn repository(&self) -> Arc<dyn store_core::Repository> {
-        match self {
-            Self::Sled(repo) => repo.clone(),
-            Self::Pg(pg) => Arc::new(pg.repository()),
-        }
-    }
-
-    fn coordination(&self, limits: &Limits) -> store_app::Coordination {
-        match self {
-            Self::Sled(_) => store_app::Coordination::Local,
-            Self::Pg(pg) => store_app::Coordination::Shared {
-                locks: Arc::new(pg.locks()),
-                ledgers: Arc::new(pg.ledgers(limits.pool_bytes, limits.pics_pool_bytes, &OsRandom)),
-                orphan_grace_secs: SHARED_ORPHAN_GRACE_SECS,
-            },
-        }
-    }
-
-    fn rate_limits(&self, per_min: u32) -> Option<Arc<dyn store_core::RateLimits>> {
-        match self {
-            Self::Sled(_) => None,
-            Self::Pg(pg) => Some(Arc::new(pg.rate_limits(per_min))),
-        }
-    }
-
-    fn describe(&self) -> &'static str {
-        match self {
-            Self::Sled(_) => "sled",
-            Self::Pg(_) => "postgresql",
-        }
-    }
 }
 
 /// The server's guards, from the configuration.

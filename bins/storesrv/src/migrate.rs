@@ -1,13 +1,15 @@
 //! `storesrv migrate --from-data DIR`: opens a stopped sled store as the
-//! source and the configured PostgreSQL database and blob directory as
-//! the target, and runs `store_app::migrate` between them.
+//! source and the configured PostgreSQL database and blob store (an S3
+//! bucket, or a directory) as the target, and runs `store_app::migrate`
+//! between them.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use store_app::migrate::{migrate, Side};
 use store_app::system::OsRandom;
-use store_core::Random;
+use store_core::{BlobStore, Random};
+use store_s3::S3Blobs;
 use store_sled::{FsBlobStore, SledRepository};
 
 use crate::config::Config;
@@ -41,9 +43,7 @@ pub fn run(config: &Config, from_data: &Path) -> Result<String, String> {
     let pg = store_pg::PgStore::connect(url)
         .map_err(|e| format!("STORE_DATABASE_URL: {}", e.message))?;
     let target = pg.repository();
-    std::fs::create_dir_all(&config.data)
-        .map_err(|e| format!("cannot create the data dir {}: {e}", config.data.display()))?;
-    let target_blobs = FsBlobStore::open_shared(&config.data, random).map_err(|e| e.message)?;
+    let target_blobs = target_blobs(config, random)?;
     let report = migrate(
         Side {
             repo: &source,
@@ -51,9 +51,23 @@ pub fn run(config: &Config, from_data: &Path) -> Result<String, String> {
         },
         Side {
             repo: &target,
-            blobs: &target_blobs,
+            blobs: target_blobs.as_ref(),
         },
     )
     .map_err(|e| e.message)?;
     serde_json::to_string(&report).map_err(|e| e.to_string())
+}
+
+/// The configured blob store: the bucket of STORE_S3_*, or files under
+/// `--data` in shared mode.
+fn target_blobs(config: &Config, random: Arc<dyn Random>) -> Result<Box<dyn BlobStore>, String> {
+    if let Some(s3) = &config.s3 {
+        let blobs = S3Blobs::connect(&crate::stores::s3_config(s3), random)
+            .map_err(|e| format!("STORE_S3_*: {}", e.message))?;
+        return Ok(Box::new(blobs));
+    }
+    std::fs::create_dir_all(&config.data)
+        .map_err(|e| format!("cannot create the data dir {}: {e}", config.data.display()))?;
+    let blobs = FsBlobStore::open_shared(&config.data, random).map_err(|e| e.message)?;
+    Ok(Box::new(blobs))
 }

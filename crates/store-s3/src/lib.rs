@@ -48,7 +48,11 @@ const CONNECT_TIMEOUT_SECS: u64 = 5;
 
 /// How long a request may wait for its next bytes. There is no limit on a
 /// whole request: a download streams at the pace of its client.
-const READ_TIMEOUT_SECS: u64 = 30;
+const READ_TIMEOUT_SECS: u64 = 10;
+
+/// How long a readiness ping may take: a store that hangs is not ready,
+/// and a load balancer's probe must get its answer before its own timeout.
+const PING_TIMEOUT_MS: u64 = 2000;
 
 /// Attempts after the first for a request that failed in a way worth
 /// retrying (a connection refused, a 5xx). Few: a store that is down must
@@ -317,7 +321,24 @@ impl BlobStore for S3Blobs {
     }
 
     fn ping(&self) -> StorageResult<()> {
-        self.head(&self.shared.marker.clone()).map(drop)
+        let store = Arc::clone(&self.shared.store);
+        let marker = self.shared.marker.clone();
+        let limit = Duration::from_millis(PING_TIMEOUT_MS);
+        let answer = self
+            .shared
+            .bridge
+            .run(async move { tokio::time::timeout(limit, store.head(&marker)).await });
+        match answer {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(self.error("cannot read the marker object of", e)),
+            Err(_) => Err(StorageError::of(
+                StorageErrorKind::Unavailable,
+                format!(
+                    "the {} did not answer within {PING_TIMEOUT_MS} ms",
+                    self.shared.place
+                ),
+            )),
+        }
     }
 
     /// The object's Last-Modified: when its upload completed.
@@ -330,6 +351,16 @@ impl BlobStore for S3Blobs {
 }
 
 impl S3Blobs {
+    /// Deletes the marker object, after which [`BlobStore::ping`] fails
+    /// until the next [`S3Blobs::connect`] writes it again: what tests use
+    /// to show a bucket that is no longer the service's.
+    pub fn remove_marker(&self) -> StorageResult<()> {
+        let store = Arc::clone(&self.shared.store);
+        let marker = self.shared.marker.clone();
+        self.run(async move { store.delete(&marker).await })
+            .map_err(|e| self.error("cannot remove the marker object from", e))
+    }
+
     fn head(&self, path: &Path) -> StorageResult<object_store::ObjectMeta> {
         let store = Arc::clone(&self.shared.store);
         let p = path.clone();

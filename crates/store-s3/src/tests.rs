@@ -153,10 +153,6 @@ fn wrong_credentials_are_refused_at_connect_without_saying_them() {
 fn ping_needs_the_marker() {
     let blobs = fresh(PART_BYTES_DEFAULT);
     blobs.ping().unwrap();
-    let store = Arc::clone(&blobs.shared.store);
-    let marker = blobs.shared.marker.clone();
-    blobs
-        .run(async move { store.delete(&marker).await })
-        .unwrap();
+    blobs.remove_marker().unwrap();
     assert!(blobs.ping().is_err(), "a bucket emptied under the service");
 }

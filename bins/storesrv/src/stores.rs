@@ -1,0 +1,107 @@
+//! The stores a configuration names: the records (sled under `--data`,
+//! or PostgreSQL) and the bytes (files under `--data`, or an S3 bucket),
+//! with the coordination that goes with them.
+
+use std::sync::Arc;
+
+use store_app::system::OsRandom;
+use store_core::{BlobStore, Limits};
+use store_s3::{S3Blobs, S3Config, PART_BYTES_DEFAULT};
+use store_sled::{FsBlobStore, SledRepository};
+
+use crate::config::{Config, S3Settings};
+
+/// Where the records live: sled under `--data` (one process), or
+/// PostgreSQL shared by every process configured with it.
+pub enum Records {
+    Sled(Arc<SledRepository>),
+    Pg(store_pg::PgStore),
+}
+
+/// Blobs written less than this long ago are never taken for orphans when
+/// processes share the store: another one may be about to record them.
+const SHARED_ORPHAN_GRACE_SECS: u64 = 3600;
+
+impl Records {
+    pub fn open(config: &Config) -> Result<Self, String> {
+        match &config.database_url {
+            None => Ok(Self::Sled(Arc::new(
+                SledRepository::open(&config.data).map_err(|e| e.to_string())?,
+            ))),
+            Some(url) => store_pg::PgStore::connect(&url.0)
+                .map(Self::Pg)
+                .map_err(|e| format!("STORE_DATABASE_URL: {}", e.message)),
+        }
+    }
+
+    /// Where the bytes live: the bucket of STORE_S3_*, or files under
+    /// `--data` (which other processes may write too when the records
+    /// are shared).
+    pub fn blob_store(&self, config: &Config) -> Result<Arc<dyn BlobStore>, String> {
+        let random = Arc::new(OsRandom);
+        if let Some(s3) = &config.s3 {
+            let blobs = S3Blobs::connect(&s3_config(s3), random)
+                .map_err(|e| format!("STORE_S3_*: {}", e.message))?;
+            return Ok(Arc::new(blobs));
+        }
+        match self {
+            Self::Sled(_) => FsBlobStore::open(&config.data, random),
+            Self::Pg(_) => FsBlobStore::open_shared(&config.data, random),
+        }
+        .map(|b| Arc::new(b) as Arc<dyn BlobStore>)
+        .map_err(|e| e.to_string())
+    }
+
+    pub fn repository(&self) -> Arc<dyn store_core::Repository> {
+        match self {
+            Self::Sled(repo) => repo.clone(),
+            Self::Pg(pg) => Arc::new(pg.repository()),
+        }
+    }
+
+    pub fn coordination(&self, limits: &Limits) -> store_app::Coordination {
+        match self {
+            Self::Sled(_) => store_app::Coordination::Local,
+            Self::Pg(pg) => store_app::Coordination::Shared {
+                locks: Arc::new(pg.locks()),
+                ledgers: Arc::new(pg.ledgers(limits.pool_bytes, limits.pics_pool_bytes, &OsRandom)),
+                orphan_grace_secs: SHARED_ORPHAN_GRACE_SECS,
+            },
+        }
+    }
+
+    pub fn rate_limits(&self, per_min: u32) -> Option<Arc<dyn store_core::RateLimits>> {
+        match self {
+            Self::Sled(_) => None,
+            Self::Pg(pg) => Some(Arc::new(pg.rate_limits(per_min))),
+        }
+    }
+
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Self::Sled(_) => "sled",
+            Self::Pg(_) => "postgresql",
+        }
+    }
+}
+
+/// The adapter's settings from the configuration's.
+pub fn s3_config(s: &S3Settings) -> S3Config {
+    S3Config {
+        endpoint: s.endpoint.clone(),
+        bucket: s.bucket.clone(),
+        region: s.region.clone(),
+        access_key_id: s.access_key_id.clone(),
+        secret_access_key: s.secret_access_key.clone(),
+        prefix: s.prefix.clone(),
+        part_bytes: PART_BYTES_DEFAULT,
+    }
+}
+
+/// Where the bytes are, for the start-up line: never a credential.
+pub fn describe_bytes(config: &Config) -> String {
+    match &config.s3 {
+        Some(s3) => format!("s3 bucket {} at {}", s3.bucket, s3.endpoint),
+        None => format!("files under {}", config.data.display()),
+    }
+}
