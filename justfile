@@ -35,3 +35,11 @@ ci:
 # arguments go to storebench, e.g. `just bench --only 1,3`.
 bench *args:
     bench/run.sh {{args}}
+
+# Two storesrv processes on PostgreSQL and Garage behind nginx, on this one
+# machine (issue 14): prints the URL. `just cluster-stop` stops it all.
+cluster dir="target/cluster":
+    scripts/cluster start {{dir}}
+
+cluster-stop dir="target/cluster":
+    scripts/cluster stop {{dir}}

@@ -1,8 +1,10 @@
 //! Two storesrv processes on one PostgreSQL database and one blob
-//! directory (CONTRACT.md, "More than one machine"): every test sends each
-//! request to a process it chooses, and checks that the two behave as one
-//! service. These tests always run on PostgreSQL (the cluster named by
-//! STORE_TEST_DATABASE_URL, which scripts/test starts).
+//! directory, or one bucket under STORE_TEST_BACKEND=cluster (CONTRACT.md,
+//! "More than one machine"): every test sends each request to a process
+//! it chooses, and checks that the two behave as one service. These tests
+//! always run on PostgreSQL (the cluster named by STORE_TEST_DATABASE_URL,
+//! which scripts/test starts); the outage of the bucket runs on a Garage
+//! node of its own (scripts/garage), which it takes down and up again.
 
 mod common;
 
@@ -195,7 +197,8 @@ fn a_killed_process_loses_nothing_acknowledged_and_the_other_serves() {
     let pid = c.a.pid().to_string();
     std::thread::scope(|s| {
         for t in 0..4 {
-            let server = &c.a;
+            // Through both: half the writers on the process that dies.
+            let server = c.pick(t);
             let acknowledged = &acknowledged;
             s.spawn(move || {
                 for i in 0..200 {
@@ -288,5 +291,119 @@ fn readiness_follows_the_database_and_never_shows_its_password() {
             !server.log().contains(&password),
             "the log never holds the password"
         );
+    }
+}
+
+/// A Garage node of the test's own (scripts/garage), which it may take
+/// down without disturbing the tests that share the suite's node.
+struct OwnGarage {
+    dir: tempfile::TempDir,
+    /// Its STORE_S3_* settings.
+    env: Vec<(String, String)>,
+}
+
+impl OwnGarage {
+    fn script(&self, command: &str) {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/garage");
+        let status = std::process::Command::new(script)
+            .arg(command)
+            .arg(self.dir.path().join("node"))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("scripts/garage runs");
+        assert!(status.success(), "scripts/garage {command}");
+    }
+
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/garage");
+        let out = std::process::Command::new(script)
+            .arg("start")
+            .arg(dir.path().join("node"))
+            .output()
+            .expect("scripts/garage runs");
+        assert!(
+            out.status.success(),
+            "a Garage node starts: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let env = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Self { dir, env }
+    }
+
+    fn var(&self, name: &str) -> &str {
+        &self.env.iter().find(|(k, _)| k == name).expect(name).1
+    }
+}
+
+impl Drop for OwnGarage {
+    fn drop(&mut self) {
+        self.script("stop");
+    }
+}
+
+#[test]
+fn a_bucket_outage_fails_clearly_and_loses_nothing() {
+    let garage = OwnGarage::start();
+    let mut env: Vec<(&str, &str)> = garage
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    env.push(("STORE_S3_PREFIX", "outage"));
+    let c = Cluster::start(&env);
+    let secret = garage.var("STORE_S3_SECRET_ACCESS_KEY").to_string();
+    let acknowledged: Vec<(String, String)> = (0..20)
+        .map(|i| {
+            let body = format!("kept {i} ").repeat(50);
+            let r = c.pick(i).upload(&format!("k{i}.txt"), body.as_bytes());
+            (format!("/{}", r["id"].as_str().unwrap()), body)
+        })
+        .collect();
+
+    garage.script("down");
+    for (i, server) in [&c.a, &c.b].into_iter().enumerate() {
+        // Never read before, so never cached: the read goes to the bucket.
+        let mut res = server.get(&acknowledged[i].0);
+        assert_eq!(header(&res, "retry-after"), "5");
+        let body = text(&mut res);
+        assert_eq!(
+            res.status(),
+            503,
+            "a clear error while the bucket is out: {body}"
+        );
+        assert!(body.contains("\"unavailable\""), "{body}");
+        assert!(!body.contains(&secret), "{body}");
+        let mut refused = server.post("/?name=late.txt", b"late");
+        let body = text(&mut refused);
+        assert_eq!(refused.status(), 503, "nothing is stored: {body}");
+        assert!(!body.contains(&secret), "{body}");
+        assert_eq!(server.get("/readyz").status(), 503, "not ready");
+        assert_eq!(server.get("/healthz").status(), 200, "the process serves");
+    }
+    assert!(!c.a.log().contains(&secret), "the secret is never logged");
+
+    garage.script("up");
+    for server in [&c.a, &c.b] {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while server.get("/readyz").status() != 200 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "ready again once it is back"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    for (i, (path, body)) in acknowledged.iter().enumerate() {
+        assert_eq!(&text(&mut c.pick(i + 1).get(path)), body, "{path}");
+    }
+    for server in [&c.a, &c.b] {
+        let r = server.upload("after.txt", b"after the outage");
+        let path = format!("/{}", r["id"].as_str().unwrap());
+        assert_eq!(text(&mut c.b.get(&path)), "after the outage");
     }
 }
