@@ -365,7 +365,21 @@ fn a_bucket_outage_fails_clearly_and_loses_nothing() {
         })
         .collect();
 
+    // Read once through each process: a small blob is then cached by id,
+    // and served without a request to the bucket (immutable, so never
+    // stale), even while the bucket is out.
+    let (cached, cached_body) = &acknowledged[19];
+    for server in [&c.a, &c.b] {
+        assert_eq!(&text(&mut server.get(cached)), cached_body);
+    }
     garage.script("down");
+    for server in [&c.a, &c.b] {
+        assert_eq!(
+            &text(&mut server.get(cached)),
+            cached_body,
+            "from the cache"
+        );
+    }
     for (i, server) in [&c.a, &c.b].into_iter().enumerate() {
         // Never read before, so never cached: the read goes to the bucket.
         let mut res = server.get(&acknowledged[i].0);
