@@ -48,9 +48,27 @@ if [ -z "${STORE_BENCH_DATABASE_URL:-}" ]; then
     taskset -a -cp 0 "$(head -1 "$pgdir/c/data/postmaster.pid")" >/dev/null
 fi
 
+# Scenario 14 (issue 14): the whole several-process set-up behind nginx
+# (scripts/cluster: PostgreSQL and Garage durable, two storesrv, nginx),
+# sharing both cores with the load generator as issue 14 describes
+# (CLUSTER_CPUS=0 would pin it all to the server core instead), with the
+# benchmark settings storebench gives its own servers (per-client limits
+# off: one load generator stands for many clients). BENCH_CLUSTER=0 skips
+# it.
+cluster_args=()
+if [ "${BENCH_CLUSTER:-1}" != 0 ]; then
+    scripts/garage install
+    clusterdir=$(mktemp -d)
+    trap 'scripts/cluster stop "$clusterdir/c"; [ -n "${pgdir:-}" ] && scripts/pg-cluster stop "$pgdir/c"' EXIT
+    cluster_url=$(STORE_CONNECTIONS_PER_IP=0 STORE_REQUESTS_PER_IP=0 \
+        STORE_RATE_LIMIT_PER_MIN=0 STORE_POOL_BYTES=1000000000000 \
+        scripts/cluster start "$clusterdir/c")
+    cluster_args=(--cluster-url "$cluster_url")
+fi
+
 mkdir -p bench/results
 target/release/storebench --out bench/results/latest.md \
-    --database-url "$STORE_BENCH_DATABASE_URL" "$@"
+    --database-url "$STORE_BENCH_DATABASE_URL" "${cluster_args[@]}" "$@"
 
 # Criterion micro benchmarks of store-core and store-media (reports in
 # target/criterion/). BENCH_MICRO=0 skips them.

@@ -8,6 +8,7 @@
 //! how to read the output.
 
 mod attack;
+mod cluster;
 mod inproc;
 mod postgres;
 mod scenarios;
@@ -69,10 +70,11 @@ pub struct Bench {
 fn usage() -> ! {
     eprintln!(
         "usage: storebench [--rounds N] [--secs S] [--objects N] [--only 1,2,...] [--out FILE]\n\
-         \x20                 [--database-url postgres://...]\n\
+         \x20                 [--database-url postgres://...] [--cluster-url http://...]\n\
          Runs the scenarios of docs/PERFORMANCE.md against target/release/storesrv; with a\n\
          database URL (an account that may create databases), scenarios 1, 3 and 5 run\n\
-         with the records in PostgreSQL too."
+         with the records in PostgreSQL too; with a cluster URL (scripts/cluster), scenario\n\
+         14 measures that set-up beside sled."
     );
     std::process::exit(2)
 }
@@ -84,6 +86,7 @@ fn main() {
     let mut only: Option<Vec<u32>> = None;
     let mut out: Option<PathBuf> = None;
     let mut database_url: Option<String> = None;
+    let mut cluster_url: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -101,6 +104,7 @@ fn main() {
             }
             "--out" => out = Some(PathBuf::from(value())),
             "--database-url" => database_url = Some(value()),
+            "--cluster-url" => cluster_url = Some(value()),
             _ => usage(),
         }
     }
@@ -168,6 +172,15 @@ fn main() {
                 rows.extend(postgres::scenarios(&bench, &fixtures, url));
             }
             None => println!("  (no --database-url: scenarios 1, 3 and 5 run on sled only)"),
+        }
+    }
+    if wanted(14) {
+        match &cluster_url {
+            Some(url) => {
+                settle_disk();
+                rows.extend(cluster::scenarios(&bench, &fixtures, url));
+            }
+            None => println!("  (no --cluster-url: scenario 14 does not run)"),
         }
     }
     if wanted(6) {

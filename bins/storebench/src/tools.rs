@@ -123,15 +123,21 @@ impl Storesrv {
 
     /// Uploads `bytes` as a single file and answers its path.
     pub fn upload(&self, name: &str, bytes: &[u8]) -> String {
-        let mut res = agent()
-            .post(format!("{}/?name={name}&ttl=14d", self.base))
-            .send(bytes)
-            .expect("upload");
-        let v: Value =
-            serde_json::from_str(&res.body_mut().read_to_string().expect("body")).expect("JSON");
-        let url = v["url"].as_str().expect("a url").to_string();
-        url.strip_prefix(&self.base).expect("base").to_string()
+        upload_to(&self.base, name, bytes)
     }
+}
+
+/// Uploads `bytes` as a single file to the service at `base` and answers
+/// its path.
+pub fn upload_to(base: &str, name: &str, bytes: &[u8]) -> String {
+    let mut res = agent()
+        .post(format!("{base}/?name={name}&ttl=14d"))
+        .send(bytes)
+        .expect("upload");
+    let v: Value =
+        serde_json::from_str(&res.body_mut().read_to_string().expect("body")).expect("JSON");
+    let url = v["url"].as_str().expect("a url").to_string();
+    url.strip_prefix(base).expect("base").to_string()
 }
 
 /// Stops a server with SIGTERM and waits for it: TERM, not KILL, so nginx's
