@@ -294,6 +294,70 @@ fn readiness_follows_the_database_and_never_shows_its_password() {
     }
 }
 
+/// The objects one process's log says its sweeper removed.
+fn swept(log: &str) -> u64 {
+    log.lines()
+        .filter(|l| l.contains("expired objects swept"))
+        .filter_map(|l| {
+            l.split("removed=")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
+}
+
+#[test]
+fn expired_objects_are_swept_once_by_whichever_process_gets_there() {
+    const FILES: usize = 200;
+    let mut c = Cluster::start(&[]);
+    let ids: Vec<String> = (0..FILES)
+        .map(|i| {
+            let r = c
+                .pick(i)
+                .post(&format!("/?name=e{i}.txt&ttl=1h"), b"soon expired");
+            let mut r = r;
+            assert_eq!(r.status(), 201);
+            json(&mut r)["id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(c.a.blob_count(), FILES);
+    // Five hours later on both processes' wall clocks, past every file's
+    // lifetime: both start at once, and each sweeps as it starts.
+    for s in [&mut c.a, &mut c.b] {
+        assert!(s.stop().success());
+        for (k, v) in clock_ahead("+5h") {
+            s.set_env(&k, &v);
+        }
+    }
+    std::thread::scope(|scope| {
+        scope.spawn(|| c.a.start_again());
+        scope.spawn(|| c.b.start_again());
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while swept(&c.a.log()) + swept(&c.b.log()) < FILES as u64 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not all swept: {} and {}",
+            swept(&c.a.log()),
+            swept(&c.b.log())
+        );
+    }
+    let (a, b) = (swept(&c.a.log()), swept(&c.b.log()));
+    println!("swept: {a} by one process, {b} by the other");
+    assert_eq!(
+        a + b,
+        FILES as u64,
+        "each removed once: {a} by one, {b} by the other"
+    );
+    for (i, id) in ids.iter().enumerate().step_by(17) {
+        assert_error(&mut c.pick(i).get(&format!("/{id}")), 404, "not_found");
+    }
+    assert_eq!(c.a.blob_count(), 0, "their bytes went with them");
+}
+
 /// A Garage node of the test's own (scripts/garage), which it may take
 /// down without disturbing the tests that share the suite's node.
 struct OwnGarage {

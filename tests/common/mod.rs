@@ -34,8 +34,18 @@ pub struct Server {
 struct Proc {
     child: Option<Child>,
     base: String,
-    /// Its `--data`; its log is beside it, `<data>.log`.
+    /// Its `--data`.
     data: PathBuf,
+    /// Its stderr, beside `data` and named for this process alone: two
+    /// servers of a test may share a data dir (tests/cluster.rs).
+    log: PathBuf,
+}
+
+/// A log file name no other process of this test binary uses.
+fn log_path(data: &Path) -> PathBuf {
+    static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    data.with_extension(format!("{n}.log"))
 }
 
 fn agent() -> ureq::Agent {
@@ -48,7 +58,7 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-fn spawn(data: &Path, env: &[(String, String)]) -> (Child, String) {
+fn spawn(data: &Path, log: &Path, env: &[(String, String)]) -> (Child, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_storesrv"));
     cmd.args(["--listen", "127.0.0.1:0", "--data"])
         .arg(data)
@@ -58,9 +68,7 @@ fn spawn(data: &Path, env: &[(String, String)]) -> (Child, String) {
         .env_remove("STORE_DATABASE_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::from(
-            std::fs::File::create(data.with_extension("log")).expect("log file"),
-        ));
+        .stderr(Stdio::from(std::fs::File::create(log).expect("log file")));
     for var in S3_VARS {
         cmd.env_remove(var);
     }
@@ -89,6 +97,24 @@ const S3_VARS: [&str; 6] = [
     "STORE_S3_SECRET_ACCESS_KEY",
     "STORE_S3_PREFIX",
 ];
+
+/// The environment that makes a process's wall clock run `offset` ahead
+/// (libfaketime, e.g. `+5h`), its monotonic clock untouched so that its
+/// timers behave. Panics, naming the package, where libfaketime is missing.
+pub fn clock_ahead(offset: &str) -> Vec<(String, String)> {
+    let lib = ["x86_64-linux-gnu", "aarch64-linux-gnu"]
+        .iter()
+        .map(|arch| format!("/usr/lib/{arch}/faketime/libfaketime.so.1"))
+        .find(|p| Path::new(p).exists())
+        .unwrap_or_else(|| {
+            panic!("libfaketime is missing: apt-get install faketime (scripts/test installs it)")
+        });
+    vec![
+        ("LD_PRELOAD".into(), lib),
+        ("FAKETIME".into(), offset.into()),
+        ("FAKETIME_DONT_FAKE_MONOTONIC".into(), "1".into()),
+    ]
+}
 
 /// Where this run keeps records and bytes (`STORE_TEST_BACKEND`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,10 +215,14 @@ impl Server {
             .any(|(k, v)| k == "STORE_S3_ENDPOINT" && !v.is_empty());
         let processes = if chosen && in_bucket { 2 } else { 1 };
         let procs: Vec<Proc> = (0..processes)
-            .map(|i| Proc {
-                child: None,
-                base: String::new(),
-                data: Self::proc_data(&data, i),
+            .map(|i| {
+                let data = Self::proc_data(&data, i);
+                Proc {
+                    child: None,
+                    base: String::new(),
+                    log: log_path(&data),
+                    data,
+                }
             })
             .collect();
         let mut server = Self {
@@ -230,11 +260,22 @@ impl Server {
             if i > 0 && !env.iter().any(|(k, _)| k == "STORE_BASE_URL") {
                 env.push(("STORE_BASE_URL".into(), self.procs[0].base.clone()));
             }
-            let (child, base) = spawn(&self.procs[i].data, &env);
+            let (child, base) = spawn(&self.procs[i].data, &self.procs[i].log, &env);
             self.procs[i].child = Some(child);
             self.procs[i].base = base;
         }
         self.base = self.procs[0].base.clone();
+    }
+
+    /// Sets a variable of the server's environment from its next start on.
+    pub fn set_env(&mut self, name: &str, value: &str) {
+        self.env.retain(|(k, _)| k != name);
+        self.env.push((name.to_string(), value.to_string()));
+    }
+
+    /// Starts the server again after [`Server::stop`] or [`Server::kill`].
+    pub fn start_again(&mut self) {
+        self.spawn_all();
     }
 
     /// Sends SIGTERM, waits for a clean exit, and starts again on the same
@@ -379,7 +420,7 @@ impl Server {
         std::thread::sleep(std::time::Duration::from_millis(300));
         self.procs
             .iter()
-            .map(|p| std::fs::read_to_string(p.data.with_extension("log")).unwrap_or_default())
+            .map(|p| std::fs::read_to_string(&p.log).unwrap_or_default())
             .collect()
     }
 
@@ -391,7 +432,7 @@ impl Server {
         loop {
             let log = self.log();
             let every = self.procs.iter().all(|p| {
-                std::fs::read_to_string(p.data.with_extension("log"))
+                std::fs::read_to_string(&p.log)
                     .unwrap_or_default()
                     .contains(needle)
             });
