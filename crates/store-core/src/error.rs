@@ -1,8 +1,11 @@
-//! The one error type of the domain, one variant per code of SPEC.md "Errors".
+//! The one error type of the service: a variant per code of SPEC.md
+//! "Errors", and the codes a server adds beyond it (a request line or
+//! headers too long, a store that is full, out of reach or failing).
 //!
 //! The HTTP layer never invents a code: it asks the error for its status,
 //! code string and retry hint, so the table in SPEC.md, `/api`'s `errors`
-//! map and every JSON error body come from the same place ([`ErrorCode`]).
+//! map, `/help/errors` and every JSON error body come from the same place
+//! ([`ErrorCode`]).
 
 use serde::Serialize;
 
@@ -40,6 +43,22 @@ pub enum StoreError {
         message: String,
         retry_after_secs: u64,
     },
+    /// The request target is longer than the server reads.
+    #[error("the request target is longer than {max_bytes} bytes")]
+    UriTooLong { max_bytes: usize },
+    /// The request headers are larger than the server reads.
+    #[error("the request headers are larger than {max_bytes} bytes in all")]
+    HeadersTooLarge { max_bytes: usize },
+    /// The store's disk is full: nothing was stored.
+    #[error("the server's disk is full; nothing was stored. Try again later")]
+    StorageFull,
+    /// The records or the bytes cannot be reached now (a database or a
+    /// bucket that is out).
+    #[error("the store cannot be reached now; try again shortly (the server log has the details)")]
+    Unavailable,
+    /// A fault of the server's own; the details are in its log only.
+    #[error("internal storage error; the server log has the details")]
+    Internal,
     /// The server is saturated for everyone (its image queue, or the room
     /// for bodies in flight, is full); retry after the given seconds. It is
     /// answered as 429 `rate_limited`, the code SPEC.md's clients already
@@ -86,6 +105,11 @@ impl StoreError {
             Self::RateLimited { .. } | Self::Busy { .. } => ErrorCode::RateLimited,
             Self::Unsupported(_) => ErrorCode::Unsupported,
             Self::PoolFull { .. } => ErrorCode::PoolFull,
+            Self::UriTooLong { .. } => ErrorCode::UriTooLong,
+            Self::HeadersTooLarge { .. } => ErrorCode::HeadersTooLarge,
+            Self::StorageFull => ErrorCode::StorageFull,
+            Self::Unavailable => ErrorCode::Unavailable,
+            Self::Internal => ErrorCode::Internal,
         }
     }
 
@@ -99,10 +123,19 @@ impl StoreError {
             | Self::Busy {
                 retry_after_secs, ..
             } => Some(*retry_after_secs),
+            Self::StorageFull => Some(STORAGE_FULL_RETRY_AFTER_SECS),
+            Self::Unavailable => Some(UNAVAILABLE_RETRY_AFTER_SECS),
             _ => None,
         }
     }
 }
+
+/// Seconds a client is asked to wait when the disk is full.
+pub const STORAGE_FULL_RETRY_AFTER_SECS: u64 = 300;
+
+/// Seconds a client (or a load balancer's probe) is asked to wait when
+/// the database or the bucket cannot be reached.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 5;
 
 /// The stable codes of SPEC.md "Errors", in the order of its table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,6 +149,16 @@ pub enum ErrorCode {
     RateLimited,
     Unsupported,
     PoolFull,
+    /// Beyond SPEC.md: 414, a request target too long.
+    UriTooLong,
+    /// Beyond SPEC.md: 431, request headers too large.
+    HeadersTooLarge,
+    /// Beyond SPEC.md: 500, a fault of the server's own.
+    Internal,
+    /// Beyond SPEC.md: 503, the records or the bytes out of reach.
+    Unavailable,
+    /// Beyond SPEC.md: 507, the disk is full.
+    StorageFull,
 }
 
 /// One row of `/api`'s `errors` map.
@@ -127,7 +170,8 @@ pub struct ErrorInfo {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 9] = [
+    /// The codes of SPEC.md's table, in its order.
+    pub const SPEC: [ErrorCode; 9] = [
         Self::BadRequest,
         Self::WriteDenied,
         Self::Forbidden,
@@ -137,6 +181,25 @@ impl ErrorCode {
         Self::RateLimited,
         Self::Unsupported,
         Self::PoolFull,
+    ];
+
+    /// Every code the service answers, by HTTP status: what `/api` and
+    /// `/help/errors` list.
+    pub const ALL: [ErrorCode; 14] = [
+        Self::BadRequest,
+        Self::WriteDenied,
+        Self::Forbidden,
+        Self::NotFound,
+        Self::MissingLength,
+        Self::TooLarge,
+        Self::UriTooLong,
+        Self::RateLimited,
+        Self::HeadersTooLarge,
+        Self::Internal,
+        Self::Unsupported,
+        Self::Unavailable,
+        Self::PoolFull,
+        Self::StorageFull,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -150,6 +213,11 @@ impl ErrorCode {
             Self::RateLimited => "rate_limited",
             Self::Unsupported => "unsupported",
             Self::PoolFull => "pool_full",
+            Self::UriTooLong => "uri_too_long",
+            Self::HeadersTooLarge => "headers_too_large",
+            Self::Internal => "internal",
+            Self::Unavailable => "unavailable",
+            Self::StorageFull => "storage_full",
         }
     }
 
@@ -164,12 +232,21 @@ impl ErrorCode {
             Self::RateLimited => 429,
             Self::Unsupported => 501,
             Self::PoolFull => 507,
+            Self::UriTooLong => 414,
+            Self::HeadersTooLarge => 431,
+            Self::Internal => 500,
+            Self::Unavailable => 503,
+            Self::StorageFull => 507,
         }
     }
 
-    /// Only 429 and 507 are worth retrying later (SPEC.md "Errors", rule 1).
+    /// Only 429 and 507 are worth retrying later (SPEC.md "Errors", rule
+    /// 1), and beyond SPEC.md 503: a store out of reach comes back.
     pub fn is_retryable(self) -> bool {
-        matches!(self, Self::RateLimited | Self::PoolFull)
+        matches!(
+            self,
+            Self::RateLimited | Self::PoolFull | Self::StorageFull | Self::Unavailable
+        )
     }
 
     pub fn info(self) -> ErrorInfo {
@@ -207,6 +284,26 @@ impl ErrorCode {
                 "pool exhausted",
                 "wait; Retry-After is 300 s; an admin must delete or wait for expiry",
             ),
+            Self::UriTooLong => (
+                "request target (path and query) longer than the server reads",
+                "shorten it; do not retry unchanged",
+            ),
+            Self::HeadersTooLarge => (
+                "request headers larger than the server reads",
+                "send fewer or shorter headers; do not retry unchanged",
+            ),
+            Self::Internal => (
+                "a fault of the server's own; its log has the details",
+                "do not retry unchanged; report it to the operator",
+            ),
+            Self::Unavailable => (
+                "the records or the bytes cannot be reached now (a database or a bucket out)",
+                "wait for the Retry-After header (seconds), then retry unchanged",
+            ),
+            Self::StorageFull => (
+                "the server's disk is full; nothing was stored",
+                "wait for the Retry-After header (seconds), then retry unchanged",
+            ),
         };
         ErrorInfo {
             http: self.http_status(),
@@ -233,10 +330,24 @@ mod tests {
             (501, "unsupported"),
             (507, "pool_full"),
         ];
-        for (code, (http, name)) in ErrorCode::ALL.iter().zip(table) {
+        for (code, (http, name)) in ErrorCode::SPEC.iter().zip(table) {
             assert_eq!(code.http_status(), http);
             assert_eq!(code.as_str(), name);
             assert_eq!(code.is_retryable(), http == 429 || http == 507);
+        }
+    }
+
+    #[test]
+    fn every_code_is_listed_once_by_status() {
+        let mut seen = std::collections::HashSet::new();
+        for pair in ErrorCode::ALL.windows(2) {
+            assert!(pair[0].http_status() <= pair[1].http_status(), "{pair:?}");
+        }
+        for code in ErrorCode::ALL {
+            assert!(seen.insert(code.as_str()), "{code:?} twice");
+        }
+        for code in ErrorCode::SPEC {
+            assert!(ErrorCode::ALL.contains(&code));
         }
     }
 

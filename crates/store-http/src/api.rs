@@ -127,7 +127,10 @@ mod tests {
         assert_eq!(c["rate_limit_per_min"], 100);
         assert_eq!(c["retention_token"], false);
         assert_eq!(c["errors"]["pool_full"]["http"], 507);
-        assert_eq!(c["errors"].as_object().unwrap().len(), 9);
+        // SPEC.md's nine, and the five a server adds (414, 431, 500, 503,
+        // and 507 for a full disk).
+        assert_eq!(c["errors"].as_object().unwrap().len(), 14);
+        assert_eq!(c["errors"]["unavailable"]["http"], 503);
         assert_eq!(c["limits"]["history_limit"], 200);
         for field in ["service", "version", "base_url", "endpoints"] {
             assert!(c.get(field).is_some(), "{field}");

@@ -440,8 +440,8 @@ pub fn limits_text(l: &Limits) -> String {
 /// `/help/errors`: plain text, one paragraph per code.
 pub fn errors_text() -> String {
     let mut out = String::from(
-        "Every error is JSON: {\"error\": \"<message>\", \"code\": \"<code>\"}, plus \"retry_after\" (seconds) and a Retry-After header on 429 and 507.\n\
-Only 429 and 507 are worth retrying later; every other code means the request itself must change.\n\n",
+        "Every error is JSON: {\"error\": \"<message>\", \"code\": \"<code>\"}, plus \"retry_after\" (seconds) and a Retry-After header on 429, 503 and 507.\n\
+Only 429, 503 and 507 are worth retrying later; 500 is the server's fault; every other code means the request itself must change.\n\n",
     );
     for code in ErrorCode::ALL {
         let info = code.info();

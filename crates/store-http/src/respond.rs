@@ -113,7 +113,7 @@ pub fn error_body(e: &StoreError) -> Vec<u8> {
 }
 
 /// The JSON error of SPEC.md: `error`, `code`, and `retry_after` with a
-/// `Retry-After` header on 429 and 507.
+/// `Retry-After` header on the codes retried later (429, 503, 507).
 pub fn store_error(e: &StoreError) -> Res {
     let status =
         StatusCode::from_u16(e.code().http_status()).expect("spec codes are valid statuses");
@@ -125,67 +125,27 @@ pub fn store_error(e: &StoreError) -> Res {
     res
 }
 
-/// 414 for a request target longer than `max` bytes.
-pub fn uri_too_long(max: usize) -> Res {
-    #[derive(Serialize)]
-    struct TooLong {
-        error: String,
-        code: &'static str,
-    }
-    json(
-        StatusCode::URI_TOO_LONG,
-        &TooLong {
-            error: format!("the request target is longer than {max} bytes"),
-            code: "uri_too_long",
-        },
-    )
+/// 414 for a request target longer than `max_bytes`.
+pub fn uri_too_long(max_bytes: usize) -> Res {
+    store_error(&StoreError::UriTooLong { max_bytes })
 }
 
-/// 431 for request headers over `max` bytes in all.
-pub fn headers_too_large(max: usize) -> Res {
-    #[derive(Serialize)]
-    struct TooLarge {
-        error: String,
-        code: &'static str,
-    }
-    json(
-        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-        &TooLarge {
-            error: format!("the request headers are larger than {max} bytes in all"),
-            code: "headers_too_large",
-        },
-    )
+/// 431 for request headers over `max_bytes` in all.
+pub fn headers_too_large(max_bytes: usize) -> Res {
+    store_error(&StoreError::HeadersTooLarge { max_bytes })
 }
-
-/// Seconds a client is asked to wait when the disk is full.
-const STORAGE_FULL_RETRY_AFTER_SECS: u64 = 300;
-
-/// Seconds a client (or a load balancer's probe) is asked to wait when the
-/// database or the bucket cannot be reached.
-const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 5;
 
 /// 503 `unavailable` with Retry-After: the records or the bytes cannot be
 /// reached now. The cause is for the log only: it names hosts.
 pub fn unavailable() -> Res {
-    let mut res = json(
-        StatusCode::SERVICE_UNAVAILABLE,
-        &serde_json::json!({
-            "error": "the store cannot be reached now; try again shortly (the server log has the details)",
-            "code": "unavailable",
-            "retry_after": UNAVAILABLE_RETRY_AFTER_SECS,
-        }),
-    );
-    res.headers_mut().insert(
-        header::RETRY_AFTER,
-        HeaderValue::from(UNAVAILABLE_RETRY_AFTER_SECS),
-    );
-    res
+    store_error(&StoreError::Unavailable)
 }
 
 /// A use-case failure: the client's errors with their code; storage faults
-/// as a 507 when the disk is full (the client may retry later), a 503 when
-/// the database or the bucket cannot be reached, a 404 for bytes that are
-/// gone, else a 500 whose details go to the log only.
+/// as their codes (507 `storage_full` when the disk is full, 503
+/// `unavailable` when the database or the bucket cannot be reached, 404 for
+/// bytes that are gone, else 500 `internal`), whose details go to the log
+/// only.
 pub fn app_error(e: &AppError) -> Res {
     let AppError::Storage(e) = e else {
         let AppError::Domain(d) = e else {
@@ -193,41 +153,13 @@ pub fn app_error(e: &AppError) -> Res {
         };
         return store_error(d);
     };
-    #[derive(Serialize)]
-    struct Fault {
-        error: &'static str,
-        code: &'static str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        retry_after: Option<u64>,
-    }
     tracing::error!(error = %e, "storage fault");
-    match e.kind {
-        StorageErrorKind::Full => {
-            let mut res = json(
-                StatusCode::INSUFFICIENT_STORAGE,
-                &Fault {
-                    error: "the server's disk is full; nothing was stored. Try again later",
-                    code: "storage_full",
-                    retry_after: Some(STORAGE_FULL_RETRY_AFTER_SECS),
-                },
-            );
-            res.headers_mut().insert(
-                header::RETRY_AFTER,
-                HeaderValue::from(STORAGE_FULL_RETRY_AFTER_SECS),
-            );
-            res
-        }
-        StorageErrorKind::Missing => store_error(&StoreError::not_found()),
-        StorageErrorKind::Unavailable => unavailable(),
-        StorageErrorKind::Other | StorageErrorKind::Corrupt => json(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &Fault {
-                error: "internal storage error; the server log has the details",
-                code: "internal",
-                retry_after: None,
-            },
-        ),
-    }
+    store_error(&match e.kind {
+        StorageErrorKind::Full => StoreError::StorageFull,
+        StorageErrorKind::Missing => StoreError::not_found(),
+        StorageErrorKind::Unavailable => StoreError::Unavailable,
+        StorageErrorKind::Other | StorageErrorKind::Corrupt => StoreError::Internal,
+    })
 }
 
 /// A response whose body holds `guard` until it has been sent or dropped:
