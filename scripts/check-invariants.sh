@@ -56,4 +56,12 @@ if [ -n "$strays" ]; then
     echo "invariant broken: spawn_blocking outside a lane in: $strays" >&2
     exit 1
 fi
+# Library crates log through tracing, never to stderr directly: the binary
+# orders, formats and batches what reaches the log (tests may print).
+printed=$(grep -rn --include='*.rs' 'eprintln!' crates/ | grep -v -e '/tests\.rs:' -e '/tests/' || true)
+if [ -n "$printed" ]; then
+    echo "invariant broken: eprintln! in a library crate (use tracing):" >&2
+    echo "$printed" >&2
+    exit 1
+fi
 echo "architecture invariants hold"

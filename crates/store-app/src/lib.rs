@@ -233,7 +233,7 @@ impl App {
     ) -> AppResult<Box<dyn store_core::BlobReader>> {
         self.ports.blobs.open(blob).map_err(|e| {
             if e.kind == store_core::StorageErrorKind::Missing {
-                eprintln!("storesrv: a record points at missing bytes ({e}); answering 404");
+                tracing::warn!(error = %e, "a record points at missing bytes; answering 404");
                 AppError::Domain(store_core::StoreError::not_found())
             } else {
                 AppError::Storage(e)

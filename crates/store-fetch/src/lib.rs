@@ -95,9 +95,9 @@ impl Resolver for GuardedResolver {
         // public and a private address is exactly what rebinding looks like.
         if addrs.is_empty() || addrs.iter().any(|a| !self.guard.allows(*a)) {
             self.refusals.fetch_add(1, Ordering::Relaxed);
-            eprintln!(
-                "storesrv: import refused: {} resolves to a blocked address",
-                uri.host().unwrap_or("?")
+            tracing::info!(
+                host = uri.host().unwrap_or("?"),
+                "import refused: the host resolves to a blocked address"
             );
             return Err(ureq::Error::HostNotFound);
         }
@@ -119,7 +119,7 @@ pub struct UreqFetcher {
 }
 
 fn refused(why: impl std::fmt::Display) -> FetchError {
-    eprintln!("storesrv: import refused: {why}");
+    tracing::info!(%why, "import refused");
     FetchError::Refused
 }
 

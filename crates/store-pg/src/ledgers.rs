@@ -97,7 +97,7 @@ impl PgLedgers {
         // A lost update only overstates this process's reservations (the
         // safe side) until its next reservation writes the row again.
         if let Err(e) = written {
-            eprintln!("storesrv: could not update the pool reservations: {e}");
+            tracing::warn!(error = %e, "could not update the pool reservations");
         }
     }
 

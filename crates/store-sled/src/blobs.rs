@@ -261,9 +261,9 @@ impl BlobStore for FsBlobStore {
                     // (an editor's backup, a stray folder) is not ours to
                     // collect or to choke on.
                     Some(id) if self.path(&id).is_ok() => out.push(id),
-                    _ => eprintln!(
-                        "storesrv: ignoring {} in the blob store: not a blob",
-                        entry.path().display()
+                    _ => tracing::warn!(
+                        path = %entry.path().display(),
+                        "ignoring a file in the blob store: not a blob"
                     ),
                 }
             }
