@@ -45,8 +45,7 @@ forbid store-media tokio hyper sled ureq store-core store-app store-http store-s
 forbid store-http sled store-sled store-pg store-s3 ureq store-fetch
 # No thread of the blocking pool waits for a client (issue 19): nothing in
 # the HTTP shell blocks on a channel, and blocking work is handed to the
-# pool only through a lane (lanes.rs), or by the server's own background
-# jobs (server.rs: the sweeper and the orphan collection).
+# pool only through a lane (lanes.rs), or by the server loop (server.rs).
 if grep -rn --include='*.rs' -e 'blocking_send' -e 'blocking_recv' crates/store-http/src >&2; then
     echo "invariant broken: store-http blocks a thread on a channel (see above)" >&2
     exit 1

@@ -187,7 +187,7 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
 
     let mut options = serve_options(&config, trusted_proxies);
     options.rate_limits = records.rate_limits(config.rate_limit_per_min);
-    let served = store_http::serve(listener, Arc::new(app), options, shutdown).await;
+    let served = serve_with_upkeep(listener, Arc::new(app), options, shutdown).await?;
     let Records::Sled(repo) = records else {
         served.map_err(|e| e.to_string())?;
         tracing::info!("stopped");
@@ -207,6 +207,42 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     served.map_err(|e| e.to_string())?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Serves, with the store's upkeep (sweeper, orphan collection) running
+/// beside, until `shutdown`; then stops the upkeep. A damaged store (a
+/// record the orphan collection cannot read) stops the server with an
+/// error, since running on it would hide the damage.
+async fn serve_with_upkeep(
+    listener: tokio::net::TcpListener,
+    app: Arc<App>,
+    options: store_http::ServeOptions,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<std::io::Result<()>, String> {
+    let (damage_tx, damage_rx) = tokio::sync::oneshot::channel::<String>();
+    let upkeep = app
+        .start_upkeep(move |why| {
+            let _ = damage_tx.send(why);
+        })
+        .map_err(|e| format!("cannot start the store's upkeep: {e}"))?;
+    let damage = Arc::new(std::sync::Mutex::new(None));
+    let shutdown = {
+        let damage = Arc::clone(&damage);
+        async move {
+            tokio::select! {
+                () = shutdown => {}
+                // A collection that ends well drops its sender: this branch
+                // is then disabled, and only the signal is waited for.
+                Ok(why) = damage_rx => {
+                    *damage.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                }
+            }
+        }
+    };
+    let served = store_http::serve(listener, Arc::clone(&app), options, shutdown).await;
+    let _ = tokio::task::spawn_blocking(move || upkeep.stop()).await;
+    let why = damage.lock().unwrap_or_else(|e| e.into_inner()).take();
+    why.map_or(Ok(served), Err)
 }
 
 /// The server's guards, from the configuration.

@@ -21,6 +21,7 @@ pub mod migrate;
 mod orphans;
 mod pool;
 pub mod system;
+mod upkeep;
 mod upload;
 
 use std::sync::Arc;
@@ -40,6 +41,7 @@ pub use galleries::{
 };
 pub use import::ImportRequest;
 pub use orphans::OrphanReport;
+pub use upkeep::{Upkeep, SWEEP_BATCH, SWEEP_IDLE_MAX};
 pub use upload::{Staged, Upload};
 
 /// The ports an [`App`] runs on.

@@ -22,7 +22,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Threads of tokio's blocking pool (the binary builds its runtime with
 /// it). The lanes below hold 386 permits together, leaving the rest for
-/// the sweeper, the orphan collection and the log.
+/// the log and whatever else of the process's needs one.
 pub const BLOCKING_THREADS_MAX: usize = 448;
 /// Chunk reads of downloads and zips at once.
 const READ_JOBS_MAX: usize = 128;

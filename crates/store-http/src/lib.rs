@@ -3,7 +3,8 @@
 //! The HTTP shell of storesrv over raw hyper 1.x: a pure route table
 //! ([`router`]), agent/browser negotiation, bodies streamed with their
 //! limits enforced, JSON and HTML rendering, errors as SPEC.md's JSON, and
-//! the server loop with graceful shutdown and the expiry sweeper.
+//! the server loop with graceful shutdown. The store's upkeep (sweeper,
+//! orphan collection) is store-app's: `App::start_upkeep`.
 //!
 //! Architecture invariant: this crate decides no domain rule. It parses,
 //! calls a use case of store-app, and renders what comes back.

@@ -1,5 +1,5 @@
-//! Accepting connections with fair shares per client, graceful shutdown,
-//! and the expiry sweeper.
+//! Accepting connections with fair shares per client, and graceful
+//! shutdown.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -11,7 +11,6 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use store_app::App;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
 
 use crate::client::{rate_key, Cidr};
 use crate::deadline::SendDeadline;
@@ -19,7 +18,7 @@ use crate::fair::Tally;
 use crate::handlers;
 use crate::lanes::Lanes;
 use store_core::ports::RateLimits;
-use store_core::{StoreError, Timestamp};
+use store_core::StoreError;
 
 /// How the server guards itself; the binary fills it from CONTRACT.md's
 /// configuration and the limits of docs/RELIABILITY.md.
@@ -172,17 +171,9 @@ const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 /// In-flight requests get this long to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
-/// Expired records the sweeper removes per round.
-const SWEEP_BATCH: usize = 1000;
-/// The sweeper sleeps at most this long, so objects created after it went
-/// to sleep are collected without delay worth noticing. Reads answer 404
-/// from the moment of expiry regardless: the sweep only reclaims space.
-const SWEEP_IDLE_MAX: Duration = Duration::from_secs(60);
-
-/// Serves until `shutdown` resolves, then lets in-flight requests finish.
-/// It also stops, and answers an error, if the background orphan collection
-/// finds a record it cannot read: the store is damaged, and running on it
-/// would hide that.
+/// Serves until `shutdown` resolves, then lets in-flight requests finish
+/// (for at most [`SHUTDOWN_GRACE`]). The store's upkeep (the sweeper, the
+/// orphan collection) is the caller's to start: `App::start_upkeep`.
 pub async fn serve(
     listener: TcpListener,
     app: Arc<App>,
@@ -190,24 +181,6 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let shared = Arc::new(Shared::new(&options));
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let sweeper = tokio::spawn(sweep_loop(Arc::clone(&app), stop_rx));
-    let (fatal_tx, fatal_rx) = tokio::sync::oneshot::channel();
-    let collector = spawn_orphan_collection(Arc::clone(&app), fatal_tx);
-    let fatal = Arc::new(std::sync::Mutex::new(None));
-    let shutdown = {
-        let fatal = Arc::clone(&fatal);
-        async move {
-            tokio::select! {
-                () = shutdown => {}
-                // A collection that ends well drops its sender: this branch
-                // is then disabled, and only the signal is waited for.
-                Ok(message) = fatal_rx => {
-                    *fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
-                }
-            }
-        }
-    };
     let graceful = GracefulShutdown::new();
     Acceptor::new(&options, app, shared)
         .run(&listener, &graceful, shutdown)
@@ -219,14 +192,7 @@ pub async fn serve(
     {
         tracing::warn!("some connections did not finish within {SHUTDOWN_GRACE:?}");
     }
-    let _ = stop_tx.send(true);
-    let _ = sweeper.await;
-    collector
-        .stop
-        .store(true, std::sync::atomic::Ordering::Relaxed);
-    let _ = collector.task.await;
-    let message = fatal.lock().unwrap_or_else(|e| e.into_inner()).take();
-    message.map_or(Ok(()), |m| Err(std::io::Error::other(m)))
+    Ok(())
 }
 
 /// The accept loop and what it hands each connection.
@@ -397,82 +363,4 @@ pub(crate) fn over_share() -> StoreError {
     StoreError::RateLimited {
         retry_after_secs: SHARE_RETRY_AFTER_SECS,
     }
-}
-
-/// The background orphan collection and its stop flag.
-struct Collector {
-    stop: Arc<std::sync::atomic::AtomicBool>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-/// Removes orphan blobs (left by a crash mid-write) while the server
-/// already answers: reading every record of a large store takes seconds,
-/// which a restart should not wait for (docs/PERFORMANCE.md, scenario 9).
-/// A record it cannot read is sent to `fatal`; it removes nothing then.
-fn spawn_orphan_collection(
-    app: Arc<App>,
-    fatal: tokio::sync::oneshot::Sender<String>,
-) -> Collector {
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    let task = tokio::task::spawn_blocking(move || {
-        let started = Instant::now();
-        match app.collect_orphans(&flag) {
-            Ok(r) if r.gave_up => {
-                tracing::info!(removed = r.removed, "orphan collection stopped early")
-            }
-            Ok(r) => tracing::info!(
-                removed = r.removed,
-                ms = started.elapsed().as_millis() as u64,
-                "orphan collection done"
-            ),
-            Err(store_app::AppError::Storage(e))
-                if e.kind == store_core::StorageErrorKind::Corrupt =>
-            {
-                tracing::error!(error = %e, "the store is damaged; stopping");
-                let _ = fatal.send(format!(
-                    "the database holds a record that cannot be read ({e}); restore the data dir from a backup or remove that record"
-                ));
-            }
-            Err(e) => tracing::error!(error = %e, "orphan collection failed"),
-        }
-    });
-    Collector { stop, task }
-}
-
-/// Sweeps expired objects, sleeping until the next expiry (or at most
-/// [`SWEEP_IDLE_MAX`]) in between.
-async fn sweep_loop(app: Arc<App>, mut stop: watch::Receiver<bool>) {
-    loop {
-        let app2 = Arc::clone(&app);
-        let pause = match tokio::task::spawn_blocking(move || app2.sweep(SWEEP_BATCH)).await {
-            Ok(Ok(report)) if report.removed == SWEEP_BATCH => Duration::ZERO,
-            Ok(Ok(report)) if report.removed > 0 => {
-                tracing::info!(removed = report.removed, "expired objects swept");
-                next_pause(&app, report.next_expiry)
-            }
-            Ok(Ok(report)) => next_pause(&app, report.next_expiry),
-            Ok(Err(e)) => {
-                tracing::error!(error = %e, "sweep failed");
-                SWEEP_IDLE_MAX
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "sweep worker failed");
-                SWEEP_IDLE_MAX
-            }
-        };
-        tokio::select! {
-            () = tokio::time::sleep(pause) => {}
-            _ = stop.changed() => return,
-        }
-    }
-}
-
-/// How long the sweeper may sleep: until the next expiry, at most
-/// [`SWEEP_IDLE_MAX`].
-fn next_pause(app: &App, next_expiry: Option<Timestamp>) -> Duration {
-    next_expiry.map_or(SWEEP_IDLE_MAX, |at| {
-        let ms = at.as_millis().saturating_sub(app.now().as_millis()).max(0) as u64;
-        Duration::from_millis(ms).min(SWEEP_IDLE_MAX)
-    })
 }

@@ -1,0 +1,161 @@
+//! The store's upkeep while it serves: the expiry sweeper and the orphan
+//! collection after a start, each on a plain thread of its own. The store
+//! owns them (as mini-redis's `Db` owns its purge task), not the HTTP
+//! shell: an embedder that serves some other way, or none, starts them the
+//! same way, with or without an async runtime.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use store_core::Timestamp;
+
+use crate::{App, AppError};
+
+/// Expired records the sweeper removes per round.
+pub const SWEEP_BATCH: usize = 1000;
+
+/// The sweeper sleeps at most this long, so objects created after it went
+/// to sleep (here or in another process) are collected without delay worth
+/// noticing. Reads answer 404 from the moment of expiry regardless: the
+/// sweep only reclaims space.
+pub const SWEEP_IDLE_MAX: Duration = Duration::from_secs(60);
+
+/// The running upkeep; [`Upkeep::stop`] ends it.
+#[derive(Debug)]
+pub struct Upkeep {
+    /// Set to stop; the sweeper's sleep is woken through the condvar.
+    stopping: Arc<(Mutex<bool>, Condvar)>,
+    /// Read by the orphan collection between batches.
+    collection_stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl App {
+    /// Starts the sweeper and the orphan collection. A record the
+    /// collection cannot read means the store is damaged: `on_damage` is
+    /// told why, once, and the caller should stop serving (running on it
+    /// would hide the damage).
+    pub fn start_upkeep(
+        self: &Arc<Self>,
+        on_damage: impl FnOnce(String) + Send + 'static,
+    ) -> std::io::Result<Upkeep> {
+        let stopping = Arc::new((Mutex::new(false), Condvar::new()));
+        let collection_stop = Arc::new(AtomicBool::new(false));
+        let sweeper = {
+            let (app, stopping) = (Arc::clone(self), Arc::clone(&stopping));
+            std::thread::Builder::new()
+                .name("store-sweeper".into())
+                .spawn(move || sweep_until_stopped(&app, &stopping))?
+        };
+        let collector = {
+            let (app, stop) = (Arc::clone(self), Arc::clone(&collection_stop));
+            std::thread::Builder::new()
+                .name("store-orphans".into())
+                .spawn(move || collect_orphans_once(&app, &stop, on_damage))?
+        };
+        Ok(Upkeep {
+            stopping,
+            collection_stop,
+            threads: vec![sweeper, collector],
+        })
+    }
+}
+
+impl Upkeep {
+    /// Stops both and waits for them: a sweep round or a batch of the
+    /// collection in progress finishes first. Blocks; from async code, call
+    /// it on a blocking thread.
+    pub fn stop(self) {
+        self.collection_stop.store(true, Ordering::Relaxed);
+        let (flag, wake) = &*self.stopping;
+        *flag.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        wake.notify_all();
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Sweeps expired objects, sleeping until the next expiry (or at most
+/// [`SWEEP_IDLE_MAX`]) in between, until told to stop.
+fn sweep_until_stopped(app: &App, stopping: &(Mutex<bool>, Condvar)) {
+    let (flag, wake) = stopping;
+    loop {
+        let pause = match app.sweep(SWEEP_BATCH) {
+            Ok(report) if report.removed == SWEEP_BATCH => Duration::ZERO,
+            Ok(report) => {
+                if report.removed > 0 {
+                    tracing::info!(removed = report.removed, "expired objects swept");
+                }
+                next_pause(app.now(), report.next_expiry)
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "sweep failed");
+                SWEEP_IDLE_MAX
+            }
+        };
+        let stopped = flag.lock().unwrap_or_else(PoisonError::into_inner);
+        let (stopped, _) = wake
+            .wait_timeout_while(stopped, pause, |stopped| !*stopped)
+            .unwrap_or_else(PoisonError::into_inner);
+        if *stopped {
+            return;
+        }
+    }
+}
+
+/// How long the sweeper may sleep at `now`: until the next expiry, at most
+/// [`SWEEP_IDLE_MAX`].
+fn next_pause(now: Timestamp, next_expiry: Option<Timestamp>) -> Duration {
+    next_expiry.map_or(SWEEP_IDLE_MAX, |at| {
+        let ms = at.as_millis().saturating_sub(now.as_millis()).max(0) as u64;
+        Duration::from_millis(ms).min(SWEEP_IDLE_MAX)
+    })
+}
+
+/// Removes orphan blobs (left by a crash mid-write) while the store
+/// already serves: reading every record of a large store takes seconds,
+/// which a restart should not wait for (docs/PERFORMANCE.md, scenario 9).
+fn collect_orphans_once(app: &App, stop: &AtomicBool, on_damage: impl FnOnce(String)) {
+    let started = Instant::now();
+    match app.collect_orphans(stop) {
+        Ok(r) if r.gave_up => {
+            tracing::info!(removed = r.removed, "orphan collection stopped early")
+        }
+        Ok(r) => tracing::info!(
+            removed = r.removed,
+            ms = started.elapsed().as_millis() as u64,
+            "orphan collection done"
+        ),
+        Err(AppError::Storage(e)) if e.kind == store_core::StorageErrorKind::Corrupt => {
+            tracing::error!(error = %e, "the store is damaged; stopping");
+            on_damage(format!(
+                "the database holds a record that cannot be read ({e}); restore the data dir from a backup or remove that record"
+            ));
+        }
+        Err(e) => tracing::error!(error = %e, "orphan collection failed"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sweeper_sleeps_until_the_next_expiry_and_never_long() {
+        let now = Timestamp::from_millis(1_000_000);
+        assert_eq!(next_pause(now, None), SWEEP_IDLE_MAX);
+        assert_eq!(
+            next_pause(now, Some(now.plus_secs(5))),
+            Duration::from_secs(5)
+        );
+        assert_eq!(next_pause(now, Some(now.plus_secs(3600))), SWEEP_IDLE_MAX);
+        assert_eq!(
+            next_pause(now, Some(Timestamp::from_millis(0))),
+            Duration::ZERO,
+            "overdue: at once"
+        );
+    }
+}
