@@ -38,6 +38,50 @@ fn bearer() -> String {
 // ---- bundles
 
 #[test]
+fn bundle_members_and_dir_files_serve_ranges_and_validators() {
+    let s = Server::start();
+    let mut res = post_parts(
+        &s,
+        "/",
+        &[
+            ("file", Some("a.txt"), b"alpha beta"),
+            ("file", Some("b.txt"), b"beta"),
+        ],
+        &[],
+    );
+    let id = json(&mut res)["id"].as_str().unwrap().to_string();
+    let member = format!("/{id}/a.txt");
+    let whole = s.get(&member);
+    let etag = header(&whole, "etag");
+    assert_eq!(header(&whole, "accept-ranges"), "bytes");
+    assert_eq!(
+        s.get_with(&member, &[("if-none-match", &etag)]).status(),
+        304
+    );
+    let mut part = s.get_with(&member, &[("range", "bytes=6-")]);
+    assert_eq!(part.status(), 206);
+    assert_eq!(text(&mut part), "beta");
+
+    assert_eq!(create_dir(&s, "name=ranged").0, 201);
+    let file = "/d/ranged/log.txt";
+    assert_eq!(s.put(file, &[], b"one\n").status(), 200);
+    let first = header(&s.get(file), "etag");
+    assert_eq!(s.get_with(file, &[("if-none-match", &first)]).status(), 304);
+    assert_eq!(s.patch(file, &[], b"two\n").status(), 200);
+    let mut after = s.get_with(file, &[("if-none-match", &first)]);
+    assert_eq!(
+        after.status(),
+        200,
+        "an append makes new bytes, and a new tag"
+    );
+    assert_ne!(header(&after, "etag"), first);
+    assert_eq!(text(&mut after), "one\ntwo\n");
+    let mut tail = s.get_with(file, &[("range", "bytes=-4")]);
+    assert_eq!(header(&tail, "content-range"), "bytes 4-7/8");
+    assert_eq!(text(&mut tail), "two\n");
+}
+
+#[test]
 fn two_parts_make_a_bundle_with_the_spec_record() {
     let s = Server::start();
     let mut res = post_parts(

@@ -90,6 +90,26 @@ fn uploads_go_through_the_pipeline() {
         media("animated.gif"),
         "GIFs pass untouched"
     );
+    // Images and their previews carry validators and serve ranges.
+    for path in [
+        path_of(&gif["url"], &s),
+        format!("{}?thumb=160", path_of(&big["url"], &s)),
+    ] {
+        let etag = header(&s.get(&path), "etag");
+        assert_eq!(
+            s.get_with(&path, &[("if-none-match", &etag)]).status(),
+            304,
+            "{path}"
+        );
+        let mut head = s.get_with(&path, &[("range", "bytes=0-5")]);
+        assert_eq!(head.status(), 206, "{path}");
+        assert_eq!(bytes(&mut head).len(), 6);
+    }
+    let gif_head = s.get_with(&path_of(&gif["url"], &s), &[("range", "bytes=0-5")]);
+    assert_eq!(
+        header(&gif_head, "content-range"),
+        format!("bytes 0-5/{}", media("animated.gif").len())
+    );
     let heic = upload(&s, "pipeline", "phone.heic", &media("photo.heic"));
     assert_eq!(heic["content_type"], "image/webp");
     // Thumbnails fit their box and are served as WebP.

@@ -176,6 +176,143 @@ fn once_files_burn_after_reading_but_not_on_head() {
 }
 
 #[test]
+fn downloads_carry_validators_and_serve_ranges() {
+    let s = Server::start();
+    let body: Vec<u8> = (0..100u8).map(|i| b'a' + i % 26).collect();
+    let r = json(&mut s.post("/?name=abc.txt", &body));
+    let path = format!("/{}", r["id"].as_str().unwrap());
+    let mut whole = s.get(&path);
+    assert_eq!(whole.status(), 200);
+    assert_eq!(header(&whole, "accept-ranges"), "bytes");
+    let etag = header(&whole, "etag");
+    let modified = header(&whole, "last-modified");
+    assert!(
+        etag.starts_with('"') && etag.ends_with('"') && etag.len() > 2,
+        "{etag}"
+    );
+    assert!(modified.ends_with(" GMT"), "{modified}");
+    assert_eq!(bytes(&mut whole), body);
+    let head = s.head(&path);
+    assert_eq!(
+        (header(&head, "etag"), header(&head, "last-modified")),
+        (etag.clone(), modified.clone())
+    );
+
+    // Validators: 304 with the tag, and no body.
+    for (name, value) in [
+        ("if-none-match", etag.as_str()),
+        ("if-modified-since", modified.as_str()),
+    ] {
+        let mut res = s.get_with(&path, &[(name, value)]);
+        assert_eq!(res.status(), 304, "{name}");
+        assert_eq!(header(&res, "etag"), etag);
+        assert!(bytes(&mut res).is_empty());
+    }
+    assert_eq!(
+        s.head_with(&path, &[("if-none-match", &etag)]).status(),
+        304
+    );
+    assert_eq!(
+        s.get_with(&path, &[("if-none-match", "\"other\"")])
+            .status(),
+        200
+    );
+
+    // One range: 206 with Content-Range; clamped; suffix; past the end 416.
+    for (range, start, end) in [
+        ("bytes=10-19", 10, 19),
+        ("bytes=90-500", 90, 99),
+        ("bytes=-5", 95, 99),
+    ] {
+        let mut res = s.get_with(&path, &[("range", range)]);
+        assert_eq!(res.status(), 206, "{range}");
+        assert_eq!(
+            header(&res, "content-range"),
+            format!("bytes {start}-{end}/100")
+        );
+        assert_eq!(
+            header(&res, "content-length"),
+            (end - start + 1).to_string()
+        );
+        assert_eq!(bytes(&mut res), &body[start..=end], "{range}");
+    }
+    let mut past = s.get_with(&path, &[("range", "bytes=100-")]);
+    assert_eq!(header(&past, "content-range"), "bytes */100");
+    assert_error(&mut past, 416, "range_not_satisfiable");
+    let head = s.head_with(&path, &[("range", "bytes=0-9")]);
+    assert_eq!(head.status(), 206, "HEAD agrees with GET");
+    assert_eq!(header(&head, "content-length"), "10");
+    for ignored in [("range", "bytes=0-1,5-6"), ("range", "bytes=x-y")] {
+        assert_eq!(s.get_with(&path, &[ignored]).status(), 200, "{ignored:?}");
+    }
+    let stale = [("range", "bytes=0-9"), ("if-range", "\"stale\"")];
+    assert_eq!(
+        s.get_with(&path, &stale).status(),
+        200,
+        "a stale If-Range gets it all"
+    );
+    let fresh = [("range", "bytes=0-9"), ("if-range", etag.as_str())];
+    assert_eq!(s.get_with(&path, &fresh).status(), 206);
+
+    // New bytes, new tag: the old one no longer matches.
+    assert_eq!(s.put(&path, &[], b"replaced").status(), 200);
+    let mut after = s.get_with(&path, &[("if-none-match", &etag)]);
+    assert_eq!(after.status(), 200, "nothing stale after PUT");
+    assert_ne!(header(&after, "etag"), etag);
+    assert_eq!(text(&mut after), "replaced");
+}
+
+#[test]
+fn large_files_serve_ranges_without_reading_the_rest() {
+    let s = Server::start();
+    let body: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let r = json(&mut s.post("/?name=big.bin", &body));
+    let path = format!("/{}", r["id"].as_str().unwrap());
+    for (start, end) in [(0usize, 999usize), (150_000, 250_000), (299_000, 299_999)] {
+        let mut res = s.get_with(&path, &[("range", &format!("bytes={start}-{end}"))]);
+        assert_eq!(res.status(), 206);
+        assert!(bytes(&mut res) == body[start..=end], "bytes {start}-{end}");
+    }
+}
+
+#[test]
+fn once_files_ignore_ranges_and_validators() {
+    let s = Server::start();
+    let r = json(&mut s.post("/?name=secret.txt&once=1", b"burn me whole"));
+    let path = format!("/{}", r["id"].as_str().unwrap());
+    let head = s.head(&path);
+    assert!(head.headers().get("accept-ranges").is_none());
+    assert!(head.headers().get("etag").is_none());
+    let mut res = s.get_with(&path, &[("range", "bytes=0-3"), ("if-none-match", "*")]);
+    assert_eq!(res.status(), 200, "a whole 200 that burns it");
+    assert_eq!(header(&res, "cache-control"), "no-store");
+    assert_eq!(text(&mut res), "burn me whole");
+    assert_error(&mut s.get(&path), 404, "not_found");
+}
+
+#[test]
+fn encoded_uploads_are_refused_and_store_nothing() {
+    let s = Server::start();
+    for encoding in ["gzip", "br", "identity, gzip"] {
+        let mut res = s.post_with(
+            "/?name=a.txt",
+            &[("content-encoding", encoding)],
+            b"\x1f\x8b bytes",
+        );
+        assert_error(&mut res, 501, "unsupported");
+    }
+    assert_eq!(s.blob_count(), 0, "nothing stored");
+    let plain = s.post_with(
+        "/?name=a.txt",
+        &[("content-encoding", "identity")],
+        b"plain",
+    );
+    assert_eq!(plain.status(), 201, "identity is the bytes as they are");
+}
+
+#[test]
 fn once_files_are_served_once_to_concurrent_readers() {
     let s = Server::start();
     let r = json(&mut s.post("/?name=secret.txt&once=1", b"only once"));

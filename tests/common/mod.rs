@@ -516,6 +516,14 @@ impl Server {
         req.call().expect("GET")
     }
 
+    pub fn head_with(&self, path: &str, headers: &[(&str, &str)]) -> Response<Body> {
+        let mut req = self.agent.head(self.route(path));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        req.call().expect("HEAD")
+    }
+
     pub fn head(&self, path: &str) -> Response<Body> {
         self.agent.head(self.route(path)).call().expect("HEAD")
     }

@@ -141,6 +141,8 @@ impl App {
             text: m.text,
             once: false,
             link: false,
+            blob: m.blob.clone(),
+            modified: m.updated_at,
             reader: self.open_record_blob(&m.blob)?,
         })
     }

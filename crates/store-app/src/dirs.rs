@@ -325,6 +325,8 @@ impl App {
             text: f.text,
             once: false,
             link: false,
+            blob: f.blob.clone(),
+            modified: f.updated_at,
             reader: self.open_record_blob(&f.blob)?,
         })
     }

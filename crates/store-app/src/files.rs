@@ -66,6 +66,12 @@ pub struct Download {
     pub once: bool,
     /// A `link=1` document: browsers are sent on to its target.
     pub link: bool,
+    /// The blob holding the bytes: immutable, so its id is a strong
+    /// validator (an edit writes a new blob), and a range of it can be
+    /// opened with [`App::open_blob_range`].
+    pub blob: store_core::BlobId,
+    /// When these bytes were last written.
+    pub modified: store_core::Timestamp,
     pub reader: Box<dyn BlobReader>,
 }
 
@@ -272,6 +278,8 @@ impl App {
             text: record.text,
             once: record.once,
             link: record.link,
+            blob: record.blob,
+            modified: record.updated_at,
             reader,
         })))
     }

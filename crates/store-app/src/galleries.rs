@@ -603,6 +603,8 @@ impl App {
                 text: false,
                 once: false,
                 link: false,
+                blob: image.blob.clone(),
+                modified: image.created_at,
                 reader: self.open_record_blob(&image.blob)?,
             });
         };
@@ -623,7 +625,9 @@ impl App {
             text: false,
             once: false,
             link: false,
+            modified: image.created_at,
             reader: self.open_record_blob(&blob)?,
+            blob,
         })
     }
 
@@ -910,7 +914,9 @@ impl App {
             text: false,
             once: false,
             link: false,
+            modified: file.updated_at,
             reader: self.open_record_blob(&blob)?,
+            blob,
         }))
     }
 

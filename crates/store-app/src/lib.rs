@@ -229,6 +229,23 @@ impl App {
     /// Opens the bytes a live record points at. Bytes that are gone (a
     /// damaged disk, a hand-deleted file) make the object answer 404, and
     /// the fault is logged: a reader is never shown a 500 for it.
+    /// Opens `range` of a blob a [`Download`] named (clamped to its
+    /// length): what an HTTP Range request reads, through the store's own
+    /// ranged read (a seek, a ranged GET). Bytes gone since are 404.
+    pub fn open_blob_range(
+        &self,
+        blob: &store_core::BlobId,
+        range: std::ops::Range<u64>,
+    ) -> AppResult<Box<dyn store_core::BlobReader>> {
+        self.ports.blobs.open_range(blob, range).map_err(|e| {
+            if e.kind == store_core::StorageErrorKind::Missing {
+                AppError::Domain(store_core::StoreError::not_found())
+            } else {
+                AppError::Storage(e)
+            }
+        })
+    }
+
     pub(crate) fn open_record_blob(
         &self,
         blob: &store_core::BlobId,

@@ -43,6 +43,9 @@ pub enum StoreError {
         message: String,
         retry_after_secs: u64,
     },
+    /// A byte range that starts at or past the end of `len` bytes.
+    #[error("the range starts at or past the end of the {len} bytes")]
+    RangeNotSatisfiable { len: u64 },
     /// The request target is longer than the server reads.
     #[error("the request target is longer than {max_bytes} bytes")]
     UriTooLong { max_bytes: usize },
@@ -105,6 +108,7 @@ impl StoreError {
             Self::RateLimited { .. } | Self::Busy { .. } => ErrorCode::RateLimited,
             Self::Unsupported(_) => ErrorCode::Unsupported,
             Self::PoolFull { .. } => ErrorCode::PoolFull,
+            Self::RangeNotSatisfiable { .. } => ErrorCode::RangeNotSatisfiable,
             Self::UriTooLong { .. } => ErrorCode::UriTooLong,
             Self::HeadersTooLarge { .. } => ErrorCode::HeadersTooLarge,
             Self::StorageFull => ErrorCode::StorageFull,
@@ -151,6 +155,8 @@ pub enum ErrorCode {
     PoolFull,
     /// Beyond SPEC.md: 414, a request target too long.
     UriTooLong,
+    /// Beyond SPEC.md: 416, a byte range past the end.
+    RangeNotSatisfiable,
     /// Beyond SPEC.md: 431, request headers too large.
     HeadersTooLarge,
     /// Beyond SPEC.md: 500, a fault of the server's own.
@@ -185,7 +191,7 @@ impl ErrorCode {
 
     /// Every code the service answers, by HTTP status: what `/api` and
     /// `/help/errors` list.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         Self::BadRequest,
         Self::WriteDenied,
         Self::Forbidden,
@@ -193,6 +199,7 @@ impl ErrorCode {
         Self::MissingLength,
         Self::TooLarge,
         Self::UriTooLong,
+        Self::RangeNotSatisfiable,
         Self::RateLimited,
         Self::HeadersTooLarge,
         Self::Internal,
@@ -214,6 +221,7 @@ impl ErrorCode {
             Self::Unsupported => "unsupported",
             Self::PoolFull => "pool_full",
             Self::UriTooLong => "uri_too_long",
+            Self::RangeNotSatisfiable => "range_not_satisfiable",
             Self::HeadersTooLarge => "headers_too_large",
             Self::Internal => "internal",
             Self::Unavailable => "unavailable",
@@ -233,6 +241,7 @@ impl ErrorCode {
             Self::Unsupported => 501,
             Self::PoolFull => 507,
             Self::UriTooLong => 414,
+            Self::RangeNotSatisfiable => 416,
             Self::HeadersTooLarge => 431,
             Self::Internal => 500,
             Self::Unavailable => 503,
@@ -287,6 +296,10 @@ impl ErrorCode {
             Self::UriTooLong => (
                 "request target (path and query) longer than the server reads",
                 "shorten it; do not retry unchanged",
+            ),
+            Self::RangeNotSatisfiable => (
+                "a byte range that starts at or past the end (Content-Range: bytes */<length> says the length)",
+                "ask for a range within the length",
             ),
             Self::HeadersTooLarge => (
                 "request headers larger than the server reads",

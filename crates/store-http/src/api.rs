@@ -127,9 +127,9 @@ mod tests {
         assert_eq!(c["rate_limit_per_min"], 100);
         assert_eq!(c["retention_token"], false);
         assert_eq!(c["errors"]["pool_full"]["http"], 507);
-        // SPEC.md's nine, and the five a server adds (414, 431, 500, 503,
-        // and 507 for a full disk).
-        assert_eq!(c["errors"].as_object().unwrap().len(), 14);
+        // SPEC.md's nine, and the six a server adds (414, 416, 431, 500,
+        // 503, and 507 for a full disk).
+        assert_eq!(c["errors"].as_object().unwrap().len(), 15);
         assert_eq!(c["errors"]["unavailable"]["http"], 503);
         assert_eq!(c["limits"]["history_limit"], 200);
         for field in ["service", "version", "base_url", "endpoints"] {

@@ -23,6 +23,7 @@ pub fn declared_length(headers: &HeaderMap, limit_bytes: u64) -> Result<u64, Sto
     if headers.contains_key(header::TRANSFER_ENCODING) {
         return Err(StoreError::MissingLength);
     }
+    refuse_encodings(headers)?;
     let len = headers
         .get(header::CONTENT_LENGTH)
         .ok_or(StoreError::MissingLength)?
@@ -34,6 +35,25 @@ pub fn declared_length(headers: &HeaderMap, limit_bytes: u64) -> Result<u64, Sto
         return Err(StoreError::too_large(limit_bytes));
     }
     Ok(len)
+}
+
+/// A body sent with a `Content-Encoding` other than `identity` answers 501
+/// (CONTRACT.md "Uploads: encodings"): storing the encoded bytes as if
+/// they were the file would hand every reader something else.
+fn refuse_encodings(headers: &HeaderMap) -> Result<(), StoreError> {
+    for value in headers.get_all(header::CONTENT_ENCODING) {
+        let value = value.to_str().unwrap_or("?");
+        let plain = value
+            .split(',')
+            .map(str::trim)
+            .all(|c| c.is_empty() || c.eq_ignore_ascii_case("identity"));
+        if !plain {
+            return Err(StoreError::Unsupported(format!(
+                "Content-Encoding {value:?} is not supported: send the bytes as they are (identity); nothing was stored"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn body_error(e: hyper::Error) -> AppError {

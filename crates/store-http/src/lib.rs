@@ -22,6 +22,7 @@ mod negotiate;
 mod pages;
 mod partguard;
 pub mod query;
+mod ranges;
 mod respond;
 pub mod router;
 mod server;

@@ -18,6 +18,12 @@ use crate::S3Blobs;
 /// client holds little memory (a chunk is what one socket read gave).
 const CHUNKS_AHEAD: usize = 2;
 
+/// Bodies up to this size are read whole at open, on the opening thread
+/// (a blocking one): reading them later never waits, so a caller may read
+/// a small body where it must not block (the HTTP shell answers bodies up
+/// to 64 KiB inline, on its executor).
+pub const PRELOAD_BYTES_MAX: u64 = 64 * 1024;
+
 /// The bytes of one GET, in order. `len` is known from the response's
 /// headers before any byte is read.
 pub struct S3Reader {
@@ -49,6 +55,16 @@ impl S3Reader {
             .run(async move { store.get_opts(&path, options).await })
             .map_err(|e| blobs.error("cannot read a blob from", e))?;
         let len = got.range.end - got.range.start;
+        if len <= PRELOAD_BYTES_MAX {
+            let whole = blobs
+                .run(async move { got.bytes().await })
+                .map_err(|e| blobs.error("cannot read a blob from", e))?;
+            return Ok(Self {
+                chunks: None,
+                current: whole,
+                len,
+            });
+        }
         let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
         blobs.shared.bridge.spawn(async move {
             let mut body = got.into_stream();

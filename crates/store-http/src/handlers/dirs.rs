@@ -213,7 +213,7 @@ pub(super) async fn history(ctx: &Ctx, key: String) -> AppResult<Res> {
 
 pub(super) async fn get_file(ctx: &Ctx, key: String, name: String) -> AppResult<Res> {
     let d = blocking(ctx, move |app| app.open_dir_file(&key, &name)).await?;
-    serve_download(ctx, d)
+    serve_download(ctx, d).await
 }
 
 /// The checks a PUT or PATCH of a dir file passes before its body is read

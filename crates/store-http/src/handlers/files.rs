@@ -158,7 +158,7 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     let intent = ctx.intent();
     if let Some(thumb) = ctx.query.get("thumb").map(str::to_string) {
         if let Some(d) = file_preview(ctx, &id, thumb).await? {
-            return serve_download(ctx, d);
+            return serve_download(ctx, d).await;
         }
     }
     // Reads that write nothing (all but burning a once file) run here on
@@ -185,13 +185,13 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
         Opened::File(d) if d.link && ctx.html && !ctx.query.flag("download")? => {
             follow_link(ctx, d).await
         }
-        Opened::File(d) => serve_download(ctx, d),
+        Opened::File(d) => serve_download(ctx, d).await,
         Opened::Bundle(b) => {
             if ctx.html && !ctx.query.flag("download")? {
                 if b.member("index.html").is_some() {
                     let id = b.id.clone();
                     let d = blocking(ctx, move |app| app.open_member(&id, "index.html")).await?;
-                    return serve_download(ctx, d);
+                    return serve_download(ctx, d).await;
                 }
                 let view = ctx.app.bundle_view(&b);
                 return Ok(respond::html(StatusCode::OK, pages::bundle(&view)));
@@ -220,7 +220,7 @@ async fn file_preview(ctx: &Ctx, id: &str, thumb: String) -> AppResult<Option<Do
 /// GET or HEAD /<id>/<filename>.
 pub(super) async fn get_member(ctx: &Ctx, id: String, name: String) -> AppResult<Res> {
     let d = blocking(ctx, move |app| app.open_member(&id, &name)).await?;
-    serve_download(ctx, d)
+    serve_download(ctx, d).await
 }
 
 pub(super) async fn retain(ctx: &Ctx, id: String) -> AppResult<Res> {
@@ -328,7 +328,7 @@ const LINK_DOCUMENT_BYTES_MAX: u64 = 64 * 1024;
 /// a valid target is served as it is.
 async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
     if d.reader.len() > LINK_DOCUMENT_BYTES_MAX {
-        return serve_download(ctx, d);
+        return serve_download(ctx, d).await;
     }
     let Download {
         name,
@@ -336,6 +336,8 @@ async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
         text,
         once,
         link,
+        blob,
+        modified,
         mut reader,
     } = d;
     let bytes = ctx
@@ -366,9 +368,12 @@ async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
             text,
             once,
             link,
+            blob,
+            modified,
             reader,
         },
     )
+    .await
 }
 
 /// POST /?url=: fetch (or link) a remote document.

@@ -8,7 +8,7 @@ mod pics;
 
 use std::sync::Arc;
 
-use http::{header, HeaderMap, HeaderValue, Method, Request};
+use http::{header, HeaderMap, HeaderValue, Method, Request, StatusCode};
 use hyper::body::Incoming;
 use store_app::{App, AppError, AppResult, DirAccess, Download};
 use store_core::content::renders_inline;
@@ -16,6 +16,7 @@ use store_core::{ReadIntent, RetainAuth, StorageError, StoreError};
 
 use crate::negotiate::wants_html;
 use crate::query::Query;
+use crate::ranges;
 use crate::respond::{self, content_disposition, Res};
 use crate::router::{is_probe, route, Endpoint};
 use crate::server::Shared;
@@ -334,32 +335,125 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
 }
 
 /// Serves user bytes: their type (with `charset=utf-8` for text), inline
-/// for images and text unless `download=1`, an RFC 6266 file name, and the
-/// headers that keep user content from acting with the service's origin.
-/// `thumb=` previews arrive with the media pipeline; until then every file
-/// falls back to its original bytes, as SPEC.md prescribes for non-images.
-pub(crate) fn serve_download(ctx: &Ctx, d: Download) -> AppResult<Res> {
-    let download = ctx.query.flag("download")?;
-    let len = d.reader.len();
-    let body = if ctx.method == Method::HEAD {
-        drop(d.reader);
-        respond::empty()
-    } else if len <= INLINE_BYTES_MAX {
-        // A small file is one read(2) from the page cache: read it here and
-        // answer it whole, without a streaming thread and channel per file.
-        let mut reader = d.reader;
+/// for images and text unless `download=1`, an RFC 6266 file name, the
+/// headers that keep user content from acting with the service's origin,
+/// and validators and ranges (CONTRACT.md "Downloads: ranges and
+/// validators"; `ranges.rs` decides). A `once=1` file has none of the
+/// latter: any GET that reaches it is a whole 200 that burns it.
+pub(crate) async fn serve_download(ctx: &Ctx, mut d: Download) -> AppResult<Res> {
+    let reader = std::mem::replace(
+        &mut d.reader,
+        Box::new(respond::BytesReader::new(Vec::new())),
+    );
+    let len = reader.len();
+    if d.once {
+        let res = http::Response::new(download_body(ctx, reader, len)?);
+        return download_headers(ctx, &d, res, len);
+    }
+    let etag = ranges::etag(&d.blob);
+    let validators = ranges::Validators {
+        etag: &etag,
+        modified: d.modified,
+    };
+    let (reader, range) = match ranges::decide(&ctx.headers, validators, len) {
+        ranges::Answer::NotModified => return Ok(not_modified(&d, &etag)),
+        ranges::Answer::Unsatisfiable => {
+            let mut res = respond::store_error(&StoreError::RangeNotSatisfiable { len });
+            insert(&mut res, header::CONTENT_RANGE, &format!("bytes */{len}"));
+            return Ok(with_validators(res, &d, &etag));
+        }
+        ranges::Answer::Whole => (reader, None),
+        ranges::Answer::Partial { start, end } => {
+            // The range is read on its own (a seek, a ranged GET), not
+            // skipped to through the whole reader.
+            drop(reader);
+            let (app, blob) = (Arc::clone(&ctx.app), d.blob.clone());
+            let part = ctx
+                .shared
+                .lanes
+                .reads
+                .run(move || app.open_blob_range(&blob, start..end + 1))
+                .await??;
+            (part, Some((start, end)))
+        }
+    };
+    let sent = reader.len();
+    let mut res = http::Response::new(download_body(ctx, reader, sent)?);
+    if let Some((start, end)) = range {
+        *res.status_mut() = StatusCode::PARTIAL_CONTENT;
+        insert(
+            &mut res,
+            header::CONTENT_RANGE,
+            &format!("bytes {start}-{end}/{len}"),
+        );
+    }
+    insert(&mut res, header::ACCEPT_RANGES, "bytes");
+    let res = download_headers(ctx, &d, res, sent)?;
+    Ok(with_validators(res, &d, &etag))
+}
+
+fn insert(res: &mut Res, name: header::HeaderName, value: &str) {
+    if let Ok(v) = HeaderValue::from_str(value) {
+        res.headers_mut().insert(name, v);
+    }
+}
+
+/// `ETag` and `Last-Modified` of `d`.
+fn with_validators(mut res: Res, d: &Download, etag: &str) -> Res {
+    insert(&mut res, header::ETAG, etag);
+    insert(
+        &mut res,
+        header::LAST_MODIFIED,
+        &ranges::http_date(d.modified),
+    );
+    res
+}
+
+/// 304: the validators and the caching rule, no body.
+fn not_modified(d: &Download, etag: &str) -> Res {
+    let mut res = http::Response::new(respond::empty());
+    *res.status_mut() = StatusCode::NOT_MODIFIED;
+    insert(&mut res, header::CACHE_CONTROL, "no-cache");
+    with_validators(res, d, etag)
+}
+
+/// The body of `len` bytes of `reader`: none for HEAD, read here when
+/// small, streamed from the reads lane otherwise.
+fn download_body(
+    ctx: &Ctx,
+    reader: Box<dyn store_core::BlobReader>,
+    len: u64,
+) -> AppResult<respond::ResBody> {
+    if ctx.method == Method::HEAD {
+        drop(reader);
+        return Ok(respond::empty());
+    }
+    if len <= INLINE_BYTES_MAX {
+        // A small file is one read(2) from the page cache (or bytes the
+        // store already holds in memory): read it here and answer it
+        // whole, without a streaming thread and channel per file.
+        let mut reader = reader;
         let mut bytes = Vec::with_capacity(len as usize);
         std::io::Read::read_to_end(&mut std::io::Read::take(&mut reader, len), &mut bytes)
             .map_err(|e| {
                 AppError::Storage(StorageError::new(format!("cannot read a blob: {e}")))
             })?;
-        respond::full(bytes)
-    } else {
-        let lanes = &ctx.shared.lanes;
-        let via = lanes.sender(&lanes.reads);
-        http_body_util::BodyExt::boxed(crate::stream::stream(d.reader, Some(len), via))
-    };
-    let mut res = http::Response::new(body);
+        return Ok(respond::full(bytes));
+    }
+    let lanes = &ctx.shared.lanes;
+    let via = lanes.sender(&lanes.reads);
+    Ok(http_body_util::BodyExt::boxed(crate::stream::stream(
+        reader,
+        Some(len),
+        via,
+    )))
+}
+
+/// The headers of user bytes: type, length, disposition, the sandbox, and
+/// caching (never stored for a `once=1` file; revalidated for the rest,
+/// so nothing is served stale after PUT or PATCH).
+fn download_headers(ctx: &Ctx, d: &Download, mut res: Res, len: u64) -> AppResult<Res> {
+    let download = ctx.query.flag("download")?;
     let h = res.headers_mut();
     let content_type = if d.text {
         format!("{}; charset=utf-8", d.content_type)

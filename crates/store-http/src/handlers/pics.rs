@@ -207,7 +207,7 @@ pub(super) async fn image(ctx: &Ctx, id: String) -> AppResult<Res> {
     };
     // `no-cache` (serve_download's default): an image an admin hides must
     // stop being served at once, from caches too.
-    serve_download(ctx, d)
+    serve_download(ctx, d).await
 }
 
 pub(super) async fn like(ctx: &Ctx, id: String) -> AppResult<Res> {
