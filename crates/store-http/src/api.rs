@@ -24,7 +24,7 @@ pub struct EndpointDoc {
 pub const ENDPOINTS: &[EndpointDoc] = &[
     EndpointDoc { route: "POST /?name=<filename>[&ttl=<N>h|<N>d][&once=1][&tag=<t>][&share=<name>]", does: "upload raw bytes, or multipart/form-data with one file part; answers the single file record", topic: "files" },
     EndpointDoc { route: "POST /?url=<url>[&name=<name>][&link=1][&tag=<t>]", does: "import a public http(s) document (5 MB at most), or with link=1 store the URL as a redirect document", topic: "import" },
-    EndpointDoc { route: "GET /<id>", does: "file bytes; ?download=1 forces download; images and text render inline", topic: "files" },
+    EndpointDoc { route: "GET /<id>", does: "file bytes; ?download=1 forces download; images and text render inline; ETag, Last-Modified, If-None-Match/If-Modified-Since (304) and one Range (206) on every download", topic: "files" },
     EndpointDoc { route: "HEAD /<id>", does: "file headers; never burns a once=1 file", topic: "files" },
     EndpointDoc { route: "PUT /<id>", does: "replace a text file's content", topic: "files" },
     EndpointDoc { route: "PATCH /<id>", does: "append text to a text file", topic: "files" },

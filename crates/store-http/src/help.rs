@@ -220,6 +220,8 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
 - `tag=<t>` (repeatable, up to {tags}) makes the file show in `/browse`.\n\
 - `share=<name>` puts the upload into the dir `/d/<name>` instead (see /help/dirs); not with `once=1`.\n\
 - `GET /<id>` serves the bytes (images and text inline); `?download=1` forces a download; `?thumb=1` is a small WebP preview of a raster image.\n\
+- Downloads (files, bundle members, dir files, images) carry `ETag` and `Last-Modified`: `If-None-Match` or `If-Modified-Since` answers 304 while the bytes are the same. One `Range: bytes=a-b` (or `a-`, `-n`) answers 206 (`curl -C -` resumes); a range past the end answers 416. A `once=1` file ignores both.\n\
+- Upload the bytes as they are: a `Content-Encoding` other than identity answers 501 `unsupported`.\n\
 - Text files can be replaced with `PUT /<id>` and appended to with `PATCH /<id>`.\n\
 - `DELETE /<id>` removes it at once.\n",
             max = bytes(l.file_bytes_max),
