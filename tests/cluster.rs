@@ -149,11 +149,10 @@ fn uploads_through_both_never_pass_the_pool_and_evict_oldest_first() {
         uploads.into_iter().map(|u| u.join().unwrap()).collect()
     });
     // Every one of the first ten went (soonest expiry first: they all had
-    // to go, since the twenty new ones alone fill the pool twice), and at
-    // most a poolful of the new ones is left. Not always exactly a
-    // poolful: between a record's write and the settling of its
-    // reservation, another process counts those bytes twice (the safe
-    // side) and may evict one file more than it needed (docs/DECISIONS.md).
+    // to go, since the twenty new ones alone fill the pool twice), and
+    // exactly a poolful of the new ones is left: a record's write settles
+    // its reservation in the same transaction, so no writer short of room
+    // ever counts bytes twice and evicts a file more than it needed.
     for id in &ids {
         assert_error(&mut c.b.get(&format!("/{id}")), 404, "not_found");
     }
@@ -162,10 +161,7 @@ fn uploads_through_both_never_pass_the_pool_and_evict_oldest_first() {
         .enumerate()
         .filter(|(i, id)| c.pick(*i).get(&format!("/{id}")).status() == 200)
         .count();
-    assert!(
-        (1..=10).contains(&live),
-        "the pool holds at most ten 10 kB files, and some: {live}"
-    );
+    assert_eq!(live, 10, "the pool holds ten 10 kB files, no fewer");
 }
 
 #[test]

@@ -112,13 +112,11 @@ impl App {
             lifetime,
             files,
         };
-        let inserted = self.insert_with_fresh_id(|id| {
+        // Kept even when the insert failed: see `store_file`.
+        self.insert_with_fresh_id(reservation, |id| {
             record.id = id.to_string();
             Object::Bundle(record.clone())
-        });
-        // Kept even when the insert failed: see `store_file`.
-        reservation.keep();
-        inserted?;
+        })?;
         Ok(BundleView::new(&record, &self.config.base_url))
     }
 

@@ -176,10 +176,11 @@ impl App {
         if req.show {
             dir.make_show();
         }
+        let settled = reservation.settled();
         match self
             .ports
             .repo
-            .insert_new(&storage_key, &Object::Dir(dir.clone()))
+            .insert_new_settled(&storage_key, &Object::Dir(dir.clone()), settled)
         {
             Ok(true) => {}
             Ok(false) => {
@@ -239,10 +240,11 @@ impl App {
         }
         // From here a failure may or may not have been written: keep the
         // reservation and leave blobs to the next start's orphan collection.
-        reservation.keep();
-        self.ports
-            .repo
-            .put(&dir_storage_key(&dir.key), &Object::Dir(dir.clone()))?;
+        self.put_keeping(
+            &dir_storage_key(&dir.key),
+            &Object::Dir(dir.clone()),
+            reservation,
+        )?;
         // New content smaller than what it replaced gives the difference back.
         if replaced > incoming {
             self.ledgers.freed(Pool::Store, replaced - incoming);
@@ -387,7 +389,6 @@ impl App {
         )?;
         let reservation = self.reserve_in(room, text.len() as u64)?;
         let blob = self.concat_blob(&file.blob, text)?;
-        reservation.keep();
         let slot = dir
             .files
             .iter_mut()
@@ -397,9 +398,7 @@ impl App {
         slot.size = new_size;
         slot.updated_at = now;
         dir.record_activity(now, name, DirAction::Append, text.len() as u64);
-        self.ports
-            .repo
-            .put(&storage_key, &Object::Dir(dir.clone()))?;
+        self.put_keeping(&storage_key, &Object::Dir(dir.clone()), reservation)?;
         self.ports.blobs.remove(&file.blob)?;
         Ok(self.dir_view(&dir))
     }

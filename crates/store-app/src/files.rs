@@ -214,16 +214,14 @@ impl App {
             link,
             thumbs: Default::default(),
         };
-        let inserted = self.insert_with_fresh_id(|id| {
+        // The reservation is kept even when the insert failed: the record
+        // may have been written before a failed flush. The next start reads
+        // the pool totals kept with the records and collects orphan blobs,
+        // so both settle either way.
+        self.insert_with_fresh_id(reservation, |id| {
             record.id = id.to_string();
             Object::File(record.clone())
-        });
-        // Kept even when the insert failed: the record may have been
-        // written before a failed flush. The next start reads the pool
-        // totals kept with the records and collects orphan blobs, so
-        // both settle either way.
-        reservation.keep();
-        inserted?;
+        })?;
         Ok(self.view(&record, now))
     }
 
@@ -372,8 +370,7 @@ impl App {
         let new_size = upload.size();
         let grow = self.reserve(new_size.saturating_sub(record.size))?;
         let blob = upload.into_blob();
-        grow.keep();
-        self.swap_content(id, &mut record, blob, new_size, auth, now)?;
+        self.swap_content(id, &mut record, (blob, new_size), grow, auth, now)?;
         Ok(self.view(&record, now))
     }
 
@@ -390,22 +387,22 @@ impl App {
         let new_size = self.appended_size(record.size, text.len())?;
         let grow = self.reserve(text.len() as u64)?;
         let blob = self.concat_blob(&record.blob, text)?;
-        grow.keep();
-        self.swap_content(id, &mut record, blob, new_size, auth, now)?;
+        self.swap_content(id, &mut record, (blob, new_size), grow, auth, now)?;
         Ok(self.view(&record, now))
     }
 
-    /// Points a file at new bytes, then frees the old ones. Pool bytes of
-    /// growth were reserved (and kept) by the caller; shrinkage is given
+    /// Points a file at new bytes (`content`: the blob and its size),
+    /// then frees the old ones. Pool bytes of growth were reserved by the
+    /// caller (`grow`) and are settled with the record; shrinkage is given
     /// back here. If the record write fails, nothing is freed: the write
-    /// may have landed, and the next start settles blobs and pool
-    /// (totals kept with the records, then the orphan collection).
+    /// may have landed, and the next start settles blobs and pool (totals
+    /// kept with the records, then the orphan collection).
     fn swap_content(
         &self,
         id: &str,
         record: &mut FileRecord,
-        blob: store_core::BlobId,
-        new_size: u64,
+        (blob, new_size): (store_core::BlobId, u64),
+        grow: crate::pool::Reservation<'_>,
         auth: RetainAuth,
         now: store_core::Timestamp,
     ) -> AppResult<()> {
@@ -415,7 +412,7 @@ impl App {
         if auth == RetainAuth::Valid {
             record.lifetime = Lifetime::Indefinite;
         }
-        self.ports.repo.put(id, &Object::File(record.clone()))?;
+        self.put_keeping(id, &Object::File(record.clone()), grow)?;
         if old_size > new_size {
             self.ledgers.freed(Pool::Store, old_size - new_size);
         }

@@ -579,7 +579,12 @@ impl App {
                 return Err(e);
             }
         };
-        if let Err(e) = self.ports.repo.put(&ikey, &Object::Image(image.clone())) {
+        let settled = reservation.settled();
+        if let Err(e) = self
+            .ports
+            .repo
+            .put_settled(&ikey, &Object::Image(image.clone()), settled)
+        {
             undo(self, true);
             return Err(e.into());
         }

@@ -347,16 +347,29 @@ impl App {
     /// Inserts a new object under a fresh random id and returns the id.
     /// 71 random bits make a collision all but impossible; the loop turns
     /// "all but" into "never".
+    /// Inserts the object `object` makes for a fresh id, settling
+    /// `reservation` with it (see [`App::put_keeping`]); the reservation
+    /// is kept even when the insert failed.
     pub(crate) fn insert_with_fresh_id(
         &self,
+        reservation: pool::Reservation<'_>,
         mut object: impl FnMut(&str) -> Object,
     ) -> Result<String, store_core::StorageError> {
-        loop {
+        let settled = reservation.settled();
+        let inserted = loop {
             let id = store_core::ids::object_id(self.ports.random.as_ref());
-            if self.ports.repo.insert_new(&id, &object(&id))? {
-                return Ok(id);
+            match self
+                .ports
+                .repo
+                .insert_new_settled(&id, &object(&id), settled)
+            {
+                Ok(true) => break Ok(id),
+                Ok(false) => {}
+                Err(e) => break Err(e),
             }
-        }
+        };
+        reservation.keep();
+        inserted
     }
 
     /// The size a text file would grow to by appending `extra` bytes, or

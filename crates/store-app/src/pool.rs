@@ -20,6 +20,14 @@ pub(crate) struct Reservation<'a> {
 }
 
 impl Reservation<'_> {
+    /// What a record write settles of it ([`App::put_keeping`]).
+    pub(crate) fn settled(&self) -> store_core::Settled {
+        store_core::Settled {
+            pool: self.pool,
+            bytes: self.bytes,
+        }
+    }
+
     /// The record holding the bytes has been written: the pool now counts
     /// them through it.
     pub(crate) fn keep(mut self) {
@@ -37,6 +45,26 @@ impl Drop for Reservation<'_> {
 }
 
 impl App {
+    /// Writes `object` under `key` and keeps `reservation` for it, settling
+    /// it in the record's own transaction where the repository can
+    /// (PostgreSQL: no moment counts the bytes twice, so no writer short of
+    /// room evicts for bytes already recorded). Kept even when the write
+    /// failed: it may have landed, and the next start reads the totals kept
+    /// with the records and collects orphan blobs.
+    pub(crate) fn put_keeping(
+        &self,
+        key: &str,
+        object: &store_core::Object,
+        reservation: Reservation<'_>,
+    ) -> Result<(), store_core::StorageError> {
+        let written = self
+            .ports
+            .repo
+            .put_settled(key, object, reservation.settled());
+        reservation.keep();
+        written
+    }
+
     /// Takes `bytes` from the pool, evicting live non-retained objects
     /// soonest-expiring first (CONTRACT.md "Pools and eviction") until they
     /// fit, or answers 507 when nothing more can go.

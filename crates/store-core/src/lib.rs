@@ -37,8 +37,8 @@ pub use limits::Limits;
 pub use pool::Totals;
 pub use ports::{
     BlobReader, BlobStore, BlobWriter, Clock, FetchError, Fetched, Fetcher, KeyLocks, Ledgers,
-    LockGuard, Pool, PoolUsage, Random, RateLimits, Repository, StorageError, StorageErrorKind,
-    TryLocked,
+    LockGuard, Pool, PoolUsage, Random, RateLimits, Repository, Settled, StorageError,
+    StorageErrorKind, TryLocked,
 };
 pub use record::{
     dir_storage_key, BlobId, FileRecord, Listing, Object, ReadDecision, ReadIntent, Thumbs,

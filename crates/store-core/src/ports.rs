@@ -92,6 +92,26 @@ pub trait Repository: Send + Sync {
     /// Replaces the record under `key`, updating its index entries.
     fn put(&self, key: &str, object: &Object) -> StorageResult<()>;
 
+    /// [`Repository::insert_new`], settling `settled` bytes of this
+    /// process's pool reservation in the same transaction when the
+    /// repository keeps the pools' ledger itself (PostgreSQL): no moment
+    /// then counts the bytes twice, once reserved and once recorded. The
+    /// default only inserts; the caller settles the ledger after either way.
+    fn insert_new_settled(
+        &self,
+        key: &str,
+        object: &Object,
+        _settled: Settled,
+    ) -> StorageResult<bool> {
+        self.insert_new(key, object)
+    }
+
+    /// [`Repository::put`], settling as [`Repository::insert_new_settled`]
+    /// does.
+    fn put_settled(&self, key: &str, object: &Object, _settled: Settled) -> StorageResult<()> {
+        self.put(key, object)
+    }
+
     /// Removes a record and its index entries, returning what was there.
     fn remove(&self, key: &str) -> StorageResult<Option<Object>>;
 
@@ -375,6 +395,14 @@ pub trait KeyLocks: Send + Sync + std::fmt::Debug {
     /// The one lock under which eviction is decided and done, so that two
     /// writers short of room never evict for each other's shortfall.
     fn lock_eviction(&self) -> StorageResult<LockGuard>;
+}
+
+/// Bytes of a pool reservation that a record write turns into the
+/// record's own ([`Repository::put_settled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settled {
+    pub pool: Pool,
+    pub bytes: u64,
 }
 
 /// The two pools SPEC.md counts apart.

@@ -72,6 +72,12 @@ pub(crate) struct Inner {
     pub(crate) locks: Pool,
     /// One session for this process's evictor (see [`PgLocks`]).
     pub(crate) eviction: Pool,
+    /// The name of this process's reservation rows, once its ledgers are
+    /// open: record writes settle reservations in their own transaction.
+    pub(crate) process: std::sync::OnceLock<String>,
+    /// This process's reservations, shared by its ledgers and its record
+    /// writes (see [`ledgers::Reserved`]).
+    pub(crate) reserved: std::sync::Mutex<ledgers::Reserved>,
 }
 
 impl Inner {
@@ -128,6 +134,8 @@ impl PgStore {
                 queries,
                 locks,
                 eviction,
+                process: std::sync::OnceLock::new(),
+                reserved: std::sync::Mutex::default(),
             }),
         };
         schema::migrate(&store.inner)?;

@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::{db_error, pool_error, Inner, Params};
-use store_core::ports::{Repository, StorageResult};
+use store_core::ports::{Repository, Settled, StorageResult};
 use store_core::{Listing, Object, StorageError, StorageErrorKind, Timestamp, Totals};
 
 /// Records read per page by [`Repository::for_each`] and [`Repository::listed`].
@@ -26,6 +26,30 @@ const INSERT_NEW: &str =
      VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7)
      ON CONFLICT (key) DO NOTHING
      RETURNING 1";
+
+/// [`UPSERT`] and [`INSERT_NEW`] that also take `$9` bytes of pool `$10`
+/// off the reservation row of process `$8`, in the same statement (one
+/// transaction), and only if the record was written: the bytes move from
+/// reserved to recorded with no moment counting them twice.
+const UPSERT_SETTLED: &str = "WITH w AS (
+     INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes, listing)
+     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7)
+     ON CONFLICT (key) DO UPDATE SET body = EXCLUDED.body, expires_at = EXCLUDED.expires_at,
+         tags = EXCLUDED.tags, pool_bytes = EXCLUDED.pool_bytes,
+         pics_bytes = EXCLUDED.pics_bytes, listing = EXCLUDED.listing
+     RETURNING 1),
+   s AS (UPDATE store_reservations SET bytes = greatest(bytes - $9, 0)
+     WHERE process = $8 AND pool = $10 AND EXISTS (SELECT 1 FROM w))
+   SELECT 1 FROM w";
+
+const INSERT_NEW_SETTLED: &str = "WITH w AS (
+     INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes, listing)
+     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7)
+     ON CONFLICT (key) DO NOTHING
+     RETURNING 1),
+   s AS (UPDATE store_reservations SET bytes = greatest(bytes - $9, 0)
+     WHERE process = $8 AND pool = $10 AND EXISTS (SELECT 1 FROM w))
+   SELECT 1 FROM w";
 
 /// The records of a store in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -82,20 +106,64 @@ impl PgRepository {
     /// Writes `object` under `key` with `sql` (an insert of the six
     /// columns), answering the rows it returned.
     fn write(&self, sql: &'static str, key: &str, object: &Object) -> StorageResult<usize> {
+        self.query(sql, Self::params(key, object)?)
+            .map(|rows| rows.len())
+    }
+
+    fn params(key: &str, object: &Object) -> StorageResult<Params> {
         let row = Row::of(object)?;
-        self.query(
-            sql,
-            vec![
-                Box::new(key.to_string()),
-                Box::new(row.body),
-                Box::new(row.expires_at),
-                Box::new(row.tags),
-                Box::new(row.pool_bytes),
-                Box::new(row.pics_bytes),
-                Box::new(row.listing),
-            ],
-        )
-        .map(|rows| rows.len())
+        Ok(vec![
+            Box::new(key.to_string()),
+            Box::new(row.body),
+            Box::new(row.expires_at),
+            Box::new(row.tags),
+            Box::new(row.pool_bytes),
+            Box::new(row.pics_bytes),
+            Box::new(row.listing),
+        ])
+    }
+
+    /// [`PgRepository::write`] with `settled` taken off this process's
+    /// reservation in the same statement (`sql` is a `_SETTLED` one);
+    /// `plain` when there is nothing to settle or no ledger to settle in.
+    fn write_settled(
+        &self,
+        (sql, plain): (&'static str, &'static str),
+        key: &str,
+        object: &Object,
+        settled: Settled,
+    ) -> StorageResult<usize> {
+        let Some(process) = self.inner.process.get().filter(|_| settled.bytes > 0) else {
+            return self.write(plain, key, object);
+        };
+        let mut params = Self::params(key, object)?;
+        params.push(Box::new(process.clone()));
+        params.push(Box::new(i64::try_from(settled.bytes).unwrap_or(i64::MAX)));
+        params.push(Box::new(crate::ledgers::pool_name(settled.pool)));
+        let reserved = || {
+            self.inner
+                .reserved
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+        };
+        let before = reserved().row_writes;
+        // Not under the count's lock: record commits of one process go on
+        // in parallel, as reservations never could.
+        let written = self.query(sql, params)?.len();
+        if written == 1 {
+            let mut r = reserved();
+            let i = crate::ledgers::index(settled.pool);
+            r.mine[i] = r.mine[i].saturating_sub(settled.bytes);
+            r.settled_by_records[i] += settled.bytes;
+            // A write of the count in between (a cancel or a settle) wrote
+            // the row from a count that still held these bytes: write it
+            // again, now right, rather than leave it overstated until the
+            // next one. (Reservations add to the row, so they need nothing.)
+            if r.row_writes != before {
+                crate::ledgers::publish(&self.inner, process, settled.pool, r.mine[i]);
+            }
+        }
+        Ok(written)
     }
 
     /// Visits the rows `sql` selects (key, body), page by page in key
@@ -180,6 +248,21 @@ impl Repository for PgRepository {
 
     fn put(&self, key: &str, object: &Object) -> StorageResult<()> {
         self.write(UPSERT, key, object).map(drop)
+    }
+
+    fn insert_new_settled(
+        &self,
+        key: &str,
+        object: &Object,
+        settled: Settled,
+    ) -> StorageResult<bool> {
+        let sql = (INSERT_NEW_SETTLED, INSERT_NEW);
+        Ok(self.write_settled(sql, key, object, settled)? == 1)
+    }
+
+    fn put_settled(&self, key: &str, object: &Object, settled: Settled) -> StorageResult<()> {
+        self.write_settled((UPSERT_SETTLED, UPSERT), key, object, settled)
+            .map(drop)
     }
 
     fn remove(&self, key: &str) -> StorageResult<Option<Object>> {

@@ -10,6 +10,7 @@ use crate::{db_error, pool_error, Inner};
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_records.sql"),
     include_str!("../migrations/0002_listings.sql"),
+    include_str!("../migrations/0003_reserve_by_row.sql"),
 ];
 
 /// Rows the listings backfill reads per statement.
