@@ -41,6 +41,30 @@ impl Cluster {
     }
 }
 
+/// Asserts that `res` is 503 `unavailable` with Retry-After, and that its
+/// body does not hold `secret`.
+fn assert_unavailable(mut res: Response<Body>, secret: &str, what: &str) {
+    assert_eq!(header(&res, "retry-after"), "5", "{what}");
+    let body = text(&mut res);
+    assert_eq!(res.status(), 503, "{what}: {body}");
+    assert!(body.contains("\"unavailable\""), "{what}: {body}");
+    assert!(!body.contains(secret), "{what}: {body}");
+}
+
+/// Waits (up to 20 s) until both processes answer `/readyz` with 200.
+fn wait_until_ready(c: &Cluster) {
+    for server in [&c.a, &c.b] {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while server.get("/readyz").status() != 200 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "ready again once it is back"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
 #[test]
 fn a_once_file_is_served_once_in_total() {
     let c = Cluster::start(&[]);
@@ -254,34 +278,16 @@ fn readiness_follows_the_database_and_never_shows_its_password() {
 
     store_testkit::pg::set_reachable(&c.url, false);
     for server in [&c.a, &c.b] {
-        let mut res = server.get("/readyz");
-        assert_eq!(res.status(), 503, "not ready while the database is out");
-        let body = text(&mut res);
-        assert!(body.contains("\"unavailable\""), "{body}");
-        assert!(!body.contains(&password), "{body}");
+        let not_ready = server.get("/readyz");
+        assert_unavailable(not_ready, &password, "not ready while the database is out");
         assert_eq!(server.get("/healthz").status(), 200, "the process serves");
-        let mut refused = server.post("/?name=a.txt", b"a");
-        assert_eq!(header(&refused, "retry-after"), "5");
-        let body = text(&mut refused);
-        assert_eq!(
-            refused.status(),
-            503,
-            "nothing is stored without records: {body}"
-        );
-        assert!(body.contains("\"unavailable\""), "{body}");
-        assert!(!body.contains(&password));
+        let refused = server.post("/?name=a.txt", b"a");
+        assert_unavailable(refused, &password, "nothing is stored without records");
     }
 
     store_testkit::pg::set_reachable(&c.url, true);
+    wait_until_ready(&c);
     for server in [&c.a, &c.b] {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while server.get("/readyz").status() != 200 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "ready again once it is back"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
         assert_eq!(server.post("/?name=a.txt", b"a").status(), 201);
         assert!(
             !server.log().contains(&password),
@@ -442,36 +448,17 @@ fn a_bucket_outage_fails_clearly_and_loses_nothing() {
     }
     for (i, server) in [&c.a, &c.b].into_iter().enumerate() {
         // Never read before, so never cached: the read goes to the bucket.
-        let mut res = server.get(&acknowledged[i].0);
-        assert_eq!(header(&res, "retry-after"), "5");
-        let body = text(&mut res);
-        assert_eq!(
-            res.status(),
-            503,
-            "a clear error while the bucket is out: {body}"
-        );
-        assert!(body.contains("\"unavailable\""), "{body}");
-        assert!(!body.contains(&secret), "{body}");
-        let mut refused = server.post("/?name=late.txt", b"late");
-        let body = text(&mut refused);
-        assert_eq!(refused.status(), 503, "nothing is stored: {body}");
-        assert!(!body.contains(&secret), "{body}");
+        let res = server.get(&acknowledged[i].0);
+        assert_unavailable(res, &secret, "a clear error while the bucket is out");
+        let refused = server.post("/?name=late.txt", b"late");
+        assert_unavailable(refused, &secret, "nothing is stored");
         assert_eq!(server.get("/readyz").status(), 503, "not ready");
         assert_eq!(server.get("/healthz").status(), 200, "the process serves");
     }
     assert!(!c.a.log().contains(&secret), "the secret is never logged");
 
     garage.script("up");
-    for server in [&c.a, &c.b] {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while server.get("/readyz").status() != 200 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "ready again once it is back"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    }
+    wait_until_ready(&c);
     for (i, (path, body)) in acknowledged.iter().enumerate() {
         assert_eq!(&text(&mut c.pick(i + 1).get(path)), body, "{path}");
     }

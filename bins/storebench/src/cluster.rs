@@ -6,7 +6,7 @@
 //! generators the other.
 
 use crate::inproc::Fixtures;
-use crate::scenarios::fresh_on;
+use crate::scenarios::{fresh_on, mix_p99};
 use crate::tools::{self, median, WrkResult};
 use crate::{Bench, Row};
 
@@ -149,36 +149,10 @@ fn report(small: &Rounds, large: &Rounds, uploads: &Rounds) -> Vec<Row> {
 }
 
 /// The mix on the cluster: GETs of a cached 1 KiB file at 1,000/s and
-/// uploads at a tenth of that, with oha's latency correction.
+/// uploads at a ninth of that (a tenth of all requests), with oha's
+/// latency correction.
 fn mix(bench: &Bench, f: &Fixtures, url: &str, dir: &std::path::Path) -> Row {
-    let small = tools::upload_to(url, "mix-1k.bin", &f.small);
-    let body = dir.join("mix-1k.bin");
-    std::fs::write(&body, &f.small).expect("body file");
-    let (mut get_p99, mut up_p99) = (vec![], vec![]);
-    for round in 0..bench.rounds {
-        let g = tools::oha(
-            &format!("{url}{small}"),
-            MIX_GET_PER_SEC,
-            32,
-            bench.secs,
-            None,
-        );
-        let u = tools::oha(
-            &format!("{url}/?name=mix.bin"),
-            MIX_GET_PER_SEC / 9.0,
-            16,
-            bench.secs,
-            Some(&body),
-        );
-        let (g, u) = (tools::oha_result(g), tools::oha_result(u));
-        println!(
-            "  14 mix round {round}: GET p99 {:.2} ms ({:.0}/s, {:.3} ok), upload p99 {:.2} ms ({:.0}/s, {:.3} ok)",
-            g.p99_ms, g.rps, g.success_rate, u.p99_ms, u.rps, u.success_rate
-        );
-        get_p99.push(g.p99_ms);
-        up_p99.push(u.p99_ms);
-    }
-    let (g, u) = (median(get_p99), median(up_p99));
+    let (g, u) = mix_p99(bench, (url, dir), f, MIX_GET_PER_SEC / 0.9, "14 mix");
     Row::new(
         "14",
         format!(

@@ -179,8 +179,14 @@ fn mix(bench: &Bench, f: &Fixtures, url: &str, get_rps: f64, upload_rps: f64) ->
     let pair = Pair::start(bench, "mix", url);
     let max = 1.0 / (0.9 / get_rps + 0.1 / upload_rps);
     let rate = max / 2.0;
-    let (sg, su) = mix_p99(bench, &pair.sled, f, rate, "5 sled");
-    let (pg, pu) = mix_p99(bench, &pair.pg, f, rate, "5 pg");
+    let (sg, su) = mix_p99(
+        bench,
+        (&pair.sled.s.base, &pair.sled.dir.0),
+        f,
+        rate,
+        "5 sled",
+    );
+    let (pg, pu) = mix_p99(bench, (&pair.pg.s.base, &pair.pg.dir.0), f, rate, "5 pg");
     vec![Row::new(
         "5 pg",
         format!("90% GET / 10% upload at {rate:.0} req/s, records in PostgreSQL (sled at the same rate)"),

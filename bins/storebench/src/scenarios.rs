@@ -340,7 +340,7 @@ pub fn mix(bench: &Bench, f: &Fixtures, get_rps: f64, upload_rps: f64) -> (Vec<R
     let max = 1.0 / (0.9 / get_rps + 0.1 / upload_rps);
     let rate = max / 2.0;
     let sampler = RssSampler::start(run.s.pid());
-    let (g, u) = mix_p99(bench, &run, f, rate, "5");
+    let (g, u) = mix_p99(bench, (&run.s.base, &run.dir.0), f, rate, "5");
     let (_, hwm) = sampler.finish();
     let worst = g.max(u);
     let rows = vec![Row::new(
@@ -353,30 +353,25 @@ pub fn mix(bench: &Bench, f: &Fixtures, get_rps: f64, upload_rps: f64) -> (Vec<R
     (rows, hwm)
 }
 
-/// The mix's rounds at `rate` requests per second on `run`'s server:
-/// the median p99 of its GETs and of its uploads, in milliseconds.
+/// The mix's rounds at `rate` requests per second (90% GETs of a 1 KiB
+/// file, 10% uploads of one) on the service at `base`, with its body
+/// files in `dir`: the median p99 of its GETs and of its uploads, in
+/// milliseconds.
 pub(crate) fn mix_p99(
     bench: &Bench,
-    run: &Scenario,
+    (base, dir): (&str, &Path),
     f: &Fixtures,
     rate: f64,
     label: &str,
 ) -> (f64, f64) {
-    let (s, dir) = (&run.s, &run.dir.0);
-    let small = s.upload("1k.bin", &f.small);
+    let small = tools::upload_to(base, "1k.bin", &f.small);
     let body = dir.join("1k.bin");
     std::fs::write(&body, &f.small).expect("body file");
     let (mut get_p99, mut up_p99) = (vec![], vec![]);
     for round in 0..bench.rounds {
-        let g = tools::oha(
-            &format!("{}{small}", s.base),
-            rate * 0.9,
-            32,
-            bench.secs,
-            None,
-        );
+        let g = tools::oha(&format!("{base}{small}"), rate * 0.9, 32, bench.secs, None);
         let u = tools::oha(
-            &format!("{}/?name=mix.bin", s.base),
+            &format!("{base}/?name=mix.bin"),
             rate * 0.1,
             16,
             bench.secs,

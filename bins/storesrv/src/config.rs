@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use store_core::limits;
+use store_s3::S3Config;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -25,33 +26,10 @@ pub struct Config {
     pub guards: Guards,
     /// STORE_DATABASE_URL: records in PostgreSQL instead of sled.
     pub database_url: Option<Secret>,
-    /// STORE_S3_*: bytes in an S3-compatible store instead of under `data`.
-    pub s3: Option<S3Settings>,
-}
-
-/// Where the bytes go when they go to an S3-compatible store
-/// (CONTRACT.md, "More than one machine"). Debug never shows the secret.
-#[derive(Clone, PartialEq, Eq)]
-pub struct S3Settings {
-    pub endpoint: String,
-    pub bucket: String,
-    pub region: String,
-    pub access_key_id: String,
-    pub secret_access_key: String,
-    pub prefix: String,
-}
-
-impl std::fmt::Debug for S3Settings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Settings")
-            .field("endpoint", &self.endpoint)
-            .field("bucket", &self.bucket)
-            .field("region", &self.region)
-            .field("access_key_id", &self.access_key_id)
-            .field("secret_access_key", &"(hidden)")
-            .field("prefix", &self.prefix)
-            .finish()
-    }
+    /// STORE_S3_*: bytes in an S3-compatible store instead of under `data`
+    /// (CONTRACT.md, "More than one machine"). Its Debug never shows the
+    /// secret.
+    pub s3: Option<S3Config>,
 }
 
 /// The region signed for unless STORE_S3_REGION says otherwise.
@@ -59,7 +37,7 @@ const S3_REGION_DEFAULT: &str = "us-east-1";
 
 /// The S3 settings: none unless STORE_S3_ENDPOINT is set, and then the
 /// bucket and both credentials are required.
-fn s3_settings(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<S3Settings>, String> {
+fn s3_settings(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<S3Config>, String> {
     let get = |name: &str| env(name).filter(|v| !v.trim().is_empty());
     let Some(endpoint) = get("STORE_S3_ENDPOINT") else {
         let stray = [
@@ -77,13 +55,14 @@ fn s3_settings(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<S3Settings
     let need = |name: &str| {
         get(name).ok_or_else(|| format!("STORE_S3_ENDPOINT is set, so {name} is needed too"))
     };
-    Ok(Some(S3Settings {
+    Ok(Some(S3Config {
         endpoint: endpoint.trim().to_string(),
         bucket: need("STORE_S3_BUCKET")?,
         region: get("STORE_S3_REGION").unwrap_or_else(|| S3_REGION_DEFAULT.to_string()),
         access_key_id: need("STORE_S3_ACCESS_KEY_ID")?,
         secret_access_key: need("STORE_S3_SECRET_ACCESS_KEY")?,
         prefix: get("STORE_S3_PREFIX").unwrap_or_default(),
+        part_bytes: store_s3::PART_BYTES_DEFAULT,
     }))
 }
 

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use store_app::migrate::{migrate, Side};
 use store_app::system::OsRandom;
 use store_core::{BlobStore, Random};
-use store_s3::S3Blobs;
 use store_sled::{FsBlobStore, SledRepository};
 
 use crate::config::Config;
@@ -62,9 +61,7 @@ pub fn run(config: &Config, from_data: &Path) -> Result<String, String> {
 /// `--data` in shared mode.
 fn target_blobs(config: &Config, random: Arc<dyn Random>) -> Result<Box<dyn BlobStore>, String> {
     if let Some(s3) = &config.s3 {
-        let blobs = S3Blobs::connect(&crate::stores::s3_config(s3), random)
-            .map_err(|e| format!("STORE_S3_*: {}", e.message))?;
-        return Ok(Box::new(blobs));
+        return Ok(Box::new(crate::stores::s3_blobs(s3, random)?));
     }
     std::fs::create_dir_all(&config.data)
         .map_err(|e| format!("cannot create the data dir {}: {e}", config.data.display()))?;

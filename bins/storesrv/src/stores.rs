@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use store_app::system::OsRandom;
-use store_core::{BlobStore, Limits};
-use store_s3::{S3Blobs, S3Config, PART_BYTES_DEFAULT};
+use store_core::{BlobStore, Limits, Random};
+use store_s3::{S3Blobs, S3Config};
 use store_sled::{FsBlobStore, SledRepository};
 
-use crate::config::{Config, S3Settings};
+use crate::config::Config;
 
 /// Where the records live: sled under `--data` (one process), or
 /// PostgreSQL shared by every process configured with it.
@@ -40,9 +40,7 @@ impl Records {
     pub fn blob_store(&self, config: &Config) -> Result<Arc<dyn BlobStore>, String> {
         let random = Arc::new(OsRandom);
         if let Some(s3) = &config.s3 {
-            let blobs = S3Blobs::connect(&s3_config(s3), random)
-                .map_err(|e| format!("STORE_S3_*: {}", e.message))?;
-            return Ok(Arc::new(blobs));
+            return Ok(Arc::new(s3_blobs(s3, random)?));
         }
         match self {
             Self::Sled(_) => FsBlobStore::open(&config.data, random),
@@ -85,17 +83,9 @@ impl Records {
     }
 }
 
-/// The adapter's settings from the configuration's.
-pub fn s3_config(s: &S3Settings) -> S3Config {
-    S3Config {
-        endpoint: s.endpoint.clone(),
-        bucket: s.bucket.clone(),
-        region: s.region.clone(),
-        access_key_id: s.access_key_id.clone(),
-        secret_access_key: s.secret_access_key.clone(),
-        prefix: s.prefix.clone(),
-        part_bytes: PART_BYTES_DEFAULT,
-    }
+/// The bucket of the configuration's STORE_S3_* settings.
+pub fn s3_blobs(s3: &S3Config, random: Arc<dyn Random>) -> Result<S3Blobs, String> {
+    S3Blobs::connect(s3, random).map_err(|e| format!("STORE_S3_*: {}", e.message))
 }
 
 /// Where the bytes are, for the start-up line: never a credential.

@@ -167,8 +167,8 @@ impl BlobStore for CachedBlobs {
             return self.inner.open_range(id, range);
         };
         let len = bytes.len() as u64;
-        let end = range.end.min(len) as usize;
-        let pos = range.start.min(end as u64) as usize;
+        let clamped = store_core::ports::clamp_range(range, len);
+        let (pos, end) = (clamped.start as usize, clamped.end as usize);
         Ok(Box::new(Cached { bytes, pos, end }))
     }
 

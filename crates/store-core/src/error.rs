@@ -176,19 +176,6 @@ pub struct ErrorInfo {
 }
 
 impl ErrorCode {
-    /// The codes of SPEC.md's table, in its order.
-    pub const SPEC: [ErrorCode; 9] = [
-        Self::BadRequest,
-        Self::WriteDenied,
-        Self::Forbidden,
-        Self::NotFound,
-        Self::MissingLength,
-        Self::TooLarge,
-        Self::RateLimited,
-        Self::Unsupported,
-        Self::PoolFull,
-    ];
-
     /// Every code the service answers, by HTTP status: what `/api` and
     /// `/help/errors` list.
     pub const ALL: [ErrorCode; 15] = [
@@ -330,6 +317,19 @@ impl ErrorCode {
 mod tests {
     use super::*;
 
+    /// The codes of SPEC.md's table, in its order.
+    const SPEC: [ErrorCode; 9] = [
+        ErrorCode::BadRequest,
+        ErrorCode::WriteDenied,
+        ErrorCode::Forbidden,
+        ErrorCode::NotFound,
+        ErrorCode::MissingLength,
+        ErrorCode::TooLarge,
+        ErrorCode::RateLimited,
+        ErrorCode::Unsupported,
+        ErrorCode::PoolFull,
+    ];
+
     #[test]
     fn codes_match_the_spec_table() {
         let table = [
@@ -343,7 +343,7 @@ mod tests {
             (501, "unsupported"),
             (507, "pool_full"),
         ];
-        for (code, (http, name)) in ErrorCode::SPEC.iter().zip(table) {
+        for (code, (http, name)) in SPEC.iter().zip(table) {
             assert_eq!(code.http_status(), http);
             assert_eq!(code.as_str(), name);
             assert_eq!(code.is_retryable(), http == 429 || http == 507);
@@ -359,7 +359,7 @@ mod tests {
         for code in ErrorCode::ALL {
             assert!(seen.insert(code.as_str()), "{code:?} twice");
         }
-        for code in ErrorCode::SPEC {
+        for code in SPEC {
             assert!(ErrorCode::ALL.contains(&code));
         }
     }

@@ -75,6 +75,22 @@ pub fn blob_id(rng: &dyn Random) -> BlobId {
     BlobId(hex(rng, 16))
 }
 
+/// `id` as a name a blob store may use (a file name, an object key), if
+/// it has the shape stores mint: lowercase hex, at least 3 characters.
+/// Anything else is refused, so that a corrupt record cannot name a path
+/// or a key outside the store's own.
+pub fn minted_blob_name(id: &BlobId) -> Result<&str, crate::StorageError> {
+    let s = id.as_str();
+    if s.len() < 3
+        || !s
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    {
+        return Err(crate::StorageError::new(format!("invalid blob id {s:?}")));
+    }
+    Ok(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -226,8 +226,7 @@ pub trait BlobStore: Send + Sync {
     /// stores that can seek, or ask for a range, do better.
     fn open_range(&self, id: &BlobId, range: Range<u64>) -> StorageResult<Box<dyn BlobReader>> {
         let mut whole = self.open(id)?;
-        let end = range.end.min(whole.len());
-        let start = range.start.min(end);
+        let Range { start, end } = clamp_range(range, whole.len());
         let skipped = std::io::copy(&mut (&mut whole).take(start), &mut std::io::sink())
             .map_err(|e| StorageError::from_io(format!("cannot read blob {}", id.0), &e))?;
         if skipped < start {
@@ -278,6 +277,13 @@ pub trait BlobReader: std::io::Read + Send {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// `range` clamped to bytes of `len`, as [`BlobStore::open_range`] reads
+/// it: a range past the end becomes empty, never an error.
+pub fn clamp_range(range: Range<u64>, len: u64) -> Range<u64> {
+    let end = range.end.min(len);
+    range.start.min(end)..end
 }
 
 /// A part of a blob's bytes, read from a reader of the whole.

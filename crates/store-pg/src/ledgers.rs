@@ -108,24 +108,18 @@ impl PgLedgers {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Writes this process's count for `pool` to its row. Called with the
-    /// local count locked, so rows are written in the order counts change.
-    fn publish(&self, pool: Pool, bytes: u64) {
-        publish(&self.inner, &self.process, pool, bytes);
-    }
-
     /// Gives back `bytes` of this process's reservations.
     fn unreserve(&self, pool: Pool, bytes: u64) {
         let mut r = self.reserved();
         let i = index(pool);
         r.mine[i] = r.mine[i].saturating_sub(bytes);
         r.row_writes += 1;
-        self.publish(pool, r.mine[i]);
+        publish(&self.inner, &self.process, pool, r.mine[i]);
     }
 }
 
-/// Writes `process`'s count for `pool` to its row; the caller holds the
-/// count's lock.
+/// Writes `process`'s count for `pool` to its row. The caller holds the
+/// count's lock, so rows are written in the order counts change.
 pub(crate) fn publish(inner: &Inner, process: &str, pool: Pool, bytes: u64) {
     let written = inner.query(
         "UPDATE store_reservations SET bytes = $3, seen_at = now()

@@ -67,7 +67,7 @@ const MARKER: &str = "storesrv";
 
 /// Where the bytes live and how to reach them. `Debug` never shows the
 /// secret.
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct S3Config {
     /// The endpoint URL, e.g. `http://127.0.0.1:3900`.
     pub endpoint: String,
@@ -171,16 +171,11 @@ impl S3Blobs {
         self.shared.bridge.run(job)
     }
 
+    /// The key of a blob; ids of another shape are refused
+    /// ([`store_core::ids::minted_blob_name`]).
     fn path(&self, id: &BlobId) -> StorageResult<Path> {
-        let s = id.as_str();
-        if s.len() < 3
-            || !s
-                .bytes()
-                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-        {
-            return Err(StorageError::new(format!("invalid blob id {s:?}")));
-        }
-        Ok(self.shared.blobs.clone().join(s))
+        let name = store_core::ids::minted_blob_name(id)?;
+        Ok(self.shared.blobs.clone().join(name))
     }
 
     /// A client error as a storage fault: a missing object is `Missing`,
@@ -283,10 +278,9 @@ impl BlobStore for S3Blobs {
     ) -> StorageResult<Box<dyn BlobReader>> {
         let path = self.path(id)?;
         let whole = self.head(&path)?.size;
-        let end = range.end.min(whole);
-        let start = range.start.min(end);
+        let std::ops::Range { start, end } = store_core::ports::clamp_range(range, whole);
         if start == end {
-            return Ok(Box::new(S3Reader::empty(self)));
+            return Ok(Box::new(S3Reader::empty()));
         }
         Ok(Box::new(S3Reader::open(self, path, Some(start..end))?))
     }

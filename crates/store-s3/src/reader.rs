@@ -84,7 +84,7 @@ impl S3Reader {
     }
 
     /// A reader of nothing, for an empty range: no request at all.
-    pub(crate) fn empty(_blobs: &S3Blobs) -> Self {
+    pub(crate) fn empty() -> Self {
         Self {
             chunks: None,
             current: Bytes::new(),

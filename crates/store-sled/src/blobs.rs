@@ -103,14 +103,7 @@ impl FsBlobStore {
     /// The path of a blob. Ids are minted here as lowercase hex; anything
     /// else is refused, so a corrupt record cannot name a path outside.
     fn path(&self, id: &BlobId) -> StorageResult<PathBuf> {
-        let s = id.as_str();
-        if s.len() < 3
-            || !s
-                .bytes()
-                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-        {
-            return Err(StorageError::new(format!("invalid blob id {s:?}")));
-        }
+        let s = ids::minted_blob_name(id)?;
         Ok(self.blobs.join(&s[..2]).join(s))
     }
 }
@@ -224,8 +217,7 @@ impl BlobStore for FsBlobStore {
             .metadata()
             .map_err(|e| io("cannot stat", &path, e))?
             .len();
-        let end = range.end.min(whole);
-        let start = range.start.min(end);
+        let std::ops::Range { start, end } = store_core::ports::clamp_range(range, whole);
         if start > 0 {
             file.seek(std::io::SeekFrom::Start(start))
                 .map_err(|e| io("cannot seek in", &path, e))?;
