@@ -136,3 +136,130 @@ fn probes_answer_health_and_readiness_outside_the_rate_limit() {
         "ready again once they are back"
     );
 }
+
+/// One scrape of every process, each series summed over them (counters
+/// add up; a gauge of the shared store is the same on each, so the test
+/// reads gauges from the first process alone).
+fn scrape(urls: &[String]) -> (std::collections::HashMap<String, f64>, String) {
+    let mut sums = std::collections::HashMap::new();
+    let mut first = String::new();
+    for (i, url) in urls.iter().enumerate() {
+        let mut res = ureq::get(url).call().expect("scrape");
+        assert_eq!(
+            header(&res, "content-type"),
+            "application/openmetrics-text; version=1.0.0; charset=utf-8"
+        );
+        let text = res.body_mut().read_to_string().unwrap();
+        assert!(text.ends_with("# EOF\n"));
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let (series, value) = line.rsplit_once(' ').expect("a sample line");
+            *sums.entry(series.to_string()).or_insert(0.0) += value.parse::<f64>().unwrap();
+        }
+        if i == 0 {
+            first = text;
+        }
+    }
+    (sums, first)
+}
+
+/// The value of `series` in a scrape (0 when absent: never counted).
+fn sample(scraped: &std::collections::HashMap<String, f64>, series: &str) -> f64 {
+    scraped.get(series).copied().unwrap_or(0.0)
+}
+
+/// The value of a gauge in one process's exposition.
+fn gauge(text: &str, series: &str) -> f64 {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{series} ")))
+        .unwrap_or_else(|| panic!("no {series} in {text}"));
+    line.rsplit_once(' ').unwrap().1.parse().unwrap()
+}
+
+#[test]
+fn metrics_count_known_traffic_on_their_own_listener() {
+    let s = Server::with_env(&[
+        ("STORE_METRICS_LISTEN", "127.0.0.1:0"),
+        ("STORE_RATE_LIMIT_PER_MIN", "40"),
+    ]);
+    let urls = s.metrics_urls();
+    let (before, _) = scrape(&urls);
+    let ids: Vec<String> = (0..3)
+        .map(|i| {
+            s.upload(&format!("m{i}.txt"), b"0123456789")["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    for id in ids.iter().chain(&ids[..1]) {
+        assert_eq!(s.get(&format!("/{id}")).status(), 200);
+    }
+    let ranged = s.get_with(&format!("/{}", ids[0]), &[("range", "bytes=0-3")]);
+    assert_eq!(ranged.status(), 206);
+    for _ in 0..2 {
+        assert_error(&mut s.get("/nosuchfile1"), 404, "not_found");
+    }
+    assert_error(&mut s.get("/metrics"), 404, "not_found");
+    let (after, text) = scrape(&urls);
+    let moved = |series: &str| sample(&after, series) - sample(&before, series);
+    let requests = |route: &str, status: u16| {
+        moved(&format!(
+            "storesrv_http_requests_total{{route=\"{route}\",status=\"{status}\"}}"
+        ))
+    };
+    assert_eq!(requests("upload", 201), 3.0);
+    assert_eq!(requests("get_file", 200), 4.0);
+    assert_eq!(requests("get_file", 206), 1.0);
+    assert_eq!(
+        requests("get_file", 404),
+        3.0,
+        "the public /metrics is a file id like any other"
+    );
+    let uploads = "storesrv_http_request_duration_seconds";
+    assert_eq!(moved(&format!("{uploads}_count{{route=\"upload\"}}")), 3.0);
+    assert_eq!(
+        moved(&format!("{uploads}_bucket{{le=\"+Inf\",route=\"upload\"}}")),
+        3.0
+    );
+    assert!(moved(&format!("{uploads}_sum{{route=\"upload\"}}")) > 0.0);
+    assert_eq!(gauge(&text, "storesrv_objects{kind=\"file\"}"), 3.0);
+    assert_eq!(gauge(&text, "storesrv_objects{kind=\"dir\"}"), 0.0);
+    assert_eq!(gauge(&text, "storesrv_pool_used_bytes"), 30.0);
+    assert!(text.contains("storesrv_sweep_removed_total 0\n"));
+    assert!(text.contains("storesrv_import_refused_total 0\n"));
+
+    // Past the rate: refusals are counted as such, and by route.
+    let refused = (0..60)
+        .filter(|_| s.get("/healthz_not").status() == 429)
+        .count();
+    assert!(refused > 0, "60 requests pass a rate of 40 a minute");
+    let (limited, _) = scrape(&urls);
+    let counted = sample(&limited, "storesrv_rate_limited_total");
+    assert!(
+        counted >= refused as f64,
+        "{counted} counted, {refused} seen"
+    );
+    assert_eq!(
+        counted,
+        sample(
+            &limited,
+            "storesrv_http_requests_total{route=\"rate_limited\",status=\"429\"}"
+        )
+    );
+    let mut other = ureq::get(urls[0].replace("/metrics", "/other"))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .call()
+        .unwrap();
+    assert_eq!(other.status(), 404);
+    assert_eq!(json(&mut other)["code"], "not_found");
+}
+
+#[test]
+fn no_metrics_listener_unless_asked_for() {
+    let s = Server::start();
+    assert!(!s.log().contains("metrics served at"));
+    assert_error(&mut s.get("/metrics"), 404, "not_found");
+}

@@ -446,6 +446,21 @@ impl Server {
         }
     }
 
+    /// The metrics URL of each process (`STORE_METRICS_LISTEN` set, port 0
+    /// allowed), from the line each one logs.
+    pub fn metrics_urls(&self) -> Vec<String> {
+        let line = "metrics served at ";
+        self.wait_for_every_log(line);
+        self.procs
+            .iter()
+            .map(|p| {
+                let log = std::fs::read_to_string(&p.log).unwrap_or_default();
+                let at = &log[log.find(line).expect("logged") + line.len()..];
+                at.split_whitespace().next().unwrap_or_default().to_string()
+            })
+            .collect()
+    }
+
     /// Removes every committed blob behind the server's back, as a disk
     /// wiped by hand (or a bucket emptied) would.
     pub fn remove_all_blobs(&self) {

@@ -10,6 +10,9 @@ use store_s3::S3Config;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     pub listen: SocketAddr,
+    /// Where `/metrics` is served (CONTRACT.md, "Operations endpoints");
+    /// `None`: nowhere, and nothing is counted.
+    pub metrics_listen: Option<SocketAddr>,
     pub data: PathBuf,
     /// `None` means `http://<bound addr>`, known only after binding.
     pub base_url: Option<String>,
@@ -99,12 +102,14 @@ const BODIES_IN_FLIGHT_BYTES_DEFAULT: u64 = 1 << 30;
 pub const USAGE: &str = "\
 storesrv: an ephemeral file store over HTTP
 
-usage: storesrv [--listen ADDR] [--data DIR] [--base-url URL]
+usage: storesrv [--listen ADDR] [--data DIR] [--base-url URL] [--metrics-listen ADDR]
        storesrv migrate --from-data DIR [--data DIR]
 
   --listen ADDR     address to bind (env STORE_LISTEN; default 127.0.0.1:8080; port 0 picks one)
   --data DIR        where records and bytes live (env STORE_DATA; default ./data)
   --base-url URL    prefix of every URL handed out (env STORE_BASE_URL; default http://<bound addr>)
+  --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics, on a listener of
+                    their own (env STORE_METRICS_LISTEN; default: none). Keep it private.
 
 environment only:
   STORE_RETAIN_TOKEN        comma-separated retain tokens (unset: retention off)
@@ -169,7 +174,17 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         Ok(flags) => flags,
         Err(command) => return Ok(command),
     };
-    let config = settings(flags.listen, flags.data, flags.base_url, env)?;
+    let mut config = settings(flags.listen, flags.data, flags.base_url, env)?;
+    config.metrics_listen = flags
+        .metrics_listen
+        .or_else(|| env("STORE_METRICS_LISTEN"))
+        .filter(|a| !a.trim().is_empty())
+        .map(|a| {
+            a.trim().parse().map_err(|_| {
+                format!("--metrics-listen: {a:?} is not an address like 127.0.0.1:9090")
+            })
+        })
+        .transpose()?;
     if !migrating {
         return Ok(Command::Run(config));
     }
@@ -193,6 +208,7 @@ struct Flags {
     listen: Option<String>,
     data: Option<String>,
     base_url: Option<String>,
+    metrics_listen: Option<String>,
     from_data: Option<String>,
 }
 
@@ -221,6 +237,7 @@ fn flags(args: &[String], migrating: bool) -> Result<Result<Flags, Command>, Str
             "--listen" => value(&mut f.listen)?,
             "--data" => value(&mut f.data)?,
             "--base-url" => value(&mut f.base_url)?,
+            "--metrics-listen" => value(&mut f.metrics_listen)?,
             "--from-data" if migrating => value(&mut f.from_data)?,
             "-h" | "--help" => return Ok(Err(Command::Help)),
             "-V" | "--version" => return Ok(Err(Command::Version)),
@@ -262,6 +279,7 @@ fn settings(
     let pool_bytes = env_num("STORE_POOL_BYTES", limits::POOL_BYTES_DEFAULT)?;
     Ok(Box::new(Config {
         listen,
+        metrics_listen: None,
         data: PathBuf::from(
             data.or_else(|| env("STORE_DATA"))
                 .unwrap_or_else(|| "./data".into()),
@@ -414,6 +432,21 @@ mod tests {
         assert_eq!(c.pool_bytes, 1000);
         assert_eq!(c.trusted_proxies, ["10.0.0.1", "192.168.0.0/16"]);
         assert!(c.import_allow_private);
+    }
+
+    #[test]
+    fn the_metrics_listener_is_off_unless_asked_for() {
+        assert_eq!(run(&[], &[]).unwrap().metrics_listen, None);
+        let addr = "127.0.0.1:9090".parse().unwrap();
+        let env = [("STORE_METRICS_LISTEN", "127.0.0.1:9090")];
+        assert_eq!(run(&[], &env).unwrap().metrics_listen, Some(addr));
+        let flag = run(&["--metrics-listen=127.0.0.1:9191"], &env).unwrap();
+        assert_eq!(
+            flag.metrics_listen,
+            Some("127.0.0.1:9191".parse().unwrap()),
+            "the flag wins"
+        );
+        assert!(run(&["--metrics-listen", "nope"], &[]).is_err());
     }
 
     #[test]

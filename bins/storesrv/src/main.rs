@@ -114,24 +114,95 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     std::fs::create_dir_all(&config.data)
         .map_err(|e| format!("cannot create the data dir {}: {e}", config.data.display()))?;
     let records = Records::open(&config)?;
-    let files = records.blob_store(&config)?;
     // Small files are read far more often than written: serve them from
     // memory (docs/PERFORMANCE.md, scenario 1).
     let blobs = Arc::new(store_app::CachedBlobs::new(
-        files,
+        records.blob_store(&config)?,
         BLOB_CACHE_BYTES,
         BLOB_CACHE_ITEM_BYTES,
     ));
-
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let listener = bind(config.listen, "").await?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    let metrics = match config.metrics_listen {
+        Some(addr) => {
+            let listener = bind(addr, "metrics ").await?;
+            let at = listener.local_addr().map_err(|e| e.to_string())?;
+            tracing::info!("metrics served at http://{at}/metrics");
+            Some((listener, metrics(&records, &blobs)))
+        }
+        None => None,
+    };
+    let app = Arc::new(open_app(&config, &records, blobs, bound)?);
+
+    // Signal handlers go in before the ready line: a SIGTERM sent the moment
+    // the line is read must still shut down cleanly, not kill the process.
+    let shutdown = shutdown_signal().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    // Whatever start-up logged is on stderr before anyone is told to go.
+    logs.flush();
+    // The one line on stdout (CONTRACT.md): tests and scripts wait for it.
+    println!("storesrv listening on http://{bound}");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+
+    let mut options = serve_options(&config, trusted_proxies);
+    options.rate_limits = records.rate_limits(config.rate_limit_per_min);
+    let scrapes = metrics.map(|(listener, metrics)| {
+        options.metrics = Some(Arc::clone(&metrics));
+        let app = Arc::clone(&app);
+        tokio::spawn(store_http::serve_metrics(
+            listener,
+            app,
+            metrics,
+            std::future::pending(),
+        ))
+    });
+    let served = serve_with_upkeep(listener, app, options, shutdown).await?;
+    if let Some(scrapes) = scrapes {
+        // Awaited, so that its handle on the store is gone before the
+        // database is closed below.
+        scrapes.abort();
+        let _ = scrapes.await;
+    }
+    close(records, &config)?;
+    served.map_err(|e| e.to_string())?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn bind(addr: std::net::SocketAddr, what: &str) -> Result<tokio::net::TcpListener, String> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot {what}listen on {addr}: {e}"))
+}
+
+/// What `/metrics` reads besides the requests and the store's telemetry:
+/// the blob cache, and the embedded store's group commit.
+fn metrics(records: &Records, blobs: &Arc<store_app::CachedBlobs>) -> Arc<store_http::Metrics> {
+    let cache = Arc::clone(blobs);
+    let metrics = store_http::Metrics::default().with_cache(move || cache.stats());
+    Arc::new(match records {
+        Records::Sled(repo) => {
+            let repo = Arc::clone(repo);
+            metrics.with_commits(move || store_http::CommitStats {
+                commits: repo.commits(),
+                flushes: repo.flushes(),
+            })
+        }
+        Records::Pg(_) => metrics,
+    })
+}
+
+/// The use cases over the configured adapters.
+fn open_app(
+    config: &Config,
+    records: &Records,
+    blobs: Arc<store_app::CachedBlobs>,
+    bound: std::net::SocketAddr,
+) -> Result<App, String> {
     let base_url = config
         .base_url
         .clone()
         .unwrap_or_else(|| format!("http://{bound}"));
-
     let limits = Limits {
         pool_bytes: config.pool_bytes,
         pics_pool_bytes: config.pics_pool_bytes,
@@ -158,7 +229,7 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
         coordination: records.coordination(&limits),
     };
     let app_config = AppConfig {
-        base_url: base_url.clone(),
+        base_url,
         limits,
         retain_tokens: RetainTokens::from_csv(&config.retain_tokens),
         superadmin_token: config.superadmin_token.clone(),
@@ -167,30 +238,19 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     tracing::info!(
         data = %config.data.display(),
         records = %records.describe(),
-        bytes = %stores::describe_bytes(&config),
+        bytes = %stores::describe_bytes(config),
         objects = recovery.objects,
         pool_bytes = recovery.pool_used_bytes,
         "store opened: {} objects",
         recovery.objects
     );
+    Ok(app)
+}
 
-    // Signal handlers go in before the ready line: a SIGTERM sent the moment
-    // the line is read must still shut down cleanly, not kill the process.
-    let shutdown = shutdown_signal().map_err(|e| format!("cannot install signal handlers: {e}"))?;
-
-    // Whatever start-up logged is on stderr before anyone is told to go.
-    logs.flush();
-    // The one line on stdout (CONTRACT.md): tests and scripts wait for it.
-    println!("storesrv listening on http://{bound}");
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-
-    let mut options = serve_options(&config, trusted_proxies);
-    options.rate_limits = records.rate_limits(config.rate_limit_per_min);
-    let served = serve_with_upkeep(listener, Arc::new(app), options, shutdown).await?;
+/// Closes the records once everything else that held them is gone: the
+/// embedded store is flushed and its log folded for a fast next start.
+fn close(records: Records, config: &Config) -> Result<(), String> {
     let Records::Sled(repo) = records else {
-        served.map_err(|e| e.to_string())?;
-        tracing::info!("stopped");
         return Ok(());
     };
     repo.flush().map_err(|e| e.to_string())?;
@@ -204,8 +264,6 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
         ),
         Err(e) => tracing::warn!(error = %e, "database log not folded; the next start replays it"),
     }
-    served.map_err(|e| e.to_string())?;
-    tracing::info!("stopped");
     Ok(())
 }
 

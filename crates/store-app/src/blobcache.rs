@@ -7,6 +7,7 @@
 //! files always stream from the store.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use store_core::ports::{BlobReader, BlobStore, BlobWriter, StorageResult};
@@ -63,6 +64,20 @@ pub struct CachedBlobs {
     lru: Mutex<Lru>,
     item_max: u64,
     capacity: u64,
+    /// Reads served from memory, and reads that went to the store.
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+/// How well the cache serves, for an operator sizing it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Reads (whole or ranged) served from memory.
+    pub hits: u64,
+    /// Reads that went to the store beneath.
+    pub misses: u64,
+    /// Bytes held now.
+    pub bytes: u64,
 }
 
 impl std::fmt::Debug for CachedBlobs {
@@ -81,7 +96,24 @@ impl CachedBlobs {
             lru: Mutex::default(),
             item_max,
             capacity,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
         }
+    }
+
+    /// Reads served from memory and from the store so far, and the bytes
+    /// held.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            bytes: self.cached_bytes(),
+        }
+    }
+
+    fn count(&self, hit: bool) {
+        let counter = if hit { &self.hits } else { &self.misses };
+        counter.fetch_add(1, Ordering::Relaxed);
     }
 
     fn lru(&self) -> std::sync::MutexGuard<'_, Lru> {
@@ -137,7 +169,9 @@ impl BlobStore for CachedBlobs {
     }
 
     fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {
-        if let Some(bytes) = self.lru().get(id) {
+        let cached = self.lru().get(id);
+        self.count(cached.is_some());
+        if let Some(bytes) = cached {
             return Ok(Box::new(Cached::whole(bytes)));
         }
         let mut reader = self.inner.open(id)?;
@@ -163,7 +197,9 @@ impl BlobStore for CachedBlobs {
         id: &BlobId,
         range: std::ops::Range<u64>,
     ) -> StorageResult<Box<dyn BlobReader>> {
-        let Some(bytes) = self.lru().get(id) else {
+        let cached = self.lru().get(id);
+        self.count(cached.is_some());
+        let Some(bytes) = cached else {
             return self.inner.open_range(id, range);
         };
         let len = bytes.len() as u64;
@@ -227,6 +263,18 @@ mod tests {
         assert_eq!(read(&cached, &small), b"tiny");
         assert_eq!(read(&cached, &large), b"more than eight");
         assert_eq!(cached.cached_bytes(), 4);
+        assert_eq!(
+            cached.stats(),
+            CacheStats {
+                hits: 0,
+                misses: 2,
+                bytes: 4
+            },
+            "first reads go to the store"
+        );
+        assert_eq!(read(&cached, &small), b"tiny");
+        assert_eq!(read(&cached, &large), b"more than eight");
+        assert_eq!((cached.stats().hits, cached.stats().misses), (1, 3));
         // Gone from the store underneath, still served: proof it is cached.
         inner.remove(&small).unwrap();
         assert_eq!(read(&cached, &small), b"tiny");

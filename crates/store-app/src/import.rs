@@ -49,20 +49,20 @@ impl App {
             };
             return self.store_file(&file, upload.finish()?, auth, true);
         }
-        let fetched = self
-            .ports
-            .fetcher
-            .fetch(&req.url, limit)
-            .map_err(fetch_error)?;
+        let fetched = self.ports.fetcher.fetch(&req.url, limit).map_err(|e| {
+            crate::telemetry::Counters::add(&self.counters.import_refused, 1);
+            fetch_error(e)
+        })?;
         let mut upload = self.begin_upload(limit)?;
         let mut body = fetched.body;
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             // A body that stalls or breaks mid-way is a refusal like any
             // other network failure: the same answer, nothing stored.
-            let n = body
-                .read(&mut buf)
-                .map_err(|_| fetch_error(FetchError::Refused))?;
+            let n = body.read(&mut buf).map_err(|_| {
+                crate::telemetry::Counters::add(&self.counters.import_refused, 1);
+                fetch_error(FetchError::Refused)
+            })?;
             if n == 0 {
                 break;
             }

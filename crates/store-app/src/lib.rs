@@ -21,6 +21,7 @@ pub mod migrate;
 mod orphans;
 mod pool;
 pub mod system;
+mod telemetry;
 mod upkeep;
 mod upload;
 
@@ -31,7 +32,7 @@ use store_core::pool::PoolLedger;
 use store_core::ports::{BlobStore, Clock, KeyLocks, Ledgers, LockGuard, Pool, Random, Repository};
 use store_core::{Limits, Object, RetainAuth, RetainTokens, Timestamp};
 
-pub use blobcache::CachedBlobs;
+pub use blobcache::{CacheStats, CachedBlobs};
 pub use bundles::Part;
 pub use dirs::{DirAccess, DirQuery, DirSort, NewDir, WriteRequest};
 pub use error::{AppError, AppResult};
@@ -41,6 +42,7 @@ pub use galleries::{
 };
 pub use import::ImportRequest;
 pub use orphans::OrphanReport;
+pub use telemetry::Telemetry;
 pub use upkeep::{Upkeep, SWEEP_BATCH, SWEEP_IDLE_MAX};
 pub use upload::{Staged, Upload};
 
@@ -135,6 +137,8 @@ pub struct App {
     media_slots: galleries::Slots,
     /// Blobs committed since opening, spared by the orphan collection.
     fresh: Arc<orphans::Fresh>,
+    /// Events an operator graphs ([`App::telemetry`]).
+    counters: telemetry::Counters,
 }
 
 impl App {
@@ -170,6 +174,7 @@ impl App {
             ledgers,
             orphan_grace_secs,
             fresh,
+            counters: telemetry::Counters::default(),
         };
         let recovery = Recovery {
             objects: totals.objects,
@@ -226,9 +231,6 @@ impl App {
         Ok(self.ports.blobs.open(blob)?)
     }
 
-    /// Opens the bytes a live record points at. Bytes that are gone (a
-    /// damaged disk, a hand-deleted file) make the object answer 404, and
-    /// the fault is logged: a reader is never shown a 500 for it.
     /// Opens `range` of a blob a [`Download`] named (clamped to its
     /// length): what an HTTP Range request reads, through the store's own
     /// ranged read (a seek, a ranged GET). Bytes gone since are 404.
@@ -246,6 +248,9 @@ impl App {
         })
     }
 
+    /// Opens the bytes a live record points at. Bytes that are gone (a
+    /// damaged disk, a hand-deleted file) make the object answer 404, and
+    /// the fault is logged: a reader is never shown a 500 for it.
     pub(crate) fn open_record_blob(
         &self,
         blob: &store_core::BlobId,
@@ -335,6 +340,7 @@ impl App {
                 removed += 1;
             }
         }
+        telemetry::Counters::add(&self.counters.sweep_removed, removed as u64);
         if removed > 0 || next_expiry.is_none() {
             next_expiry = self.ports.repo.expiring(1)?.first().map(|(at, _)| *at);
         }

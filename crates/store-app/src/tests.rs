@@ -2025,3 +2025,43 @@ mod pics {
         assert_eq!(w.app.pics_used_bytes().unwrap(), 0);
     }
 }
+
+#[test]
+fn telemetry_counts_kinds_sweeps_lag_and_refused_imports() {
+    let w = world();
+    let t = w.app.telemetry().unwrap();
+    assert_eq!((t.totals.objects, t.store_pool.used_bytes), (0, 0));
+    put_file(
+        &w.app,
+        "a.txt",
+        b"aa",
+        NewFile::default(),
+        RetainAuth::Absent,
+    );
+    let day = NewFile {
+        ttl_secs: Some(86_400),
+        ..NewFile::default()
+    };
+    put_file(&w.app, "b.txt", b"bbb", day, RetainAuth::Absent);
+    let t = w.app.telemetry().unwrap();
+    assert_eq!(t.totals.of_kind(store_core::ObjectKind::File), 2);
+    assert_eq!(t.totals.of_kind(store_core::ObjectKind::Dir), 0);
+    assert_eq!(t.store_pool.used_bytes, 5);
+    assert_eq!((t.sweep_lag_secs, t.sweep_removed), (0, 0));
+
+    // a expired at 4 h; nothing swept it yet: the lag grows.
+    w.clock.advance_secs(20_000);
+    assert_eq!(w.app.telemetry().unwrap().sweep_lag_secs, 20_000 - 14_400);
+    assert_eq!(w.app.sweep(100).unwrap().removed, 1);
+    let t = w.app.telemetry().unwrap();
+    assert_eq!((t.sweep_lag_secs, t.sweep_removed), (0, 1));
+    assert_eq!(t.totals.of_kind(store_core::ObjectKind::File), 1);
+
+    let refused = ImportRequest {
+        url: "http://unknown.test/x".into(),
+        ..ImportRequest::default()
+    };
+    assert!(w.app.import(&refused, RetainAuth::Absent).is_err());
+    assert_eq!(w.app.telemetry().unwrap().import_refused, 1);
+    assert_eq!(w.app.telemetry().unwrap().media_jobs_running, 0);
+}

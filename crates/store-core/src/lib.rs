@@ -41,6 +41,7 @@ pub use ports::{
     StorageErrorKind, TryLocked,
 };
 pub use record::{
-    dir_storage_key, BlobId, FileRecord, Listing, Object, ReadDecision, ReadIntent, Thumbs,
+    dir_storage_key, BlobId, FileRecord, Listing, Object, ObjectKind, ReadDecision, ReadIntent,
+    Thumbs,
 };
 pub use time::Timestamp;

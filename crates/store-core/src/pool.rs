@@ -2,7 +2,7 @@
 //! configured capacity. Which objects to evict is decided by the use-case
 //! layer from the expiry index; this type only keeps the count honest.
 
-use crate::record::Object;
+use crate::record::{Object, ObjectKind};
 
 /// What the live records hold, summed: the numbers a restart needs before
 /// it can answer. A repository keeps them in the same atomic change as the
@@ -16,12 +16,18 @@ pub struct Totals {
     pub pool_bytes: u64,
     /// Bytes counted against the pics pool ([`Object::pics_bytes`]).
     pub pics_bytes: u64,
+    /// Records of each kind, in [`ObjectKind::ALL`]'s order; they add up
+    /// to `objects`.
+    #[serde(default)]
+    pub by_kind: [u64; ObjectKind::ALL.len()],
 }
 
 impl Totals {
     /// Counts a record that was added.
     pub fn add(&mut self, object: &Object) {
         self.objects = self.objects.saturating_add(1);
+        let kind = &mut self.by_kind[object.kind().index()];
+        *kind = kind.saturating_add(1);
         self.pool_bytes = self.pool_bytes.saturating_add(object.pool_bytes());
         self.pics_bytes = self.pics_bytes.saturating_add(object.pics_bytes());
     }
@@ -29,8 +35,15 @@ impl Totals {
     /// Uncounts a record that was removed.
     pub fn remove(&mut self, object: &Object) {
         self.objects = self.objects.saturating_sub(1);
+        let kind = &mut self.by_kind[object.kind().index()];
+        *kind = kind.saturating_sub(1);
         self.pool_bytes = self.pool_bytes.saturating_sub(object.pool_bytes());
         self.pics_bytes = self.pics_bytes.saturating_sub(object.pics_bytes());
+    }
+
+    /// Live records of `kind`.
+    pub fn of_kind(&self, kind: ObjectKind) -> u64 {
+        self.by_kind[kind.index()]
     }
 
     /// Counts a record replaced by another under the same key.

@@ -421,7 +421,7 @@ pub enum Pool {
 }
 
 /// Bytes in use in a pool, against its capacity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PoolUsage {
     pub used_bytes: u64,
     pub capacity_bytes: u64,

@@ -121,6 +121,44 @@ pub enum Object {
     Image(ImageRecord),
 }
 
+/// The kinds of [`Object`], named as the record's `kind` field names them:
+/// what an operator counts (the metrics' `storesrv_objects{kind}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ObjectKind {
+    File,
+    Bundle,
+    Dir,
+    Gallery,
+    Image,
+}
+
+impl ObjectKind {
+    pub const ALL: [Self; 5] = [
+        Self::File,
+        Self::Bundle,
+        Self::Dir,
+        Self::Gallery,
+        Self::Image,
+    ];
+
+    /// The name the record's serde form uses (`"kind": "file"`), which the
+    /// PostgreSQL adapter reads back from its rows.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::File => "file",
+            Self::Bundle => "bundle",
+            Self::Dir => "dir",
+            Self::Gallery => "gallery",
+            Self::Image => "image",
+        }
+    }
+
+    /// Its place in [`Self::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// A public listing an object can appear in. Adapters keep an index per
 /// listing, so that a listing request reads the listed records and never
 /// every record.
@@ -164,6 +202,16 @@ pub fn dir_storage_key(key: &str) -> String {
 }
 
 impl Object {
+    pub fn kind(&self) -> ObjectKind {
+        match self {
+            Self::File(_) => ObjectKind::File,
+            Self::Bundle(_) => ObjectKind::Bundle,
+            Self::Dir(_) => ObjectKind::Dir,
+            Self::Gallery(_) => ObjectKind::Gallery,
+            Self::Image(_) => ObjectKind::Image,
+        }
+    }
+
     /// The key the repository stores this object under.
     pub fn storage_key(&self) -> String {
         match self {

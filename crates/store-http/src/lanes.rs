@@ -21,7 +21,7 @@ use store_core::{StorageError, StoreError};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Threads of tokio's blocking pool (the binary builds its runtime with
-/// it). The lanes below hold 386 permits together, leaving the rest for
+/// it). The lanes below hold 387 permits together, leaving the rest for
 /// the log and whatever else of the process's needs one.
 pub const BLOCKING_THREADS_MAX: usize = 448;
 /// Chunk reads of downloads and zips at once.
@@ -30,6 +30,9 @@ const READ_JOBS_MAX: usize = 128;
 const WORK_JOBS_MAX: usize = 224;
 /// Zip archives being assembled at once.
 const ZIP_JOBS_MAX: usize = 32;
+/// Metrics scrapes reading the store at once (their own listener's lane,
+/// `metrics.rs`): a scraper asks every few seconds.
+pub(crate) const SCRAPE_JOBS_MAX: usize = 1;
 /// Image jobs (decode, resize, encode) at once: store-app's own bound, so
 /// its slots never make a thread wait.
 const MEDIA_JOBS_MAX: usize = store_app::MEDIA_JOBS_MAX;

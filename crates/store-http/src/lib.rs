@@ -18,6 +18,7 @@ mod fair;
 mod handlers;
 mod help;
 pub mod lanes;
+mod metrics;
 mod negotiate;
 mod pages;
 mod partguard;
@@ -30,5 +31,6 @@ mod stream;
 mod zip;
 
 pub use api::{contract, SPEC_VERSION};
+pub use metrics::{serve_metrics, CommitStats, Metrics, METRICS_CONTENT_TYPE};
 pub use respond::content_disposition;
 pub use server::{serve, BodyPace, ServeOptions};

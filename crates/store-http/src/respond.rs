@@ -27,7 +27,7 @@ pub fn empty() -> ResBody {
     Empty::new().map_err(|never| match never {}).boxed()
 }
 
-fn with_type(status: StatusCode, content_type: &'static str, body: ResBody) -> Res {
+pub(crate) fn with_type(status: StatusCode, content_type: &'static str, body: ResBody) -> Res {
     let mut res = Response::new(body);
     *res.status_mut() = status;
     res.headers_mut()

@@ -52,6 +52,9 @@ pub struct ServeOptions {
     /// Bytes of request bodies being received at once, all clients
     /// together (by their Content-Length): past it, 429 before reading.
     pub bodies_in_flight_bytes_max: u64,
+    /// Where requests are counted for `/metrics`; `None` counts nothing
+    /// (no metrics listener was asked for).
+    pub metrics: Option<Arc<crate::Metrics>>,
 }
 
 impl Default for ServeOptions {
@@ -67,6 +70,7 @@ impl Default for ServeOptions {
             send_timeout: SEND_TIMEOUT,
             body_pace: BodyPace::default(),
             bodies_in_flight_bytes_max: BODIES_IN_FLIGHT_BYTES_DEFAULT,
+            metrics: None,
         }
     }
 }
@@ -207,6 +211,7 @@ struct Acceptor {
     refusals: Arc<tokio::sync::Semaphore>,
     header_read_timeout: Duration,
     send_timeout: Duration,
+    metrics: Option<Arc<crate::Metrics>>,
 }
 
 impl Acceptor {
@@ -219,6 +224,7 @@ impl Acceptor {
             refusals: Arc::new(tokio::sync::Semaphore::new(REFUSALS_MAX)),
             header_read_timeout: options.header_read_timeout,
             send_timeout: options.send_timeout,
+            metrics: options.metrics.clone(),
         }
     }
 
@@ -279,23 +285,28 @@ impl Acceptor {
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "TCP_NODELAY not set");
         }
-        let app = Arc::clone(&self.app);
-        let shared = Arc::clone(&self.shared);
+        let (app, shared) = (Arc::clone(&self.app), Arc::clone(&self.shared));
+        let metrics = self.metrics.clone();
         let service = service_fn(move |req| {
-            let app = Arc::clone(&app);
-            let shared = Arc::clone(&shared);
+            let (app, shared) = (Arc::clone(&app), Arc::clone(&shared));
+            let metrics = metrics.clone();
             async move {
                 let started = Instant::now();
                 let method = req.method().clone();
                 let (res, route) = handlers::handle(app, shared, req, peer.ip()).await;
+                let took = started.elapsed();
+                let status = res.status().as_u16();
+                if let Some(m) = &metrics {
+                    m.observe(route, status, took);
+                }
                 let bytes = http_body::Body::size_hint(res.body()).exact();
                 tracing::info!(
                     target: "request",
                     method = %method,
                     route,
-                    status = res.status().as_u16(),
+                    status,
                     bytes,
-                    ms = started.elapsed().as_millis() as u64,
+                    ms = took.as_millis() as u64,
                 );
                 Ok::<_, std::convert::Infallible>(res)
             }
@@ -320,6 +331,9 @@ impl Acceptor {
     /// reading its request, and closes it. Refusals are few at once and
     /// short, so a flood of them costs a bounded amount.
     fn refuse(&self, mut stream: TcpStream) {
+        if let Some(m) = &self.metrics {
+            m.connection_refused();
+        }
         let Ok(permit) = Arc::clone(&self.refusals).try_acquire_owned() else {
             return; // Dropped: closed without an answer.
         };

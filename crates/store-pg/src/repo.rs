@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::{db_error, pool_error, Inner, Params};
 use store_core::ports::{Repository, Settled, StorageResult};
-use store_core::{Listing, Object, StorageError, StorageErrorKind, Timestamp, Totals};
+use store_core::{Listing, Object, ObjectKind, StorageError, StorageErrorKind, Timestamp, Totals};
 
 /// Records read per page by [`Repository::for_each`] and [`Repository::listed`].
 const PAGE_ROWS: i64 = 500;
@@ -287,17 +287,36 @@ impl Repository for PgRepository {
     }
 
     fn totals(&self) -> StorageResult<Totals> {
-        let row = self.inner.query_one(
-            "SELECT sum(objects)::bigint, sum(pool_bytes)::bigint, sum(pics_bytes)::bigint
-             FROM store_totals",
+        // One statement, one snapshot: the counts by kind add up to the
+        // count of records.
+        let rows = self.query(
+            "SELECT NULL::text, sum(objects)::bigint, sum(pool_bytes)::bigint,
+                    sum(pics_bytes)::bigint
+               FROM store_totals
+             UNION ALL
+             SELECT kind, sum(objects)::bigint, 0::bigint, 0::bigint
+               FROM store_kind_totals GROUP BY kind",
             vec![],
         )?;
-        let n = |i: usize| u64::try_from(row.get::<_, Option<i64>>(i).unwrap_or(0)).unwrap_or(0);
-        Ok(Totals {
-            objects: n(0),
-            pool_bytes: n(1),
-            pics_bytes: n(2),
-        })
+        let n = |row: &tokio_postgres::Row, i: usize| {
+            u64::try_from(row.get::<_, Option<i64>>(i).unwrap_or(0)).unwrap_or(0)
+        };
+        let mut totals = Totals::default();
+        for row in &rows {
+            match row.get::<_, Option<String>>(0) {
+                None => {
+                    totals.objects = n(row, 1);
+                    totals.pool_bytes = n(row, 2);
+                    totals.pics_bytes = n(row, 3);
+                }
+                Some(name) => {
+                    if let Some(kind) = ObjectKind::ALL.iter().find(|k| k.name() == name) {
+                        totals.by_kind[kind.index()] = n(row, 1);
+                    }
+                }
+            }
+        }
+        Ok(totals)
     }
 
     fn expiring(&self, limit: usize) -> StorageResult<Vec<(Timestamp, String)>> {

@@ -77,6 +77,12 @@ impl GroupCommit {
     pub fn flushes(&self) -> u64 {
         self.lock().flushes
     }
+
+    /// How many changes asked for durability: over [`Self::flushes`], the
+    /// mean number of changes one flush served.
+    pub fn commits(&self) -> u64 {
+        self.lock().issued
+    }
 }
 
 #[cfg(test)]
@@ -93,6 +99,7 @@ mod tests {
             g.commit(|| Ok::<(), ()>(())).unwrap();
         }
         assert_eq!(g.flushes(), 3);
+        assert_eq!(g.commits(), 3);
     }
 
     /// A fake log: `applied` counts changes made, `persisted` what the last
@@ -135,6 +142,7 @@ mod tests {
         assert_eq!(persisted.load(Ordering::SeqCst), total);
         // Sharing happened: far fewer flushes than commits.
         assert!(g.flushes() < total / 2, "{} flushes", g.flushes());
+        assert_eq!(g.commits(), total, "every commit counted once");
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::path::Path;
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
 use sled::Transactional;
 use store_core::ports::{Repository, StorageResult};
-use store_core::{Listing, Object, StorageError, Timestamp, Totals};
+use store_core::{Listing, Object, ObjectKind, StorageError, Timestamp, Totals};
 
 use crate::group::GroupCommit;
 
@@ -111,31 +111,40 @@ const TOTALS_KEY: &[u8] = b"totals";
 /// before it existed get it built once, at open.
 const LISTINGS_KEY: &[u8] = b"listings-v1";
 
-/// Three big-endian u64: objects, pool bytes, pics bytes.
-fn encode_totals(t: &Totals) -> [u8; 24] {
-    let mut out = [0u8; 24];
-    out[..8].copy_from_slice(&t.objects.to_be_bytes());
-    out[8..16].copy_from_slice(&t.pool_bytes.to_be_bytes());
-    out[16..].copy_from_slice(&t.pics_bytes.to_be_bytes());
+/// Big-endian u64s: objects, pool bytes, pics bytes, then the records of
+/// each kind in `ObjectKind::ALL`'s order.
+const TOTALS_FIELDS: usize = 3 + ObjectKind::ALL.len();
+/// The length of the entry before the counts by kind were kept: such a
+/// database gets its totals counted again once, at open.
+const TOTALS_V1_BYTES: usize = 24;
+
+fn encode_totals(t: &Totals) -> [u8; TOTALS_FIELDS * 8] {
+    let mut out = [0u8; TOTALS_FIELDS * 8];
+    let fields = [t.objects, t.pool_bytes, t.pics_bytes]
+        .into_iter()
+        .chain(t.by_kind);
+    for (slot, v) in out.chunks_exact_mut(8).zip(fields) {
+        slot.copy_from_slice(&v.to_be_bytes());
+    }
     out
 }
 
 fn decode_totals(bytes: &[u8]) -> StorageResult<Totals> {
-    let field = |i: usize| -> StorageResult<u64> {
-        let raw: [u8; 8] = bytes
-            .get(i * 8..i * 8 + 8)
-            .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| corrupt("corrupt totals entry"))?;
-        Ok(u64::from_be_bytes(raw))
-    };
-    if bytes.len() != 24 {
+    if bytes.len() != TOTALS_FIELDS * 8 {
         return Err(corrupt("corrupt totals entry"));
     }
-    Ok(Totals {
-        objects: field(0)?,
-        pool_bytes: field(1)?,
-        pics_bytes: field(2)?,
-    })
+    let mut fields = bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_be_bytes(c.try_into().unwrap_or_default()));
+    let mut next = || fields.next().unwrap_or_default();
+    let mut t = Totals {
+        objects: next(),
+        pool_bytes: next(),
+        pics_bytes: next(),
+        ..Totals::default()
+    };
+    t.by_kind = std::array::from_fn(|_| next());
+    Ok(t)
 }
 
 /// Reads the totals inside a transaction. Transactions in sled run one at
@@ -229,7 +238,8 @@ impl SledRepository {
             db,
             group: std::sync::Arc::default(),
         };
-        if repo.meta.get(TOTALS_KEY).map_err(sled_error)?.is_none() {
+        let kept = repo.meta.get(TOTALS_KEY).map_err(sled_error)?;
+        if kept.is_none_or(|v| v.len() == TOTALS_V1_BYTES) {
             let totals = store_core::ports::Repository::totals_by_scan(&repo)?;
             repo.meta
                 .insert(TOTALS_KEY, &encode_totals(&totals)[..])
@@ -368,6 +378,11 @@ impl SledRepository {
     /// when writers overlapped).
     pub fn flushes(&self) -> u64 {
         self.group.flushes()
+    }
+
+    /// How many changes waited for a flush (see [`GroupCommit::commits`]).
+    pub fn commits(&self) -> u64 {
+        self.group.commits()
     }
 
     /// The trees every record change touches, in the order the
@@ -582,6 +597,17 @@ mod tests {
             expected,
             "opening computes the missing totals from the records"
         );
+        drop(repo);
+        {
+            // As written by a version that kept no counts by kind.
+            let repo = reopen(dir.path());
+            let v1 = &encode_totals(&expected)[..TOTALS_V1_BYTES];
+            repo.meta.insert(TOTALS_KEY, v1).unwrap();
+            repo.flush().unwrap();
+        }
+        let totals = reopen(dir.path()).totals().unwrap();
+        assert_eq!(totals, expected, "opening counts the kinds once");
+        assert_eq!(totals.of_kind(ObjectKind::File), 3);
     }
 
     #[test]
@@ -640,10 +666,12 @@ mod tests {
     #[test]
     fn corrupt_totals_are_an_error_not_a_guess() {
         assert!(decode_totals(&[0; 23]).is_err());
+        assert!(decode_totals(&[0; TOTALS_V1_BYTES]).is_err());
         let t = Totals {
-            objects: 1,
+            objects: 3,
             pool_bytes: u64::MAX,
             pics_bytes: 7,
+            by_kind: [1, 0, 0, 2, 0],
         };
         assert_eq!(decode_totals(&encode_totals(&t)).unwrap(), t);
     }

@@ -193,14 +193,14 @@ async fn admit(
         Ok(Ok(())) => {}
         Ok(Err(retry_after_secs)) => {
             let res = respond::store_error(&StoreError::RateLimited { retry_after_secs });
-            return (res, "rate_limited");
+            return (res, crate::metrics::ROUTE_RATE_LIMITED);
         }
         Err(e) => return (respond::app_error(&e), "storage_error"),
     }
     // Held until the response has been sent, a download's body included.
     let Some(in_flight) = shared.requests.take(key) else {
         let res = respond::store_error(&crate::server::over_share());
-        return (res, "rate_limited");
+        return (res, crate::metrics::ROUTE_RATE_LIMITED);
     };
     let (parts, body) = req.into_parts();
     let query = match Query::parse(parts.uri.query().unwrap_or(""))

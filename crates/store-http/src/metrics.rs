@@ -1,0 +1,379 @@
+//! Prometheus metrics (CONTRACT.md, "Operations endpoints"): what the
+//! server counts per request, and the store's telemetry read at each
+//! scrape, in the OpenMetrics text format that `prometheus-client`
+//! writes. They are served on a listener of their own
+//! ([`serve_metrics`]), never on the public one.
+//!
+//! Route labels are the route table's names (`Endpoint::name`, plus the
+//! few names of refusals), never paths, so the label sets stay bounded.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{Method, Request, StatusCode};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+use store_app::{App, CacheStats, Telemetry};
+use store_core::{ObjectKind, StoreError};
+use tokio::net::TcpListener;
+
+use crate::lanes::{Lane, SCRAPE_JOBS_MAX};
+use crate::respond::{self, Res};
+
+/// The media type of the OpenMetrics text format, which Prometheus asks
+/// for and reads.
+pub const METRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// The route label of requests refused for the client's rate or share.
+pub(crate) const ROUTE_RATE_LIMITED: &str = "rate_limited";
+/// The lowest bucket of the request duration histogram, in seconds; each
+/// next one doubles, up to about 8 s.
+const DURATION_BUCKET_MIN_SECS: f64 = 0.000_25;
+const DURATION_BUCKETS: u16 = 16;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: &'static str,
+    status: u16,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: &'static str,
+}
+
+type Probe<T> = Box<dyn Fn() -> T + Send + Sync>;
+
+/// Group commit: changes that waited for a flush, and the flushes that
+/// served them (their ratio is the mean batch size).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommitStats {
+    pub commits: u64,
+    pub flushes: u64,
+}
+
+/// The server's metrics. Cheap to record into: a request costs two
+/// lookups in a read-locked map and three atomic adds.
+pub struct Metrics {
+    requests: Family<RequestLabels, Counter>,
+    durations: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    rate_limited: Counter,
+    connections_refused: Counter,
+    cache: Option<Probe<CacheStats>>,
+    commits: Option<Probe<CommitStats>>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+fn duration_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(
+        DURATION_BUCKET_MIN_SECS,
+        2.0,
+        DURATION_BUCKETS,
+    ))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self {
+            requests: Family::default(),
+            durations: Family::new_with_constructor(duration_histogram),
+            rate_limited: Counter::default(),
+            connections_refused: Counter::default(),
+            cache: None,
+            commits: None,
+        }
+    }
+}
+
+impl Metrics {
+    /// Adds the blob cache's hits and misses, read at each scrape.
+    pub fn with_cache(mut self, probe: impl Fn() -> CacheStats + Send + Sync + 'static) -> Self {
+        self.cache = Some(Box::new(probe));
+        self
+    }
+
+    /// Adds the embedded store's group commit counts, read at each scrape.
+    pub fn with_commits(mut self, probe: impl Fn() -> CommitStats + Send + Sync + 'static) -> Self {
+        self.commits = Some(Box::new(probe));
+        self
+    }
+
+    /// Counts one answered request: its route, status and the time to its
+    /// response head.
+    pub(crate) fn observe(&self, route: &'static str, status: u16, took: Duration) {
+        self.requests
+            .get_or_create(&RequestLabels { route, status })
+            .inc();
+        self.durations
+            .get_or_create(&RouteLabels { route })
+            .observe(took.as_secs_f64());
+        if route == ROUTE_RATE_LIMITED {
+            self.rate_limited.inc();
+        }
+    }
+
+    /// Counts a connection closed with a 429 because its address held its
+    /// share of connections.
+    pub(crate) fn connection_refused(&self) {
+        self.connections_refused.inc();
+    }
+
+    /// The exposition: the request series and `telemetry`, read just now.
+    pub fn render(&self, telemetry: &Telemetry) -> String {
+        let mut reg = Registry::default();
+        self.register_requests(&mut reg);
+        register_store(&mut reg, telemetry);
+        if let Some(cache) = &self.cache {
+            register_cache(&mut reg, cache());
+        }
+        if let Some(commits) = &self.commits {
+            let c = commits();
+            counter(
+                &mut reg,
+                "storesrv_group_commits",
+                "Record changes that waited for a flush to disk (embedded store)",
+                c.commits,
+            );
+            counter(
+                &mut reg,
+                "storesrv_group_commit_flushes",
+                "Flushes to disk; commits per flush is the group commit's mean batch size",
+                c.flushes,
+            );
+        }
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &reg);
+        out
+    }
+
+    fn register_requests(&self, reg: &mut Registry) {
+        reg.register(
+            "storesrv_http_requests",
+            "HTTP requests answered, by route and status",
+            self.requests.clone(),
+        );
+        reg.register(
+            "storesrv_http_request_duration_seconds",
+            "Time from a request's arrival to its response head, by route",
+            self.durations.clone(),
+        );
+        reg.register(
+            "storesrv_rate_limited",
+            "Requests refused with 429 rate_limited (the per-client rate or share)",
+            self.rate_limited.clone(),
+        );
+        reg.register(
+            "storesrv_connections_refused",
+            "Connections refused because their address held its share",
+            self.connections_refused.clone(),
+        );
+    }
+}
+
+fn gauge(reg: &mut Registry, name: &str, help: &str, value: u64) {
+    reg.register(name, help, ConstGauge::new(value));
+}
+
+fn counter(reg: &mut Registry, name: &str, help: &str, value: u64) {
+    reg.register(name, help, ConstCounter::new(value));
+}
+
+fn register_store(reg: &mut Registry, t: &Telemetry) {
+    gauge(
+        reg,
+        "storesrv_pool_used_bytes",
+        "Bytes the live objects and uploads in progress hold in the store pool",
+        t.store_pool.used_bytes,
+    );
+    gauge(
+        reg,
+        "storesrv_pool_capacity_bytes",
+        "The store pool's capacity",
+        t.store_pool.capacity_bytes,
+    );
+    gauge(
+        reg,
+        "storesrv_pics_pool_used_bytes",
+        "Bytes the galleries hold in the pics pool",
+        t.pics_pool.used_bytes,
+    );
+    gauge(
+        reg,
+        "storesrv_pics_pool_capacity_bytes",
+        "The pics pool's capacity",
+        t.pics_pool.capacity_bytes,
+    );
+    let objects = Family::<KindLabels, Gauge>::default();
+    for kind in ObjectKind::ALL {
+        let n = i64::try_from(t.totals.of_kind(kind)).unwrap_or(i64::MAX);
+        objects
+            .get_or_create(&KindLabels { kind: kind.name() })
+            .set(n);
+    }
+    reg.register("storesrv_objects", "Live records, by kind", objects);
+    counter(
+        reg,
+        "storesrv_sweep_removed",
+        "Expired objects removed by the sweeper",
+        t.sweep_removed,
+    );
+    gauge(
+        reg,
+        "storesrv_sweep_lag_seconds",
+        "How long ago the oldest record still stored expired (0 while the sweeper keeps up)",
+        t.sweep_lag_secs,
+    );
+    counter(
+        reg,
+        "storesrv_import_refused",
+        "Imports refused by the fetch guard or its limits",
+        t.import_refused,
+    );
+    gauge(
+        reg,
+        "storesrv_media_jobs_running",
+        "Image jobs decoding or encoding",
+        t.media_jobs_running,
+    );
+    gauge(
+        reg,
+        "storesrv_media_jobs_queued",
+        "Image jobs waiting for a slot",
+        t.media_jobs_waiting,
+    );
+}
+
+fn register_cache(reg: &mut Registry, c: CacheStats) {
+    counter(
+        reg,
+        "storesrv_blob_cache_hits",
+        "Blob reads served from memory",
+        c.hits,
+    );
+    counter(
+        reg,
+        "storesrv_blob_cache_misses",
+        "Blob reads that went to the store",
+        c.misses,
+    );
+    gauge(
+        reg,
+        "storesrv_blob_cache_bytes",
+        "Bytes the blob cache holds",
+        c.bytes,
+    );
+}
+
+/// Serves `GET /metrics` on `listener` until `shutdown`; anything else is
+/// 404. Scrapes are rare and small, so connections are served one after
+/// another's accept with no guards beyond hyper's own: this listener
+/// belongs on a private address.
+pub async fn serve_metrics(
+    listener: TcpListener,
+    app: Arc<App>,
+    metrics: Arc<Metrics>,
+    shutdown: impl Future<Output = ()>,
+) {
+    tokio::pin!(shutdown);
+    let lane = Lane::new(SCRAPE_JOBS_MAX);
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            () = &mut shutdown => return,
+        };
+        let Ok((stream, _)) = accepted else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        let (app, metrics, lane) = (Arc::clone(&app), Arc::clone(&metrics), lane.clone());
+        let service = service_fn(move |req| {
+            let (app, metrics, lane) = (Arc::clone(&app), Arc::clone(&metrics), lane.clone());
+            async move { Ok::<_, std::convert::Infallible>(scrape(app, metrics, &lane, req).await) }
+        });
+        tokio::spawn(async move {
+            let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "metrics connection ended with an error");
+            }
+        });
+    }
+}
+
+async fn scrape(app: Arc<App>, metrics: Arc<Metrics>, lane: &Lane, req: Request<Incoming>) -> Res {
+    if req.uri().path() != "/metrics" || !matches!(*req.method(), Method::GET | Method::HEAD) {
+        return respond::store_error(&StoreError::not_found());
+    }
+    // Reading the store may wait on a database: off the executor.
+    let read = lane
+        .run(move || app.telemetry().map(|t| metrics.render(&t)))
+        .await;
+    match read.and_then(|r| r) {
+        Ok(text) => respond::with_type(StatusCode::OK, METRICS_CONTENT_TYPE, respond::full(text)),
+        Err(e) => {
+            tracing::warn!(error = %e, "metrics: the store could not be read");
+            respond::app_error(&e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_count_by_route_and_status_and_the_histogram_follows() {
+        let m = Metrics::default().with_cache(|| CacheStats {
+            hits: 3,
+            misses: 1,
+            bytes: 10,
+        });
+        m.observe("get_file", 200, Duration::from_millis(3));
+        m.observe("get_file", 200, Duration::from_millis(30));
+        m.observe("get_file", 404, Duration::from_micros(100));
+        m.observe(ROUTE_RATE_LIMITED, 429, Duration::from_micros(10));
+        let mut t = Telemetry::default();
+        t.totals.by_kind[ObjectKind::Dir.index()] = 4;
+        t.store_pool.used_bytes = 1234;
+        let text = m.render(&t);
+        for line in [
+            "storesrv_http_requests_total{route=\"get_file\",status=\"200\"} 2",
+            "storesrv_http_requests_total{route=\"get_file\",status=\"404\"} 1",
+            "storesrv_http_request_duration_seconds_count{route=\"get_file\"} 3",
+            "storesrv_http_request_duration_seconds_bucket{le=\"0.004\",route=\"get_file\"} 2",
+            "storesrv_http_request_duration_seconds_bucket{le=\"+Inf\",route=\"get_file\"} 3",
+            "storesrv_rate_limited_total 1",
+            "storesrv_objects{kind=\"dir\"} 4",
+            "storesrv_objects{kind=\"file\"} 0",
+            "storesrv_pool_used_bytes 1234",
+            "storesrv_blob_cache_hits_total 3",
+            "storesrv_blob_cache_misses_total 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line:?} in:\n{text}");
+        }
+        assert!(text.ends_with("# EOF\n"), "a whole OpenMetrics exposition");
+        assert!(
+            !text.contains("storesrv_group_commits"),
+            "no probe, no series"
+        );
+    }
+}
