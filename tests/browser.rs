@@ -255,3 +255,62 @@ fn uploaded_html_cannot_act_with_the_service_origin() {
     );
     assert_eq!(imgs, 0);
 }
+
+/// The playing position of the page's video, or `None` before it has one.
+fn video_state(b: &Browser) -> Value {
+    b.execute(
+        "const v = document.querySelector('video');
+         if (!v) return null;
+         return { time: v.currentTime, ready: v.readyState, seeking: v.seeking,
+                  error: v.error ? v.error.code : null,
+                  codec: v.canPlayType('video/mp4; codecs=\"avc1.42C01E\"') };",
+        json!([]),
+    )
+}
+
+/// A real player: Chromium opens an uploaded MP4 (its index at the end
+/// of the file, so the player must ask for ranges), plays it, and seeks
+/// near its end; the server answered with 206s.
+#[test]
+fn a_video_plays_and_seeks_over_ranges() {
+    let s = Server::start();
+    let clip = std::fs::read(fixture("clip.mp4")).unwrap();
+    let r = json(&mut s.post("/?name=clip.mp4", &clip));
+    // Downloads are attachments (SPEC.md), so the video plays in a page, as
+    // on any site that embeds it: here a page uploaded beside it.
+    let page = format!(
+        "<!doctype html><video src=\"/{}\" muted preload=\"metadata\"></video>",
+        r["id"].as_str().unwrap()
+    );
+    let p = json(&mut s.post("/?name=player.html", page.as_bytes()));
+    let b = Browser::start();
+    b.goto(p["url"].as_str().unwrap());
+    let state = b.wait_for("the video to load", || {
+        let st = video_state(&b);
+        (st["ready"].as_i64().unwrap_or(0) >= 2 || !st["error"].is_null()).then_some(st)
+    });
+    assert!(state["error"].is_null(), "the video decodes: {state}");
+    b.execute(
+        "const v = document.querySelector('video'); v.muted = true; v.play(); return null",
+        json!([]),
+    );
+    b.wait_for("the video to play", || {
+        (video_state(&b)["time"].as_f64().unwrap_or(0.0) > 0.3).then_some(())
+    });
+    b.execute(
+        "document.querySelector('video').currentTime = 4.5; return null",
+        json!([]),
+    );
+    let seeked = b.wait_for("the seek to land", || {
+        let st = video_state(&b);
+        let landed = st["time"].as_f64().unwrap_or(0.0) >= 4.5 && st["seeking"] == false;
+        landed.then_some(st)
+    });
+    assert!(seeked["error"].is_null(), "{seeked}");
+    let log = s.log();
+    let partial = log
+        .lines()
+        .filter(|l| l.contains("route=\"get_file\"") && l.contains("status=206"))
+        .count();
+    assert!(partial >= 1, "the player asked for ranges: {log}");
+}

@@ -815,3 +815,42 @@ fn young_orphans_in_the_bucket_are_spared(mut s: Server) {
     assert_eq!(s.blob_count(), 2, "the young orphan is spared: {log}");
     assert!(!log.contains("removed=1"), "{log}");
 }
+
+/// A real client: curl cut off in the middle of a download (by its own
+/// time limit, at a low rate) and then resumed with `-C -` ends with the
+/// exact bytes, and the resumption was a 206.
+#[test]
+fn curl_resumes_a_download_cut_in_the_middle() {
+    let s = Server::start();
+    let body: Vec<u8> = (0..2_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+        .collect();
+    let r = json(&mut s.post("/?name=resume.bin", &body));
+    let url = r["url"].as_str().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("resume.bin");
+    let curl = |args: &[&str]| {
+        std::process::Command::new("curl")
+            .args(["-s", "-o"])
+            .arg(&out)
+            .args(args)
+            .arg(&url)
+            .status()
+            .expect("curl runs")
+    };
+    let cut = curl(&["--limit-rate", "10k", "--max-time", "1"]);
+    assert_eq!(cut.code(), Some(28), "cut off by its time limit");
+    let partial = std::fs::metadata(&out).unwrap().len();
+    assert!(
+        partial > 0 && partial < body.len() as u64,
+        "{partial} bytes kept"
+    );
+    assert!(curl(&["-C", "-", "--fail"]).success());
+    assert!(std::fs::read(&out).unwrap() == body, "byte-identical");
+    let log = s.log();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("route=\"get_file\"") && l.contains("status=206")),
+        "the resumption is a 206: {log}"
+    );
+}

@@ -11,6 +11,7 @@ mod attack;
 mod cluster;
 mod inproc;
 mod postgres;
+mod ranges;
 mod scenarios;
 mod tools;
 
@@ -182,6 +183,10 @@ fn main() {
             }
             None => println!("  (no --cluster-url: scenario 14 does not run)"),
         }
+    }
+    if wanted(15) {
+        settle_disk();
+        rows.extend(ranges::ranges_and_metrics(&bench, &fixtures));
     }
     if wanted(6) {
         let (r, peak) = scenarios::memory(&bench, &fixtures);

@@ -24,6 +24,21 @@ fn fresh(bench: &Bench, name: &str) -> Scenario {
     fresh_on(bench, name, None)
 }
 
+/// A fresh server over its own dir, started by `start`.
+pub(crate) fn fresh_with(
+    bench: &Bench,
+    name: &str,
+    start: fn(&Path, &Path) -> Storesrv,
+) -> Scenario {
+    let dir = bench.work.join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scenario dir");
+    Scenario {
+        s: start(&bench.storesrv, &dir.join("data")),
+        dir: Cleanup(dir),
+    }
+}
+
 /// A fresh server with its records in sled, or in the PostgreSQL
 /// database `database` names.
 pub(crate) fn fresh_on(bench: &Bench, name: &str, database: Option<&str>) -> Scenario {

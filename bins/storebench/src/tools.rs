@@ -67,6 +67,20 @@ impl Storesrv {
         )
     }
 
+    /// As [`Storesrv::start`], with metrics counted and served on a
+    /// listener of their own (scenario 15 compares it with the former).
+    pub fn start_with_metrics(binary: &Path, data: &Path) -> Self {
+        Self::spawn(
+            binary,
+            data,
+            &[
+                ("STORE_CONNECTIONS_PER_IP", "0"),
+                ("STORE_REQUESTS_PER_IP", "0"),
+                ("STORE_METRICS_LISTEN", "127.0.0.1:0"),
+            ],
+        )
+    }
+
     /// Starts the release binary with every guard at its default but the
     /// rate limiter and the pools (scenario 12, the attack: there the
     /// shares are what is measured).
@@ -296,10 +310,38 @@ pub fn wrk(
 ) -> WrkResult {
     let script = dir.join(format!("wrk-{method}-{body_bytes}.lua"));
     std::fs::write(&script, wrk_script(method, body_bytes)).expect("wrk script");
+    run_wrk(&script, url, connections, secs)
+}
+
+/// Runs wrk with GETs of random `range_bytes` ranges, aligned to their
+/// size, of a file of `file_bytes`: a player or a download manager's
+/// pattern.
+pub fn wrk_ranges(
+    dir: &Path,
+    url: &str,
+    connections: u32,
+    secs: u32,
+    (file_bytes, range_bytes): (usize, usize),
+) -> WrkResult {
+    let script = dir.join(format!("wrk-ranges-{range_bytes}.lua"));
+    let ranges = file_bytes / range_bytes;
+    let lua = format!(
+        "request = function()\n\
+  local s = math.random(0, {last}) * {range_bytes}\n\
+  return wrk.format(\"GET\", nil, {{ Range = \"bytes=\" .. s .. \"-\" .. (s + {range_bytes} - 1) }})\n\
+end\n{report}",
+        last = ranges - 1,
+        report = wrk_script("GET", 0)
+    );
+    std::fs::write(&script, lua).expect("wrk script");
+    run_wrk(&script, url, connections, secs)
+}
+
+fn run_wrk(script: &Path, url: &str, connections: u32, secs: u32) -> WrkResult {
     let out = pinned(LOAD_CORE, Path::new("wrk"))
         .args(["-t", "1", "-c", &connections.to_string()])
         .args(["-d", &format!("{secs}s"), "--timeout", "10s", "-s"])
-        .arg(&script)
+        .arg(script)
         .arg(url)
         .output()
         .expect("wrk runs (apt-get install wrk)");

@@ -154,6 +154,15 @@ impl BlobReader for Cached {
     fn len(&self) -> u64 {
         (self.end - self.pos) as u64
     }
+
+    fn narrow(&mut self, range: std::ops::Range<u64>) -> std::io::Result<bool> {
+        let range = store_core::ports::clamp_range(range, self.len());
+        (self.pos, self.end) = (
+            self.pos + range.start as usize,
+            self.pos + range.end as usize,
+        );
+        Ok(true)
+    }
 }
 
 impl BlobStore for CachedBlobs {
@@ -219,6 +228,10 @@ impl BlobStore for CachedBlobs {
 
     fn ping(&self) -> StorageResult<()> {
         self.inner.ping()
+    }
+
+    fn reads_wait(&self) -> bool {
+        self.inner.reads_wait()
     }
 
     fn written_at(&self, id: &BlobId) -> StorageResult<Option<store_core::Timestamp>> {

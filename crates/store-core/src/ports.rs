@@ -252,6 +252,14 @@ pub trait BlobStore: Send + Sync {
     /// itself.
     fn ping(&self) -> StorageResult<()>;
 
+    /// Whether opening a blob may wait on the network (a bucket across a
+    /// socket) rather than on this machine's disk: callers on an async
+    /// executor then open it on a blocking thread. Local files answer
+    /// `false`: an open and a seek, which the executor may do itself.
+    fn reads_wait(&self) -> bool {
+        false
+    }
+
     /// When a committed blob was written, if the store can tell. The
     /// orphan collection of a store that several processes share spares
     /// young blobs (another process may be about to record them), and
@@ -276,6 +284,16 @@ pub trait BlobReader: std::io::Read + Send {
 
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Narrows a reader that has read nothing yet to `range` of its bytes
+    /// (clamped as [`clamp_range`] does), if it can move within them (a
+    /// seek in a file, a slice of bytes in memory); answers whether it
+    /// did. A reader that cannot (a stream over the network) is left as
+    /// it was, and the caller opens the range with
+    /// [`BlobStore::open_range`] instead.
+    fn narrow(&mut self, _range: Range<u64>) -> std::io::Result<bool> {
+        Ok(false)
     }
 }
 

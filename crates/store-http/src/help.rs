@@ -341,7 +341,8 @@ Example: `curl -X POST -H 'Authorization: Bearer <token>' '{b}/<id>?retain=1'`\n
             "Two probes, answered as JSON to everyone and never counted by the rate limit.\n\n\
 ```sh\ncurl '{b}/healthz'\ncurl '{b}/readyz'\n```\n\n\
 - `GET /healthz` answers 200 `{{\"status\": \"ok\"}}` while the process serves: restart it when this fails.\n\
-- `GET /readyz` answers the same when the records and the bytes can be reached, and 503 `unavailable` with Retry-After otherwise (a database or a disk that is out): send traffic elsewhere until it is 200 again. The cause is in the server log, never in the answer.\n"
+- `GET /readyz` answers the same when the records and the bytes can be reached, and 503 `unavailable` with Retry-After otherwise (a database or a disk that is out): send traffic elsewhere until it is 200 again. The cause is in the server log, never in the answer.\n\n\
+Prometheus metrics are served only on a listener the operator opens with `--metrics-listen ADDR` (or `STORE_METRICS_LISTEN`), never here: `/metrics` on this address is 404. They count requests by route and status with their durations, the pools, the live objects by kind, the sweeper's removals and lag, refused imports, rate-limited requests, image jobs, and blob cache hits.\n"
         ),
         "errors" => errors_text(),
         _ => String::new(),

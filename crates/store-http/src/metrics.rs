@@ -119,7 +119,7 @@ impl Metrics {
 
     /// Counts one answered request: its route, status and the time to its
     /// response head.
-    pub(crate) fn observe(&self, route: &'static str, status: u16, took: Duration) {
+    pub fn observe(&self, route: &'static str, status: u16, took: Duration) {
         self.requests
             .get_or_create(&RequestLabels { route, status })
             .inc();

@@ -171,6 +171,17 @@ impl BlobReader for FsReader {
     fn len(&self) -> u64 {
         self.len
     }
+
+    /// A seek from where the reader was opened: no second open.
+    fn narrow(&mut self, range: std::ops::Range<u64>) -> std::io::Result<bool> {
+        let range = store_core::ports::clamp_range(range, self.len);
+        let file = self.file.get_mut();
+        let here = file.stream_position()?;
+        file.seek(std::io::SeekFrom::Start(here + range.start))?;
+        self.len = range.end - range.start;
+        self.file.set_limit(self.len);
+        Ok(true)
+    }
 }
 
 impl BlobStore for FsBlobStore {

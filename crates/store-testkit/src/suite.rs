@@ -472,6 +472,19 @@ pub fn blob_ranges(store: &dyn BlobStore) {
         let mut s = String::new();
         r.read_to_string(&mut s).unwrap();
         assert_eq!(s, want, "bytes of {range:?}");
+        // A whole reader narrowed, where the store's readers can be,
+        // reads the same.
+        let mut whole = store.open(&id).unwrap();
+        if whole.narrow(range.clone()).unwrap() {
+            assert_eq!(
+                whole.len(),
+                want.len() as u64,
+                "narrowed length of {range:?}"
+            );
+            let mut s = String::new();
+            whole.read_to_string(&mut s).unwrap();
+            assert_eq!(s, want, "narrowed bytes of {range:?}");
+        }
     }
     store.remove(&id).unwrap();
     assert_eq!(

@@ -363,19 +363,10 @@ pub(crate) async fn serve_download(ctx: &Ctx, mut d: Download) -> AppResult<Res>
             return Ok(with_validators(res, &d, &etag));
         }
         ranges::Answer::Whole => (reader, None),
-        ranges::Answer::Partial { start, end } => {
-            // The range is read on its own (a seek, a ranged GET), not
-            // skipped to through the whole reader.
-            drop(reader);
-            let (app, blob) = (Arc::clone(&ctx.app), d.blob.clone());
-            let part = ctx
-                .shared
-                .lanes
-                .reads
-                .run(move || app.open_blob_range(&blob, start..end + 1))
-                .await??;
-            (part, Some((start, end)))
-        }
+        ranges::Answer::Partial { start, end } => (
+            read_range(ctx, &d.blob, reader, start..end + 1).await?,
+            Some((start, end)),
+        ),
     };
     let sent = reader.len();
     let mut res = http::Response::new(download_body(ctx, reader, sent)?);
@@ -390,6 +381,45 @@ pub(crate) async fn serve_download(ctx: &Ctx, mut d: Download) -> AppResult<Res>
     insert(&mut res, header::ACCEPT_RANGES, "bytes");
     let res = download_headers(ctx, &d, res, sent)?;
     Ok(with_validators(res, &d, &etag))
+}
+
+/// `range` of the blob `reader` reads, on its own rather than skipped to
+/// through the whole: the reader narrowed when it can seek (a file, bytes
+/// in memory), else the range opened afresh (a ranged GET of a bucket).
+async fn read_range(
+    ctx: &Ctx,
+    blob: &store_core::BlobId,
+    mut reader: Box<dyn store_core::BlobReader>,
+    range: std::ops::Range<u64>,
+) -> AppResult<Box<dyn store_core::BlobReader>> {
+    let narrowed = reader
+        .narrow(range.clone())
+        .map_err(|e| AppError::Storage(StorageError::new(format!("cannot seek in a blob: {e}"))))?;
+    if narrowed {
+        return Ok(reader);
+    }
+    drop(reader);
+    open_range(ctx, blob, range).await
+}
+
+/// Opens `range` of `blob`: here when the bytes are local files (an open
+/// and a seek, as a whole download's open is), in the reads lane when
+/// opening waits on a bucket. A thread hop per range halved the rate of
+/// 64 KiB ranges (docs/PERFORMANCE.md, scenario 15).
+async fn open_range(
+    ctx: &Ctx,
+    blob: &store_core::BlobId,
+    range: std::ops::Range<u64>,
+) -> AppResult<Box<dyn store_core::BlobReader>> {
+    if !ctx.app.blob_reads_wait() {
+        return ctx.app.open_blob_range(blob, range);
+    }
+    let (app, blob) = (Arc::clone(&ctx.app), blob.clone());
+    ctx.shared
+        .lanes
+        .reads
+        .run(move || app.open_blob_range(&blob, range))
+        .await?
 }
 
 fn insert(res: &mut Res, name: header::HeaderName, value: &str) {
@@ -432,12 +462,13 @@ fn download_body(
         // A small file is one read(2) from the page cache (or bytes the
         // store already holds in memory): read it here and answer it
         // whole, without a streaming thread and channel per file.
+        // `read_exact` into the exact length: one read(2) for a file,
+        // where `read_to_end` probes again for the end.
         let mut reader = reader;
-        let mut bytes = Vec::with_capacity(len as usize);
-        std::io::Read::read_to_end(&mut std::io::Read::take(&mut reader, len), &mut bytes)
-            .map_err(|e| {
-                AppError::Storage(StorageError::new(format!("cannot read a blob: {e}")))
-            })?;
+        let mut bytes = vec![0; len as usize];
+        std::io::Read::read_exact(&mut reader, &mut bytes).map_err(|e| {
+            AppError::Storage(StorageError::new(format!("cannot read a blob: {e}")))
+        })?;
         return Ok(respond::full(bytes));
     }
     let lanes = &ctx.shared.lanes;
