@@ -41,6 +41,16 @@ impl Totals {
         self.pics_bytes = self.pics_bytes.saturating_sub(object.pics_bytes());
     }
 
+    /// Counts every record `other` counted (a batch loaded at once).
+    pub fn add_all(&mut self, other: &Totals) {
+        self.objects = self.objects.saturating_add(other.objects);
+        self.pool_bytes = self.pool_bytes.saturating_add(other.pool_bytes);
+        self.pics_bytes = self.pics_bytes.saturating_add(other.pics_bytes);
+        for (mine, theirs) in self.by_kind.iter_mut().zip(other.by_kind) {
+            *mine = mine.saturating_add(theirs);
+        }
+    }
+
     /// Live records of `kind`.
     pub fn of_kind(&self, kind: ObjectKind) -> u64 {
         self.by_kind[kind.index()]

@@ -321,9 +321,7 @@ impl SledRepository {
             self.listings.apply_batch(l).map_err(sled_error)?;
         }
         let mut totals = self.totals_stored()?;
-        totals.objects = totals.objects.saturating_add(added.objects);
-        totals.pool_bytes = totals.pool_bytes.saturating_add(added.pool_bytes);
-        totals.pics_bytes = totals.pics_bytes.saturating_add(added.pics_bytes);
+        totals.add_all(&added);
         self.meta
             .insert(TOTALS_KEY, &encode_totals(&totals)[..])
             .map_err(sled_error)?;
