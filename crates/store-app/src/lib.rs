@@ -208,12 +208,6 @@ impl App {
         self.ports.repo.reads_wait()
     }
 
-    /// Whether opening bytes may wait on the network (a bucket): then no
-    /// blob is opened on an async executor.
-    pub fn blob_reads_wait(&self) -> bool {
-        self.ports.blobs.reads_wait()
-    }
-
     /// Whether the store can serve now: its records and its bytes answer
     /// (`GET /readyz`).
     pub fn ready(&self) -> AppResult<()> {

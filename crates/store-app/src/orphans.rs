@@ -160,10 +160,6 @@ impl BlobStore for NotingBlobs {
         self.inner.written_at(id)
     }
 
-    fn reads_wait(&self) -> bool {
-        self.inner.reads_wait()
-    }
-
     fn ping(&self) -> StorageResult<()> {
         self.inner.ping()
     }

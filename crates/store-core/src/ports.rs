@@ -252,14 +252,6 @@ pub trait BlobStore: Send + Sync {
     /// itself.
     fn ping(&self) -> StorageResult<()>;
 
-    /// Whether opening a blob may wait on the network (a bucket across a
-    /// socket) rather than on this machine's disk: callers on an async
-    /// executor then open it on a blocking thread. Local files answer
-    /// `false`: an open and a seek, which the executor may do itself.
-    fn reads_wait(&self) -> bool {
-        false
-    }
-
     /// When a committed blob was written, if the store can tell. The
     /// orphan collection of a store that several processes share spares
     /// young blobs (another process may be about to record them), and

@@ -314,10 +314,6 @@ impl BlobStore for S3Blobs {
         Ok(ids)
     }
 
-    fn reads_wait(&self) -> bool {
-        true
-    }
-
     fn ping(&self) -> StorageResult<()> {
         let store = Arc::clone(&self.shared.store);
         let marker = self.shared.marker.clone();

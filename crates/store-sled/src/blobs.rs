@@ -155,9 +155,11 @@ impl Drop for FsWriter {
     }
 }
 
-/// A blob's file, read from where it was opened to `len` bytes later.
+/// A blob's file, read from `start`, where it was opened, to `len` bytes
+/// later.
 struct FsReader {
     file: std::io::Take<File>,
+    start: u64,
     len: u64,
 }
 
@@ -175,9 +177,10 @@ impl BlobReader for FsReader {
     /// A seek from where the reader was opened: no second open.
     fn narrow(&mut self, range: std::ops::Range<u64>) -> std::io::Result<bool> {
         let range = store_core::ports::clamp_range(range, self.len);
-        let file = self.file.get_mut();
-        let here = file.stream_position()?;
-        file.seek(std::io::SeekFrom::Start(here + range.start))?;
+        self.start += range.start;
+        self.file
+            .get_mut()
+            .seek(std::io::SeekFrom::Start(self.start))?;
         self.len = range.end - range.start;
         self.file.set_limit(self.len);
         Ok(true)
@@ -236,6 +239,7 @@ impl BlobStore for FsBlobStore {
         let len = end - start;
         Ok(Box::new(FsReader {
             file: file.take(len),
+            start,
             len,
         }))
     }

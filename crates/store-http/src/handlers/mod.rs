@@ -384,8 +384,12 @@ pub(crate) async fn serve_download(ctx: &Ctx, mut d: Download) -> AppResult<Res>
 }
 
 /// `range` of the blob `reader` reads, on its own rather than skipped to
-/// through the whole: the reader narrowed when it can seek (a file, bytes
-/// in memory), else the range opened afresh (a ranged GET of a bucket).
+/// through the whole. Local files and cached bytes narrow the reader the
+/// use case opened (a seek, a slice): no second open, no thread hop, which
+/// had halved the rate of 64 KiB ranges (docs/PERFORMANCE.md, scenario
+/// 15). A reader that cannot is a stream from a bucket: the range is then
+/// opened afresh (a ranged GET) in the reads lane, since it waits on the
+/// network.
 async fn read_range(
     ctx: &Ctx,
     blob: &store_core::BlobId,
@@ -399,21 +403,6 @@ async fn read_range(
         return Ok(reader);
     }
     drop(reader);
-    open_range(ctx, blob, range).await
-}
-
-/// Opens `range` of `blob`: here when the bytes are local files (an open
-/// and a seek, as a whole download's open is), in the reads lane when
-/// opening waits on a bucket. A thread hop per range halved the rate of
-/// 64 KiB ranges (docs/PERFORMANCE.md, scenario 15).
-async fn open_range(
-    ctx: &Ctx,
-    blob: &store_core::BlobId,
-    range: std::ops::Range<u64>,
-) -> AppResult<Box<dyn store_core::BlobReader>> {
-    if !ctx.app.blob_reads_wait() {
-        return ctx.app.open_blob_range(blob, range);
-    }
     let (app, blob) = (Arc::clone(&ctx.app), blob.clone());
     ctx.shared
         .lanes
