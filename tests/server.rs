@@ -144,7 +144,12 @@ fn scrape(urls: &[String]) -> (std::collections::HashMap<String, f64>, String) {
     let mut sums = std::collections::HashMap::new();
     let mut first = String::new();
     for (i, url) in urls.iter().enumerate() {
-        let mut res = ureq::get(url).call().expect("scrape");
+        // What Prometheus asks for.
+        let accept = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5";
+        let mut res = ureq::get(url)
+            .header("accept", accept)
+            .call()
+            .expect("scrape");
         assert_eq!(
             header(&res, "content-type"),
             "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -228,6 +233,17 @@ fn metrics_count_known_traffic_on_their_own_listener() {
     assert_eq!(gauge(&text, "storesrv_pool_used_bytes"), 30.0);
     assert!(text.contains("storesrv_sweep_removed_total 0\n"));
     assert!(text.contains("storesrv_import_refused_total 0\n"));
+    // A client that does not ask for OpenMetrics (curl) gets the classic
+    // text format, with the same samples.
+    let mut plain = ureq::get(&urls[0]).call().unwrap();
+    assert_eq!(
+        header(&plain, "content-type"),
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let plain = plain.body_mut().read_to_string().unwrap();
+    assert!(plain.contains("# TYPE storesrv_http_requests_total counter\n"));
+    assert!(plain.contains("storesrv_objects{kind=\"file\"} 3\n"));
+    assert!(!plain.contains("# EOF"));
 
     // Past the rate: refusals are counted as such, and by route.
     let refused = (0..60)

@@ -33,6 +33,10 @@ use crate::respond::{self, Res};
 /// The media type of the OpenMetrics text format, which Prometheus asks
 /// for and reads.
 pub const METRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// The classic Prometheus text format, answered to a client that does not
+/// ask for OpenMetrics (curl, older scrapers), as Prometheus's own clients
+/// do.
+pub const PROMETHEUS_TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// The route label of requests refused for the client's rate or share.
 pub(crate) const ROUTE_RATE_LIMITED: &str = "rate_limited";
 /// The lowest bucket of the request duration histogram, in seconds; each
@@ -323,17 +327,53 @@ async fn scrape(app: Arc<App>, metrics: Arc<Metrics>, lane: &Lane, req: Request<
     if req.uri().path() != "/metrics" || !matches!(*req.method(), Method::GET | Method::HEAD) {
         return respond::store_error(&StoreError::not_found());
     }
+    let wants_openmetrics = req
+        .headers()
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("application/openmetrics-text"));
     // Reading the store may wait on a database: off the executor.
     let read = lane
         .run(move || app.telemetry().map(|t| metrics.render(&t)))
         .await;
     match read.and_then(|r| r) {
-        Ok(text) => respond::with_type(StatusCode::OK, METRICS_CONTENT_TYPE, respond::full(text)),
+        Ok(text) if wants_openmetrics => {
+            respond::with_type(StatusCode::OK, METRICS_CONTENT_TYPE, respond::full(text))
+        }
+        Ok(text) => respond::with_type(
+            StatusCode::OK,
+            PROMETHEUS_TEXT_CONTENT_TYPE,
+            respond::full(prometheus_text(&text)),
+        ),
         Err(e) => {
             tracing::warn!(error = %e, "metrics: the store could not be read");
             respond::app_error(&e)
         }
     }
+}
+
+/// The classic text format (version 0.0.4) of an OpenMetrics exposition:
+/// the same samples, with each counter's HELP and TYPE naming its
+/// `_total` series (OpenMetrics names the family without it), and without
+/// OpenMetrics' closing `# EOF`.
+fn prometheus_text(openmetrics: &str) -> String {
+    let counters: std::collections::HashSet<&str> = openmetrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(openmetrics.len());
+    for line in openmetrics.lines().filter(|l| *l != "# EOF") {
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|prefix| {
+            let (name, rest) = line.strip_prefix(prefix)?.split_once(' ')?;
+            counters
+                .contains(name)
+                .then(|| format!("{prefix}{name}_total {rest}"))
+        });
+        out.push_str(renamed.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -375,5 +415,25 @@ mod tests {
             !text.contains("storesrv_group_commits"),
             "no probe, no series"
         );
+
+        let classic = prometheus_text(&text);
+        for line in [
+            "# TYPE storesrv_http_requests_total counter",
+            "# TYPE storesrv_rate_limited_total counter",
+            "# TYPE storesrv_objects gauge",
+            "# TYPE storesrv_http_request_duration_seconds histogram",
+            "storesrv_rate_limited_total 1",
+        ] {
+            assert!(
+                classic.lines().any(|l| l == line),
+                "no {line:?} in:\n{classic}"
+            );
+        }
+        assert!(classic
+            .lines()
+            .any(|l| l.starts_with("# HELP storesrv_rate_limited_total ")));
+        assert!(!classic.contains("# EOF"));
+        let samples = |t: &str| t.lines().filter(|l| !l.starts_with('#')).count();
+        assert_eq!(samples(&classic), samples(&text), "the same samples");
     }
 }
