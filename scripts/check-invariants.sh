@@ -55,6 +55,19 @@ if [ -n "$strays" ]; then
     echo "invariant broken: spawn_blocking outside a lane in: $strays" >&2
     exit 1
 fi
+# The route table is the only writer of a path (issue 16): outside
+# routes.rs and router.rs, no production code of the HTTP shell spells a
+# route's path; it calls router::url_for. (Test modules may.)
+route_words='api|help|browse|d|pics|releases|write_for_agents|copy_for_agents|static|robots\.txt|healthz|readyz|openapi\.json'
+spelled=$(for f in $(find crates/store-http/src -name '*.rs' ! -name routes.rs ! -name router.rs); do
+    awk -v f="$f" -v re="\"/($route_words)([/?\"])|format!\\(\"\\{[^}]*\\}/($route_words)([/?\"])" \
+        '/#\[cfg\(test\)\]/ { exit } $0 ~ re { print f ":" FNR ": " $0 }' "$f"
+done)
+if [ -n "$spelled" ]; then
+    echo "invariant broken: a route path spelled outside the route table (use router::url_for):" >&2
+    echo "$spelled" >&2
+    exit 1
+fi
 # Library crates log through tracing, never to stderr directly: the binary
 # orders, formats and batches what reaches the log (tests may print).
 printed=$(grep -rn --include='*.rs' 'eprintln!' crates/ | grep -v -e '/tests\.rs:' -e '/tests/' || true)

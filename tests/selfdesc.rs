@@ -203,3 +203,54 @@ fn agents_at_home_get_a_pointer_to_api_and_help() {
     assert_eq!(home["help"], format!("{}/help", s.base));
     assert!(home["upload"].as_str().unwrap().starts_with("curl "));
 }
+
+#[test]
+fn every_route_is_in_api_openapi_and_a_help_topic() {
+    // The route table is the one source; each of the three views of it
+    // must show every route (issue 16).
+    let s = Server::start();
+    let api = json(&mut s.get("/api"));
+    let openapi = json(&mut s.get("/openapi.json"));
+    assert_eq!(openapi["openapi"], "3.1.0");
+    assert_eq!(openapi["servers"][0]["url"], s.base.as_str());
+    let mut explained: Vec<String> = Vec::new();
+    for t in json(&mut s.get("/help"))["topics"].as_array().unwrap() {
+        if t["topic"] == "errors" {
+            continue;
+        }
+        let page = json(&mut s.get(&format!("/help/{}", t["topic"].as_str().unwrap())));
+        for e in page["endpoints"].as_array().unwrap() {
+            explained.push(e["endpoint"].as_str().unwrap().to_string());
+        }
+    }
+    for r in store_http::routes::ROUTES {
+        let usage = r.usage();
+        let does = r.describe(&store_core::Limits::default());
+        assert_eq!(api["endpoints"][&usage], does.as_str(), "{usage} in /api");
+        let op = &openapi["paths"][r.path][r.verb.as_str().to_ascii_lowercase()];
+        let id = op["operationId"].as_str().unwrap_or_default();
+        assert!(
+            id.split("_or_").any(|n| n == r.name),
+            "{usage} in /openapi.json"
+        );
+        assert!(explained.contains(&usage), "{usage} in no /help topic");
+    }
+}
+
+#[test]
+fn conflicting_keywords_are_refused_and_do_nothing() {
+    // `?retain=1&tag=a` once retained and dropped the tag in silence.
+    let s = Server::start();
+    let r = s.upload("a.txt", b"a");
+    let id = r["id"].as_str().unwrap();
+    let mut res = s.post(&format!("/{id}?retain=1&tag=a"), b"");
+    assert_error(&mut res, 400, "bad_request");
+    let info = json(&mut s.get(&format!("/{id}?info=1")));
+    assert_eq!(info["tags"], serde_json::json!([]));
+    assert_error(
+        &mut s.post("/?dir=1&url=http://example.com/", b""),
+        400,
+        "bad_request",
+    );
+    assert_error(&mut s.post(&format!("/{id}"), b""), 400, "bad_request");
+}

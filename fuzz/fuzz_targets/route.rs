@@ -13,7 +13,7 @@ fuzz_target!(|data: (&[u8], &str, &str)| {
     let _ = q.all("tag");
     match route(&method, path, &q) {
         Endpoint::GetFile { id } | Endpoint::DeleteFile { id } | Endpoint::ReplaceFile { id } => assert!(!id.is_empty()),
-        Endpoint::GetDirFile { key, name } => assert!(!key.is_empty() && !name.is_empty()),
+        Endpoint::GetDirFile { key, file } => assert!(!key.is_empty() && !file.is_empty()),
         _ => {}
     }
 });

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::{Condvar, Mutex};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use store_core::auth::constant_time_eq;
 use store_core::container::hash_token;
@@ -96,7 +97,7 @@ pub struct Visitor {
 }
 
 /// The answer to POST /pics?create=1.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct GalleryCreated {
     pub id: String,
     pub url: String,
@@ -113,7 +114,7 @@ pub struct GalleryCreated {
 }
 
 /// An image as visitors see it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ImageView {
     pub id: String,
     pub url: String,
@@ -131,7 +132,7 @@ pub struct ImageView {
 }
 
 /// A comment as visitors see it (SPEC.md "Comment").
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct CommentView {
     pub id: String,
     pub name: String,
@@ -153,7 +154,7 @@ impl From<&Comment> for CommentView {
 }
 
 /// Like response (SPEC.md).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct LikeView {
     pub id: String,
     pub likes: usize,
@@ -164,7 +165,7 @@ pub struct LikeView {
 }
 
 /// Counters response (SPEC.md, `?likes=1`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Counters {
     pub likes: BTreeMap<String, usize>,
     pub cl: BTreeMap<String, usize>,
@@ -172,7 +173,7 @@ pub struct Counters {
 }
 
 /// The pics pool in a gallery answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct PoolView {
     pub used_bytes: u64,
     pub capacity_bytes: u64,
@@ -180,7 +181,7 @@ pub struct PoolView {
 
 /// Gallery JSON for agents (SPEC.md: images, selected, pool, limits, an
 /// upload how-to), plus comments and paging.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct GalleryView {
     pub id: String,
     pub url: String,
@@ -197,7 +198,7 @@ pub struct GalleryView {
 }
 
 /// A listed gallery in the index.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct GalleryEntry {
     pub id: String,
     pub url: String,

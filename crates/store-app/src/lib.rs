@@ -38,7 +38,8 @@ pub use dirs::{DirAccess, DirQuery, DirSort, NewDir, WriteRequest};
 pub use error::{AppError, AppResult};
 pub use files::{BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder};
 pub use galleries::{
-    AdminAction, GalleryCreated, GalleryEntry, GalleryView, ImageView, Visitor, MEDIA_JOBS_MAX,
+    AdminAction, CommentView, Counters, GalleryCreated, GalleryEntry, GalleryView, ImageView,
+    LikeView, Visitor, MEDIA_JOBS_MAX,
 };
 pub use import::ImportRequest;
 pub use orphans::OrphanReport;

@@ -5,6 +5,7 @@
 //! entry, and its writes pass a gate (write token, retain token, or none
 //! for a show-dir).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -85,7 +86,7 @@ impl BundleRecord {
 }
 
 /// What a dir history entry says happened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DirAction {
     /// A new file.

@@ -7,6 +7,7 @@
 //! map, `/help/errors` and every JSON error body come from the same place
 //! ([`ErrorCode`]).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// A failure a client caused or must wait out. Storage faults are not here:
@@ -168,7 +169,7 @@ pub enum ErrorCode {
 }
 
 /// One row of `/api`'s `errors` map.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq)]
 pub struct ErrorInfo {
     pub http: u16,
     pub meaning: &'static str,

@@ -21,6 +21,7 @@ pub const ROUTE_WORDS: &[&str] = &[
     "robots.txt",
     "healthz",
     "readyz",
+    "openapi.json",
 ];
 
 /// Characters of a single file or bundle id: 12 of base62 is ~71 bits.

@@ -2,6 +2,7 @@
 //! data built from a record, the base URL and `now`, so that every adapter
 //! (HTTP today, an embedder tomorrow) answers with the same fields.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::container::{BundleRecord, DirRecord, HistoryEntry, MemberFile};
@@ -10,7 +11,7 @@ use crate::record::FileRecord;
 use crate::time::Timestamp;
 
 /// `type` of the persistence object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PersistenceType {
     Single,
@@ -19,7 +20,7 @@ pub enum PersistenceType {
 }
 
 /// SPEC.md "Persistence object".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Persistence {
     #[serde(rename = "type")]
     pub kind: PersistenceType,
@@ -46,7 +47,7 @@ impl Persistence {
 }
 
 /// SPEC.md "Single file record", plus `created_at` and `once`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct FileView {
     pub id: String,
     pub url: String,
@@ -83,7 +84,7 @@ impl FileView {
 }
 
 /// SPEC.md "Retain response".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct RetainView {
     pub id: String,
     pub url: String,
@@ -105,7 +106,7 @@ impl RetainView {
 }
 
 /// SPEC.md "Browse entry".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct BrowseEntry {
     pub id: String,
     pub url: String,
@@ -147,7 +148,7 @@ pub fn encode_path_segment(name: &str) -> String {
 }
 
 /// A file of a bundle (SPEC.md "Bundle record", `files`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct MemberView {
     pub name: String,
     pub url: String,
@@ -156,7 +157,7 @@ pub struct MemberView {
 }
 
 /// SPEC.md "Bundle record", plus `created_at`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct BundleView {
     pub id: String,
     pub url: String,
@@ -194,7 +195,7 @@ impl BundleView {
 }
 
 /// A file of a dir (SPEC.md "Dir record", `files`), plus its times.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct DirFileView {
     pub name: String,
     pub url: String,
@@ -221,7 +222,7 @@ impl DirFileView {
 
 /// SPEC.md "Dir record" (and, with `open: true`, "Show-dir record"), plus
 /// `created_at`, `updated_at` and totals.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct DirView {
     pub id: String,
     pub url: String,
@@ -281,7 +282,7 @@ impl DirView {
 }
 
 /// SPEC.md "Dir history entry": `ts` is Unix seconds as a float.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct HistoryView {
     pub ts: f64,
     pub file: String,

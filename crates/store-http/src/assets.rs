@@ -39,7 +39,8 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
 
 /// The versioned URL of an asset, for the pages.
 pub fn url(name: &str) -> String {
-    format!("/static/{name}?v={}", *VERSION)
+    let path = crate::router::url_for("", crate::router::RouteId::Static, &[name]);
+    format!("{path}?v={}", *VERSION)
 }
 
 /// An asset's content type and body.

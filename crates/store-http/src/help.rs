@@ -3,7 +3,7 @@
 //!
 //! Every number in these texts comes from the running configuration's
 //! [`Limits`] or from `store_core::limits`, every error from
-//! [`ErrorCode::ALL`], and every endpoint line from [`api::ENDPOINTS`], so
+//! [`ErrorCode::ALL`], and every endpoint line from the route table, so
 //! the help cannot drift from what the server does. Texts are markdown: raw
 //! for agents, rendered (by pulldown-cmark) for browsers.
 
@@ -14,6 +14,8 @@ use store_app::AppConfig;
 use store_core::{limits, ErrorCode, Limits};
 
 use crate::api;
+use crate::router::{url_for, RouteId};
+use crate::routes;
 
 /// One help topic.
 #[derive(Debug, Clone, Copy)]
@@ -24,8 +26,8 @@ pub struct Topic {
     pub summary: &'static str,
 }
 
-/// Every topic, in reading order. `api::ENDPOINTS` names one of these for
-/// each endpoint; a test checks that each name exists.
+/// Every topic, in reading order. Each route of the table names one of
+/// these; a test checks that each name exists.
 pub const TOPICS: &[Topic] = &[
     Topic {
         slug: "files",
@@ -83,6 +85,11 @@ pub const TOPICS: &[Topic] = &[
         summary: "Health and readiness probes for load balancers and process supervisors.",
     },
     Topic {
+        slug: "about",
+        title: "About this service",
+        summary: "How the service describes itself: the contract, the OpenAPI document, these topics, the agents' texts and the changelog.",
+    },
+    Topic {
         slug: "errors",
         title: "Errors",
         summary: "Every error code, its HTTP status, meaning and whether to retry (plain text).",
@@ -96,7 +103,7 @@ impl Topic {
             topic: self.slug,
             title: self.title,
             summary: self.summary,
-            url: format!("{base_url}/help/{}", self.slug),
+            url: url_for(base_url, RouteId::HelpTopic, &[self.slug]),
         }
     }
 }
@@ -106,7 +113,7 @@ pub fn topic(slug: &str) -> Option<&'static Topic> {
 }
 
 /// `/help` for agents.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct Index {
     pub service: &'static str,
     pub version: &'static str,
@@ -114,7 +121,7 @@ pub struct Index {
     pub also: Vec<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct TopicEntry {
     pub topic: &'static str,
     pub title: &'static str,
@@ -128,17 +135,20 @@ pub fn index(config: &AppConfig) -> Index {
         service: api::SERVICE_NAME,
         version: api::SPEC_VERSION,
         topics: TOPICS.iter().map(|t| t.entry(b)).collect(),
-        also: vec![
-            format!("{b}/api"),
-            format!("{b}/write_for_agents"),
-            format!("{b}/copy_for_agents"),
-            format!("{b}/releases"),
-        ],
+        also: [
+            RouteId::Api,
+            RouteId::Openapi,
+            RouteId::WriteForAgents,
+            RouteId::CopyForAgents,
+            RouteId::Releases,
+        ]
+        .map(|id| url_for(b, id, &[]))
+        .to_vec(),
     }
 }
 
 /// `/help/<topic>` for agents.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct TopicPage {
     #[serde(flatten)]
     pub entry: TopicEntry,
@@ -148,27 +158,25 @@ pub struct TopicPage {
     pub text: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct EndpointLine {
-    pub endpoint: &'static str,
-    pub does: &'static str,
+    pub endpoint: String,
+    pub does: String,
 }
 
 pub fn topic_page(t: &'static Topic, config: &AppConfig) -> TopicPage {
     TopicPage {
         entry: t.entry(&config.base_url),
-        endpoints: endpoints_of(t.slug),
+        endpoints: endpoints_of(t.slug, &config.limits),
         text: topic_text(t.slug, config),
     }
 }
 
-pub fn endpoints_of(slug: &str) -> Vec<EndpointLine> {
-    api::ENDPOINTS
-        .iter()
-        .filter(|e| e.topic == slug)
-        .map(|e| EndpointLine {
-            endpoint: e.route,
-            does: e.does,
+pub fn endpoints_of(slug: &str, limits: &Limits) -> Vec<EndpointLine> {
+    routes::of_topic(slug)
+        .map(|r| EndpointLine {
+            endpoint: r.usage(),
+            does: r.describe(limits),
         })
         .collect()
 }
@@ -211,8 +219,26 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
     let b = &config.base_url;
     let l = &config.limits;
     match slug {
-        "files" => format!(
-            "Upload the raw bytes of one file; the answer is its record, with `url`.\n\n\
+        "files" => files_text(b, l),
+        "bundles" => bundles_text(b, l),
+        "dirs" => dirs_text(b, l),
+        "show-dirs" => show_dirs_text(config),
+        "retention" => retention_text(config),
+        "import" => import_text(b, l),
+        "browse" => browse_text(b, l),
+        "galleries" => galleries_text(b, l),
+        "auth" => auth_text(b, l),
+        "limits" => limits_text(l),
+        "operations" => operations_text(b),
+        "about" => about_text(b),
+        "errors" => errors_text(),
+        _ => String::new(),
+    }
+}
+
+fn files_text(b: &str, l: &Limits) -> String {
+    format!(
+        "Upload the raw bytes of one file; the answer is its record, with `url`.\n\n\
 ```sh\ncurl --data-binary @notes.txt '{b}/?name=notes.txt'\ncurl -F file=@photo.jpg '{b}/'\n```\n\n\
 - Size: at most {max}; bigger answers 413 `too_large`. Send Content-Length (411 without).\n\
 - Lifetime: {def} by default; `ttl=<N>h` or `ttl=<N>d` (a bare number is hours) is clamped to [{min}, {tmax}].\n\
@@ -224,24 +250,30 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
 - Upload the bytes as they are: a `Content-Encoding` other than identity answers 501 `unsupported`.\n\
 - Text files can be replaced with `PUT /<id>` and appended to with `PATCH /<id>`.\n\
 - `DELETE /<id>` removes it at once.\n",
-            max = bytes(l.file_bytes_max),
-            def = duration(l.file_ttl_default_secs),
-            min = duration(l.file_ttl_min_secs),
-            tmax = duration(l.file_ttl_max_secs),
-            tags = l.tags_per_object_max,
-        ),
-        "bundles" => format!(
-            "Two or more multipart file parts in one `POST /` make a bundle: immutable, one id, one lifetime.\n\n\
+        max = bytes(l.file_bytes_max),
+        def = duration(l.file_ttl_default_secs),
+        min = duration(l.file_ttl_min_secs),
+        tmax = duration(l.file_ttl_max_secs),
+        tags = l.tags_per_object_max,
+    )
+}
+
+fn bundles_text(b: &str, l: &Limits) -> String {
+    format!(
+        "Two or more multipart file parts in one `POST /` make a bundle: immutable, one id, one lifetime.\n\n\
 ```sh\ncurl -F file=@a.txt -F file=@b.txt '{b}/'\n```\n\n\
 - `GET /<id>/<filename>` serves one file; `GET /<id>` serves `index.html` to browsers when the bundle has one, and a zip to agents.\n\
 - `GET /<id>?download=1` is the zip for everyone.\n\
 - PUT and PATCH on a bundle answer 403 `forbidden`.\n\
 - At most {files} files; each file at most {max}.\n",
-            files = l.files_per_container_max,
-            max = bytes(l.file_bytes_max),
-        ),
-        "dirs" => format!(
-            "A dir is a mutable folder at `/d/<key>`. Each add, edit or delete slides its expiry forward by its ttl, capped at {cap} from now.\n\n\
+        files = l.files_per_container_max,
+        max = bytes(l.file_bytes_max),
+    )
+}
+
+fn dirs_text(b: &str, l: &Limits) -> String {
+    format!(
+        "A dir is a mutable folder at `/d/<key>`. Each add, edit or delete slides its expiry forward by its ttl, capped at {cap} from now.\n\n\
 ```sh\ncurl -X POST '{b}/?dir=1&name=my-notes&write=1'\ncurl -F file=@a.txt -H 'X-Store-Write: <write_token>' '{b}/d/my-notes'\ncurl -X PUT --data-binary @a.txt -H 'X-Store-Write: <write_token>' '{b}/d/my-notes/a.txt'\ncurl -o my-notes.zip '{b}/d/my-notes?zip=1'\n```\n\n\
 - Unnamed dirs get a 32-character hex id; named dirs ({nmin}-{nmax} characters of `a-z`, `0-9` and `-`, at least one letter) are create-or-get.\n\
 - `ttl` is clamped to [{dmin}, {dmax}], default {ddef}. Flags count only on first creation.\n\
@@ -249,61 +281,78 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
 - `listed=1` shows the dir in `GET /d`; `tag=<t>` up to {tags}.\n\
 - `GET /d/<key>/history` lists the last {hist} changes, newest first.\n\
 - `share=<name>` on a plain upload puts the file into the dir `<name>`.\n",
-            cap = duration(l.dir_sliding_cap_secs),
-            nmin = l.name_chars_min,
-            nmax = l.name_chars_max,
-            dmin = duration(l.dir_ttl_min_secs),
-            dmax = duration(l.dir_ttl_max_secs),
-            ddef = duration(l.dir_ttl_default_secs),
-            tags = l.tags_per_object_max,
-            hist = l.history_limit,
-        ),
-        "show-dirs" => format!(
-            "A show-dir is a dir that never expires and that anyone with its URL may add to, edit and delete files in. History records everything.\n\n\
+        cap = duration(l.dir_sliding_cap_secs),
+        nmin = l.name_chars_min,
+        nmax = l.name_chars_max,
+        dmin = duration(l.dir_ttl_min_secs),
+        dmax = duration(l.dir_ttl_max_secs),
+        ddef = duration(l.dir_ttl_default_secs),
+        tags = l.tags_per_object_max,
+        hist = l.history_limit,
+    )
+}
+
+fn show_dirs_text(config: &AppConfig) -> String {
+    let b = &config.base_url;
+    format!(
+        "A show-dir is a dir that never expires and that anyone with its URL may add to, edit and delete files in. History records everything.\n\n\
 ```sh\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/?dir=1&show=1&name=our-board'\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/d/existing-dir?show=1'\n```\n\n\
 - Creating or flipping one needs the retain token; deleting the whole show-dir still does.\n\
 - The answer has `open: true`.\n\
 - Writers without the retain token may put at most {cap} into one show-dir, and their writes never evict other objects: past either, 507 `pool_full`.\n",
-            cap = bytes(config.limits.show_dir_bytes_max)
-        ),
-        "retention" => format!(
-            "Retained objects never expire and are never evicted from the pool. Retaining needs a retain token (this server has {state}).\n\n\
+        cap = bytes(config.limits.show_dir_bytes_max)
+    )
+}
+
+fn retention_text(config: &AppConfig) -> String {
+    let b = &config.base_url;
+    format!(
+        "Retained objects never expire and are never evicted from the pool. Retaining needs a retain token (this server has {state}).\n\n\
 ```sh\ncurl -H 'Authorization: Bearer <RETAIN_TOKEN>' --data-binary @a.pdf '{b}/?name=a.pdf'\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/<id>?retain=1'\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/d/<key>?retain=1'\n```\n\n\
 - `expires_at` and `expires_in` become null and `persistence.retention` is `indefinite`.\n\
 - Reads stay public; writes and deletes of a retained object need the token.\n\
 - PUT or PATCH with the token retains implicitly.\n",
-            state = if config.retain_tokens.is_enabled() {
-                "one or more configured"
-            } else {
-                "none configured, so retaining answers 401"
-            },
-        ),
-        "import" => format!(
-            "Have the service fetch a public http(s) document and store it as a normal file.\n\n\
+        state = if config.retain_tokens.is_enabled() {
+            "one or more configured"
+        } else {
+            "none configured, so retaining answers 401"
+        },
+    )
+}
+
+fn import_text(b: &str, l: &Limits) -> String {
+    format!(
+        "Have the service fetch a public http(s) document and store it as a normal file.\n\n\
 ```sh\ncurl -X POST '{b}/?url=https://example.org/report.pdf'\ncurl -X POST '{b}/?url=https://example.org/&link=1&name=example-link'\n```\n\n\
 - At most {max}; more answers 413.\n\
 - Private, loopback and link-local hosts are refused, also after redirects; every refusal answers the same 400.\n\
 - The name comes from Content-Disposition or the URL path; `name=` overrides it.\n\
 - `link=1` stores the URL as a small redirect document: browsers are redirected, agents may PUT or PATCH it.\n\
 - `tag=<t>` is repeatable, up to {tags}. Galleries import with `POST /pics/g/<gid>?url=` (up to {pmax}).\n",
-            max = bytes(l.import_bytes_max),
-            tags = l.tags_per_object_max,
-            pmax = bytes(l.pics_import_bytes_max),
-        ),
-        "browse" => format!(
-            "Tags make files findable. Only tagged, live files that are not burn-after-reading show.\n\n\
+        max = bytes(l.import_bytes_max),
+        tags = l.tags_per_object_max,
+        pmax = bytes(l.pics_import_bytes_max),
+    )
+}
+
+fn browse_text(b: &str, l: &Limits) -> String {
+    format!(
+        "Tags make files findable. Only tagged, live files that are not burn-after-reading show.\n\n\
 ```sh\ncurl -X POST '{b}/<id>?tag=report&untag=draft'\ncurl '{b}/browse?tag=report&q=2026&sort=size&order=desc'\ncurl '{b}/d?q=notes&sort=updated'\n```\n\n\
 - Up to {tags} tags per file or dir, each {tmin}-{tmax} characters. Changing tags never touches content or expiry.\n\
 - `tag` filters are ANDed; `q` matches a substring of the name or a tag.\n\
 - `sort=created|name|size|expires` (default created), `order=asc|desc` (default desc); at most {max} results.\n\
 - `GET /d` lists dirs created with `listed=1`; filters `created_after`, `created_before`, `updated_after`, `updated_before`.\n",
-            tags = l.tags_per_object_max,
-            tmin = l.tag_chars_min,
-            tmax = l.tag_chars_max,
-            max = l.browse_results_max,
-        ),
-        "galleries" => format!(
-            "A gallery collects images. Creating one answers an `admin_url` once: keep it, it is the only way to administer the gallery.\n\n\
+        tags = l.tags_per_object_max,
+        tmin = l.tag_chars_min,
+        tmax = l.tag_chars_max,
+        max = l.browse_results_max,
+    )
+}
+
+fn galleries_text(b: &str, l: &Limits) -> String {
+    format!(
+        "A gallery collects images. Creating one answers an `admin_url` once: keep it, it is the only way to administer the gallery.\n\n\
 ```sh\ncurl -X POST '{b}/pics?create=1&name=summer-trip'\ncurl --data-binary @IMG_1.heic '{b}/pics/g/summer-trip?name=IMG_1.heic'\ncurl -F file=@a.jpg -F file=@b.png '{b}/pics/g/summer-trip'\ncurl -X POST '{b}/pics/i/<id>?like=1'\ncurl -X POST -H 'Content-Type: application/json' -d '{{\"name\":\"Ana\",\"text\":\"Lovely\"}}' '{b}/pics/g/summer-trip?comment=1'\n```\n\n\
 - JPEG, PNG, WebP, GIF and HEIC, up to {up} each. Big images are downscaled to {px} px (about {target}); metadata is stripped, orientation kept.\n\
 - `GET /pics/i/<id>?thumb=160|320|640` is a WebP preview fitting that box.\n\
@@ -312,19 +361,22 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
 - Comments: name up to {cname} characters, text up to {ctext}; one per visitor every {cool} s; at most {cmax} kept (oldest dropped).\n\
 - Likes toggle, one per visitor. `?likes=1` answers the counters. `?stars=<id>,<id>` shows chosen images first.\n\
 - Admin: `POST /pics/g/<gid>/<secret>` with `id` and `action` = hide, unhide, delete, up, down or cdel.\n",
-            up = bytes(l.pics_upload_bytes_max),
-            px = l.pics_downscale_px,
-            target = bytes(l.pics_target_bytes),
-            life = duration(l.pics_lifetime_secs),
-            pool = bytes(l.pics_pool_bytes),
-            retry = l.pool_full_retry_after_secs,
-            cname = l.comment_name_chars_max,
-            ctext = l.comment_text_chars_max,
-            cool = l.comment_cooldown_secs,
-            cmax = l.comments_per_gallery_max,
-        ),
-        "auth" => format!(
-            "Reading is open; there is no login.\n\n\
+        up = bytes(l.pics_upload_bytes_max),
+        px = l.pics_downscale_px,
+        target = bytes(l.pics_target_bytes),
+        life = duration(l.pics_lifetime_secs),
+        pool = bytes(l.pics_pool_bytes),
+        retry = l.pool_full_retry_after_secs,
+        cname = l.comment_name_chars_max,
+        ctext = l.comment_text_chars_max,
+        cool = l.comment_cooldown_secs,
+        cmax = l.comments_per_gallery_max,
+    )
+}
+
+fn auth_text(b: &str, l: &Limits) -> String {
+    format!(
+        "Reading is open; there is no login.\n\n\
 | Token | Purpose | How to send it |\n|---|---|---|\n\
 | retain token | retain objects; create show-dirs; write or delete retained objects | `Authorization: Bearer <token>` or `token=<token>` |\n\
 | dir write token | write to a dir created with `write=1` | header `X-Store-Write: <token>` or `write=<token>` |\n\
@@ -334,19 +386,30 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
 - Likes and the comment cooldown use a pseudonymous visitor fingerprint (IP and user agent, keyed per gallery).\n\
 - Rate limit: {rate} requests per minute per client IP; over it, 429 with Retry-After.\n\n\
 Example: `curl -X POST -H 'Authorization: Bearer <token>' '{b}/<id>?retain=1'`\n",
-            rate = l.rate_limit_per_min,
-        ),
-        "limits" => limits_text(l),
-        "operations" => format!(
-            "Two probes, answered as JSON to everyone and never counted by the rate limit.\n\n\
+        rate = l.rate_limit_per_min,
+    )
+}
+
+fn operations_text(b: &str) -> String {
+    format!(
+        "Two probes, answered as JSON to everyone and never counted by the rate limit.\n\n\
 ```sh\ncurl '{b}/healthz'\ncurl '{b}/readyz'\n```\n\n\
 - `GET /healthz` answers 200 `{{\"status\": \"ok\"}}` while the process serves: restart it when this fails.\n\
 - `GET /readyz` answers the same when the records and the bytes can be reached, and 503 `unavailable` with Retry-After otherwise (a database or a disk that is out): send traffic elsewhere until it is 200 again. The cause is in the server log, never in the answer.\n\n\
 Prometheus metrics are served only on a listener the operator opens with `--metrics-listen ADDR` (or `STORE_METRICS_LISTEN`), never here: `/metrics` on this address is 404. They count requests by route and status with their durations, the pools, the live objects by kind, the sweeper's removals and lag, refused imports, rate-limited requests, image jobs, and blob cache hits.\n"
-        ),
-        "errors" => errors_text(),
-        _ => String::new(),
-    }
+    )
+}
+
+fn about_text(b: &str) -> String {
+    format!(
+        "Everything here is generated from the server's own route table, limits and error codes, so it is what this server does.\n\n\
+```sh\ncurl '{b}/api'\ncurl -o openapi.json '{b}/openapi.json'\n```\n\n\
+- `GET /api` is the contract: limits, error codes and every endpoint with what it does.\n\
+- `GET /openapi.json` is the same contract as an OpenAPI 3.1 document, with the JSON schema of every answer, for client generators and API testers.\n\
+- `GET /help` lists these topics; `GET /help/<topic>` is one of them, JSON for agents and HTML for browsers.\n\
+- `GET /write_for_agents` and `GET /copy_for_agents` are texts to paste into an agent's instructions.\n\
+- `GET /releases` is the changelog.\n"
+    )
 }
 
 /// The limits as a markdown table; every row is a field of [`Limits`].
@@ -559,12 +622,12 @@ mod tests {
 
     #[test]
     fn every_endpoint_names_a_topic_and_every_topic_has_text() {
-        for e in api::ENDPOINTS {
+        for r in crate::routes::ROUTES {
             assert!(
-                topic(e.topic).is_some() || e.topic == "self",
+                topic(r.topic).is_some(),
                 "{} names unknown topic {}",
-                e.route,
-                e.topic
+                r.name,
+                r.topic
             );
         }
         for t in TOPICS {

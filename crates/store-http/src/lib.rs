@@ -20,14 +20,17 @@ mod help;
 pub mod lanes;
 mod metrics;
 mod negotiate;
+mod openapi;
 mod pages;
 mod partguard;
 pub mod query;
 mod ranges;
 mod respond;
 pub mod router;
+pub mod routes;
 mod server;
 mod stream;
+mod views;
 mod zip;
 
 pub use api::{contract, SPEC_VERSION};

@@ -11,15 +11,21 @@ use store_core::views::{BrowseEntry, BundleView, DirView, FileView, HistoryView}
 use store_core::{Limits, Timestamp};
 
 use crate::assets;
+use crate::router::{url_for, RouteId};
 
 /// The navigation every app page shares.
-const NAV: &[(&str, &str)] = &[
-    ("/", "Upload"),
-    ("/browse", "Browse"),
-    ("/d", "Dirs"),
-    ("/pics", "Galleries"),
-    ("/help", "Help"),
+const NAV: &[(RouteId, &str)] = &[
+    (RouteId::Home, "Upload"),
+    (RouteId::Browse, "Browse"),
+    (RouteId::ListDirs, "Dirs"),
+    (RouteId::PicsIndex, "Galleries"),
+    (RouteId::Help, "Help"),
 ];
+
+/// A page's link to a route without captures: a path from the route table.
+fn href(id: RouteId) -> String {
+    url_for("", id, &[])
+}
 
 /// The `<head>` of every page: the stylesheet always, the script unless
 /// the page is meant to run none (the embed view).
@@ -44,14 +50,14 @@ fn page(title: &str, body: Markup) -> Markup {
                 header class="top" {
                     a class="brand" href="/" { "storesrv" }
                     nav aria-label="Main" {
-                        @for (href, label) in NAV { a href=(href) { (label) } }
+                        @for (id, label) in NAV { a href=(href(*id)) { (label) } }
                     }
                 }
                 main { (body) }
                 footer class="bottom" {
                     "Files expire on their own. "
-                    a href="/help" { "Help" } " · " a href="/api" { "API" } " · "
-                    a href="/write_for_agents" { "For agents" } " · " a href="/releases" { "Releases" }
+                    a href=(href(RouteId::Help)) { "Help" } " · " a href=(href(RouteId::Api)) { "API" } " · "
+                    a href=(href(RouteId::WriteForAgents)) { "For agents" } " · " a href=(href(RouteId::Releases)) { "Releases" }
                 }
             }
         }
@@ -171,7 +177,7 @@ pub fn home(base_url: &str, limits: &Limits) -> Markup {
             ul class="results" aria-live="polite" {}
             h2 { "From a terminal or an agent" }
             pre { code { "curl --data-binary @notes.txt '" (base_url) "/?name=notes.txt'" } }
-            p { "Everything else: " a href="/help" { "help" } ", " a href="/write_for_agents" { "instructions for agents" } ", " a href="/api" { "the API contract" } "." }
+            p { "Everything else: " a href=(href(RouteId::Help)) { "help" } ", " a href=(href(RouteId::WriteForAgents)) { "instructions for agents" } ", " a href=(href(RouteId::Api)) { "the API contract" } "." }
         },
     )
 }
@@ -190,7 +196,7 @@ pub fn file(view: &FileView) -> Markup {
                 dt { "Lifetime" } dd { (expiry(view.expires_at.as_deref())) }
                 @if view.once { dt { "Burn after reading" } dd { "the first download deletes it" } }
                 @if !view.tags.is_empty() {
-                    dt { "Tags" } dd { @for t in &view.tags { a href={ "/browse?tag=" (t) } { (t) } " " } }
+                    dt { "Tags" } dd { @for t in &view.tags { a href={ (href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
                 }
             }
             p { a href={ (local(&view.url)) "?download=1" } { "Download" } }
@@ -217,7 +223,7 @@ pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
         "Browse",
         html! {
             h1 { "Browse tagged files" }
-            form method="get" action="/browse" {
+            form method="get" action=(href(RouteId::Browse)) {
                 @for t in &f.tags { input type="hidden" name="tag" value=(t); }
                 label class="inline" { "Search " input type="search" name="q" value=(f.q); }
                 label class="inline" { "Sort "
@@ -236,7 +242,7 @@ pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
                 button type="submit" { "Go" }
             }
             @if !f.tags.is_empty() {
-                p { "Tags: " @for t in &f.tags { code { (t) } " " } a href="/browse" { "clear" } }
+                p { "Tags: " @for t in &f.tags { code { (t) } " " } a href=(href(RouteId::Browse)) { "clear" } }
             }
             @if entries.is_empty() {
                 p { "Nothing matches. Files show here once they carry a tag." }
@@ -249,7 +255,7 @@ pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
                                 td { a href=(local(&e.url)) { (e.name) } }
                                 td { (e.content_type) }
                                 td class="num" { (size(e.size)) }
-                                td { @for t in &e.tags { a href={ "/browse?tag=" (t) } { (t) } " " } }
+                                td { @for t in &e.tags { a href={ (href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
                                 td { (expiry(e.expires_at.as_deref())) }
                             }
                         }
@@ -292,7 +298,7 @@ pub fn dir(view: &DirView, history: &[HistoryView]) -> Markup {
             p {
                 (view.file_count) @if view.file_count == 1 { " file, " } @else { " files, " } (size(view.bytes)) " · " (expiry(view.expires_at.as_deref()))
                 " · " a href={ (local(&view.url)) "?zip=1" } { "Download all as zip" }
-                " · " a href={ (local(&view.url)) "/history" } { "History" }
+                " · " a href=(url_for("", RouteId::DirHistory, &[&view.id])) { "History" }
             }
             @if view.files.is_empty() {
                 p { "No files yet." }
@@ -366,7 +372,7 @@ pub fn dir_index(dirs: &[DirView], q: &str) -> Markup {
         "Dirs",
         html! {
             h1 { "Listed dirs" }
-            form method="get" action="/d" {
+            form method="get" action=(href(RouteId::ListDirs)) {
                 label class="inline" { "Search " input type="search" name="q" value=(q); }
                 label class="inline" { "Sort "
                     select name="sort" {
@@ -403,7 +409,7 @@ pub fn pics_index(list: &[store_app::GalleryEntry]) -> Markup {
         "Galleries",
         html! {
             h1 { "Galleries" }
-            form method="post" action="/pics?create=1" {
+            form method="post" action={ (href(RouteId::CreateGallery)) "?create=1" } {
                 label class="inline" { "New gallery name (optional) " input type="text" name="name" maxlength="32"; }
                 label class="inline" { input type="checkbox" name="listed" value="1"; " List it here" }
                 button type="submit" { "Create" }
@@ -614,7 +620,7 @@ pub fn help_index(index: &crate::help::Index) -> Markup {
             p { "storesrv keeps files for a while and hands out links. Pick a topic:" }
             ul class="topics" {
                 @for t in &index.topics {
-                    li { a href={ "/help/" (t.topic) } { (t.title) } " — " (t.summary) }
+                    li { a href=(url_for("", RouteId::HelpTopic, &[t.topic])) { (t.title) } " — " (t.summary) }
                 }
             }
             p { "Also: " @for (i, url) in index.also.iter().enumerate() { @if i > 0 { ", " } a href=(url) { (url) } } }
@@ -628,7 +634,7 @@ pub fn markdown(title: &str, endpoints: &[crate::help::EndpointLine], md: &str) 
     page(
         title,
         html! {
-            p { a href="/help" { "← All topics" } }
+            p { a href=(href(RouteId::Help)) { "← All topics" } }
             @if !md.starts_with("# ") {
                 h1 { (title) }
             }

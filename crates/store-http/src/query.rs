@@ -3,6 +3,8 @@
 
 use store_core::StoreError;
 
+use crate::routes;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Query(Vec<(String, String)>);
 
@@ -10,55 +12,13 @@ pub struct Query(Vec<(String, String)>);
 /// server hold an unbounded list.
 const QUERY_PAIRS_MAX: usize = 64;
 
-/// Every parameter the service reads. An unknown one is ignored (a cache
-/// buster, a tracking tag), unless it is one letter away from one of these:
-/// then it is most likely a typo, and ignoring it would quietly do
-/// something else than asked (`onse=1` would make a file that does not
-/// burn). docs/DECISIONS.md.
-pub const KNOWN_PARAMS: &[&str] = &[
-    "action",
-    "clike",
-    "comment",
-    "create",
-    "created_after",
-    "created_before",
-    "dir",
-    "download",
-    "embed",
-    "html",
-    "id",
-    "info",
-    "json",
-    "like",
-    "likes",
-    "link",
-    "listed",
-    "name",
-    "once",
-    "order",
-    "p",
-    "q",
-    "retain",
-    "share",
-    "show",
-    "sort",
-    "stars",
-    "tag",
-    "text",
-    "thumb",
-    "token",
-    "ttl",
-    "untag",
-    "updated_after",
-    "updated_before",
-    "url",
-    "write",
-    "zip",
-];
-
-/// The parameters that may be given more than once; any other given twice
-/// is refused rather than settled by order.
-const MULTI_PARAMS: &[&str] = &["tag", "untag", "stars"];
+// Every parameter the service reads is in the route table (routes.rs). An
+// unknown one is ignored (a cache buster, a tracking tag), unless it is one
+// letter away from a known one: then it is most likely a typo, and ignoring
+// it would quietly do something else than asked (`onse=1` would make a file
+// that does not burn). docs/DECISIONS.md. Only `Shape::List` parameters may
+// be given more than once; any other given twice is refused rather than
+// settled by order.
 
 /// Shortest unknown key that is checked for being a typo: shorter keys
 /// (`v`, `_`) are one letter from too much.
@@ -86,15 +46,16 @@ impl Query {
     /// letter away from a known one.
     pub fn check_strict(&self) -> Result<(), StoreError> {
         for (i, (key, _)) in self.0.iter().enumerate() {
-            let known = KNOWN_PARAMS.contains(&key.as_str());
-            if known && !MULTI_PARAMS.contains(&key.as_str()) {
+            let known = routes::is_known_param(key);
+            if known && !routes::is_list_param(key) {
                 if self.0[..i].iter().any(|(k, _)| k == key) {
                     return Err(StoreError::bad_request(format!(
                         "{key} is given more than once; give it once"
                     )));
                 }
             } else if !known && key.chars().count() >= TYPO_KEY_CHARS_MIN {
-                if let Some(meant) = KNOWN_PARAMS.iter().find(|k| one_edit_apart(key, k)) {
+                let mut names = routes::GLOBAL_PARAMS.iter().chain(routes::params());
+                if let Some(meant) = names.find(|p| one_edit_apart(key, p.name)).map(|p| p.name) {
                     return Err(StoreError::bad_request(format!(
                         "unknown parameter {key:?}: did you mean {meant:?}?"
                     )));
@@ -250,6 +211,57 @@ mod tests {
         ] {
             assert!(strict(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_table_knows_every_parameter_read() {
+        for key in [
+            "action",
+            "clike",
+            "comment",
+            "create",
+            "created_after",
+            "created_before",
+            "dir",
+            "download",
+            "embed",
+            "html",
+            "id",
+            "info",
+            "json",
+            "like",
+            "likes",
+            "link",
+            "listed",
+            "name",
+            "once",
+            "order",
+            "p",
+            "q",
+            "retain",
+            "share",
+            "show",
+            "sort",
+            "stars",
+            "tag",
+            "text",
+            "thumb",
+            "token",
+            "ttl",
+            "untag",
+            "updated_after",
+            "updated_before",
+            "url",
+            "write",
+            "zip",
+        ] {
+            assert!(routes::is_known_param(key), "{key}");
+        }
+        assert!(!routes::is_known_param("cachebust"));
+        for key in ["tag", "untag", "stars"] {
+            assert!(routes::is_list_param(key), "{key}");
+        }
+        assert!(!routes::is_list_param("once"));
     }
 
     #[test]

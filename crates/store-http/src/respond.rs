@@ -95,14 +95,7 @@ pub fn html(status: StatusCode, markup: maud::Markup) -> Res {
 /// The JSON body of an error: `error`, `code`, and `retry_after` on the
 /// codes that are retried later.
 pub fn error_body(e: &StoreError) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct ErrorBody<'a> {
-        error: String,
-        code: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        retry_after: Option<u64>,
-    }
-    let mut bytes = serde_json::to_vec_pretty(&ErrorBody {
+    let mut bytes = serde_json::to_vec_pretty(&crate::views::ErrorBody {
         error: e.to_string(),
         code: e.code().as_str(),
         retry_after: e.retry_after_secs(),

@@ -1,229 +1,25 @@
-//! The route table: a pure function from method, path and query keywords to
-//! an [`Endpoint`], unit-tested as a table with no server (garage style).
-//! Query keywords pick the variant, as `?retain=1` or `?tag=` do.
+//! The parser of the route table (`routes.rs`): a pure function from
+//! method, path and query keywords to an [`Endpoint`], unit-tested as a
+//! table with no server (garage style), and its reverse, [`url_for`].
+//!
+//! How a request finds its route:
+//! 1. The routes whose path pattern matches: literal segments equal,
+//!    captures non-empty and valid UTF-8 once decoded. A capture in the
+//!    first segment never takes a route word (`/api/x` is no bundle member).
+//!    None: 404.
+//! 2. Of those, the ones of the request's method (HEAD is a GET). None:
+//!    501, the path is known.
+//! 3. Of those, the most specific pattern (most literal segments):
+//!    `/d/<key>/history` before `/d/<key>/<file>`.
+//! 4. Of those, the one whose keyword the query has; the keyword-less one
+//!    when it has none; a 400 when it has two routes' keywords (garage's
+//!    "multiple keywords") or when every one needs a keyword.
 
 use http::Method;
 
 use crate::query::Query;
-
-/// Everything the service answers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
-    /// GET /: upload page for browsers, a pointer for agents.
-    Home,
-    /// POST /: raw or multipart upload.
-    Upload,
-    /// POST /?url=: import a remote document.
-    Import,
-    /// POST /?dir=1: create a dir.
-    CreateDir,
-    /// GET /api: the contract.
-    Api,
-    /// GET /browse.
-    Browse,
-    /// GET /help.
-    Help,
-    /// GET /help/<topic>.
-    HelpTopic {
-        topic: String,
-    },
-    /// GET /write_for_agents.
-    WriteForAgents,
-    /// GET /copy_for_agents.
-    CopyForAgents,
-    /// GET /releases.
-    Releases,
-    /// GET /static/<file>: the pages' stylesheet and script.
-    Static {
-        file: String,
-    },
-    /// GET /robots.txt.
-    Robots,
-    /// GET /healthz: the process serves.
-    Healthz,
-    /// GET /readyz: the store can be reached.
-    Readyz,
-    /// GET or HEAD /<id>.
-    GetFile {
-        id: String,
-    },
-    /// GET or HEAD /<id>/<filename>: one file of a bundle.
-    GetBundleMember {
-        id: String,
-        name: String,
-    },
-    /// POST /<id>?retain=1.
-    RetainFile {
-        id: String,
-    },
-    /// POST /<id>?tag=..&untag=..
-    TagFile {
-        id: String,
-    },
-    /// PUT /<id>.
-    ReplaceFile {
-        id: String,
-    },
-    /// PATCH /<id>.
-    AppendFile {
-        id: String,
-    },
-    /// DELETE /<id>.
-    DeleteFile {
-        id: String,
-    },
-    /// GET /d: listed dirs.
-    ListDirs,
-    /// GET or HEAD /d/<key> (listing, page, or `?zip=1`).
-    GetDir {
-        key: String,
-    },
-    /// POST /d/<key>: add files.
-    AddToDir {
-        key: String,
-    },
-    /// POST /d/<key>?show=1.
-    ShowDir {
-        key: String,
-    },
-    /// POST /d/<key>?retain=1.
-    RetainDir {
-        key: String,
-    },
-    /// DELETE /d/<key>.
-    DeleteDir {
-        key: String,
-    },
-    /// GET /d/<key>/history.
-    DirHistory {
-        key: String,
-    },
-    /// GET or HEAD /d/<key>/<file>.
-    GetDirFile {
-        key: String,
-        name: String,
-    },
-    /// PUT /d/<key>/<file>.
-    PutDirFile {
-        key: String,
-        name: String,
-    },
-    /// PATCH /d/<key>/<file>.
-    AppendDirFile {
-        key: String,
-        name: String,
-    },
-    /// DELETE /d/<key>/<file>.
-    DeleteDirFile {
-        key: String,
-        name: String,
-    },
-    /// GET /pics: listed galleries.
-    PicsIndex,
-    /// POST /pics?create=1.
-    CreateGallery,
-    /// GET /pics/g/<gid> (grid or JSON; `?likes=1` counters).
-    Gallery {
-        gid: String,
-    },
-    /// POST /pics/g/<gid>?name=: upload.
-    UploadImage {
-        gid: String,
-    },
-    /// POST /pics/g/<gid>?url=.
-    ImportImage {
-        gid: String,
-    },
-    /// POST /pics/g/<gid>?comment=1.
-    Comment {
-        gid: String,
-    },
-    /// POST /pics/g/<gid>?clike=<cid>.
-    LikeComment {
-        gid: String,
-    },
-    /// GET /pics/g/<gid>/<secret> (page) or .../json.
-    GalleryAdmin {
-        gid: String,
-        secret: String,
-        json: bool,
-    },
-    /// POST /pics/g/<gid>/<secret>.
-    GalleryAdminAction {
-        gid: String,
-        secret: String,
-    },
-    /// GET /pics/i/<id>.
-    Image {
-        id: String,
-    },
-    /// POST /pics/i/<id>?like=1.
-    LikeImage {
-        id: String,
-    },
-    /// A known path with a method it does not support.
-    MethodNotAllowed,
-    /// POST /<id> without an action keyword.
-    MissingAction {
-        id: String,
-    },
-    NotFound,
-}
-
-impl Endpoint {
-    /// The route's name, for logs: never an id, a name or a secret.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Home => "home",
-            Self::Upload => "upload",
-            Self::Import => "import",
-            Self::CreateDir => "create_dir",
-            Self::Api => "api",
-            Self::Browse => "browse",
-            Self::Help => "help",
-            Self::HelpTopic { .. } => "help_topic",
-            Self::WriteForAgents => "write_for_agents",
-            Self::CopyForAgents => "copy_for_agents",
-            Self::Releases => "releases",
-            Self::Static { .. } => "static",
-            Self::Robots => "robots",
-            Self::Healthz => "healthz",
-            Self::Readyz => "readyz",
-            Self::GetFile { .. } => "get_file",
-            Self::GetBundleMember { .. } => "get_bundle_member",
-            Self::RetainFile { .. } => "retain_file",
-            Self::TagFile { .. } => "tag_file",
-            Self::ReplaceFile { .. } => "replace_file",
-            Self::AppendFile { .. } => "append_file",
-            Self::DeleteFile { .. } => "delete_file",
-            Self::ListDirs => "list_dirs",
-            Self::GetDir { .. } => "get_dir",
-            Self::AddToDir { .. } => "add_to_dir",
-            Self::ShowDir { .. } => "show_dir",
-            Self::RetainDir { .. } => "retain_dir",
-            Self::DeleteDir { .. } => "delete_dir",
-            Self::DirHistory { .. } => "dir_history",
-            Self::GetDirFile { .. } => "get_dir_file",
-            Self::PutDirFile { .. } => "put_dir_file",
-            Self::AppendDirFile { .. } => "append_dir_file",
-            Self::DeleteDirFile { .. } => "delete_dir_file",
-            Self::PicsIndex => "pics_index",
-            Self::CreateGallery => "create_gallery",
-            Self::Gallery { .. } => "gallery",
-            Self::UploadImage { .. } => "upload_image",
-            Self::ImportImage { .. } => "import_image",
-            Self::Comment { .. } => "comment",
-            Self::LikeComment { .. } => "like_comment",
-            Self::GalleryAdmin { .. } => "gallery_admin",
-            Self::GalleryAdminAction { .. } => "gallery_admin_action",
-            Self::Image { .. } => "image",
-            Self::LikeImage { .. } => "like_image",
-            Self::MethodNotAllowed => "method_not_allowed",
-            Self::MissingAction { .. } => "missing_action",
-            Self::NotFound => "not_found",
-        }
-    }
-}
+pub use crate::routes::{Endpoint, RouteId};
+use crate::routes::{Route, ROUTES};
 
 /// Decodes a percent-encoded path segment; `None` if it is not UTF-8.
 fn decode(segment: &str) -> Option<String> {
@@ -231,6 +27,14 @@ fn decode(segment: &str) -> Option<String> {
         .decode_utf8()
         .ok()
         .map(|s| s.into_owned())
+}
+
+/// Whether a path segment is a valid capture: non-empty once decoded, and
+/// valid UTF-8. Decoding borrows when there is nothing to decode.
+fn capturable(segment: &str) -> bool {
+    percent_encoding::percent_decode_str(segment)
+        .decode_utf8()
+        .is_ok_and(|s| !s.is_empty())
 }
 
 /// Words that name service routes rather than objects.
@@ -244,139 +48,140 @@ pub fn is_probe(path: &str) -> bool {
     matches!(path, "/healthz" | "/readyz")
 }
 
+/// The segments of a route's pattern.
+fn pattern(route: &Route) -> impl Iterator<Item = &'static str> {
+    route.path.trim_start_matches('/').split('/')
+}
+
+fn capture_name(segment: &str) -> Option<&str> {
+    segment.strip_prefix('{')?.strip_suffix('}')
+}
+
+/// Whether the path's segments fit the route's pattern.
+fn fits(route: &Route, segments: &[&str]) -> bool {
+    let mut n = 0;
+    for (i, want) in pattern(route).enumerate() {
+        let Some(&got) = segments.get(i) else {
+            return false;
+        };
+        n += 1;
+        let fit = match capture_name(want) {
+            Some(_) => capturable(got) && !(i == 0 && is_route_word(got)),
+            None => want == got,
+        };
+        if !fit {
+            return false;
+        }
+    }
+    n == segments.len()
+}
+
+/// How specific a pattern is: its literal segments.
+fn literals(route: &Route) -> usize {
+    pattern(route).filter(|s| capture_name(s).is_none()).count()
+}
+
 pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    let get = method == Method::GET || method == Method::HEAD;
-    match segments.as_slice() {
-        [""] => match *method {
-            _ if get => Endpoint::Home,
-            Method::POST if query.has("dir") => Endpoint::CreateDir,
-            Method::POST if query.has("url") => Endpoint::Import,
-            Method::POST => Endpoint::Upload,
-            _ => Endpoint::MethodNotAllowed,
-        },
-        ["api"] if get => Endpoint::Api,
-        ["browse"] if get => Endpoint::Browse,
-        ["help"] if get => Endpoint::Help,
-        ["help", raw] if get => match decode(raw) {
-            Some(topic) => Endpoint::HelpTopic { topic },
-            None => Endpoint::NotFound,
-        },
-        ["write_for_agents"] if get => Endpoint::WriteForAgents,
-        ["copy_for_agents"] if get => Endpoint::CopyForAgents,
-        ["releases"] if get => Endpoint::Releases,
-        ["robots.txt"] if get => Endpoint::Robots,
-        ["healthz"] if get => Endpoint::Healthz,
-        ["readyz"] if get => Endpoint::Readyz,
-        ["static", file] if get => Endpoint::Static {
-            file: file.to_string(),
-        },
-        ["api"]
-        | ["browse"]
-        | ["help"]
-        | ["help", _]
-        | ["write_for_agents"]
-        | ["copy_for_agents"]
-        | ["releases"]
-        | ["robots.txt"]
-        | ["healthz"]
-        | ["readyz"]
-        | ["static", _] => Endpoint::MethodNotAllowed,
-        ["pics"] if get => Endpoint::PicsIndex,
-        ["pics"] if *method == Method::POST && query.has("create") => Endpoint::CreateGallery,
-        ["pics"] => Endpoint::MethodNotAllowed,
-        ["pics", "g", raw] => {
-            let Some(gid) = decode(raw).filter(|s| !s.is_empty()) else {
-                return Endpoint::NotFound;
-            };
-            match *method {
-                _ if get => Endpoint::Gallery { gid },
-                Method::POST if query.has("comment") => Endpoint::Comment { gid },
-                Method::POST if query.has("clike") => Endpoint::LikeComment { gid },
-                Method::POST if query.has("url") => Endpoint::ImportImage { gid },
-                Method::POST => Endpoint::UploadImage { gid },
-                _ => Endpoint::MethodNotAllowed,
+    let mut path_known = false;
+    let mut candidates: Vec<usize> = Vec::new();
+    for (i, r) in ROUTES.iter().enumerate() {
+        if fits(r, &segments) {
+            path_known = true;
+            if r.verb.admits(method) {
+                candidates.push(i);
             }
         }
-        ["pics", "g", raw, secret] | ["pics", "g", raw, secret, "json"] => {
-            let json = segments.len() == 5;
-            let (Some(gid), Some(secret)) = (decode(raw), decode(secret)) else {
-                return Endpoint::NotFound;
-            };
-            match *method {
-                _ if get => Endpoint::GalleryAdmin { gid, secret, json },
-                Method::POST if !json => Endpoint::GalleryAdminAction { gid, secret },
-                _ => Endpoint::MethodNotAllowed,
+    }
+    let Some(top) = candidates.iter().map(|&i| literals(&ROUTES[i])).max() else {
+        return if path_known {
+            Endpoint::MethodNotAllowed
+        } else {
+            Endpoint::NotFound
+        };
+    };
+    candidates.retain(|&i| literals(&ROUTES[i]) == top);
+    let chosen = match by_keyword(&candidates, query) {
+        Ok(i) => i,
+        Err(refusal) => return refusal,
+    };
+    let id = RouteId::ALL[chosen];
+    let captures = pattern(&ROUTES[chosen])
+        .zip(&segments)
+        .filter(|(want, _)| capture_name(want).is_some())
+        .map(|(_, got)| decode(got));
+    match captures.collect::<Option<Vec<String>>>() {
+        Some(values) => id.endpoint(values.into_iter()),
+        None => Endpoint::NotFound,
+    }
+}
+
+/// Picks among routes of one pattern and verb by the query's keywords.
+fn by_keyword(candidates: &[usize], query: &Query) -> Result<usize, Endpoint> {
+    let selected: Vec<usize> = candidates
+        .iter()
+        .copied()
+        .filter(|&i| ROUTES[i].keywords.iter().any(|k| query.has(k)))
+        .collect();
+    match selected.as_slice() {
+        [one] => Ok(*one),
+        [] => candidates
+            .iter()
+            .copied()
+            .find(|&i| ROUTES[i].keywords.is_empty())
+            .ok_or_else(|| Endpoint::MissingKeyword {
+                keys: keywords_of(candidates, |_| true),
+            }),
+        _ => Err(Endpoint::ConflictingKeywords {
+            keys: keywords_of(&selected, |k| query.has(k)),
+        }),
+    }
+}
+
+fn keywords_of(routes: &[usize], keep: impl Fn(&str) -> bool) -> Vec<&'static str> {
+    routes
+        .iter()
+        .flat_map(|&i| ROUTES[i].keywords.iter().copied())
+        .filter(|k| keep(k))
+        .collect()
+}
+
+/// The URL of a route: the base URL, then the route's path with each
+/// capture replaced by the next of `args`, percent-encoded. The only place
+/// the HTTP layer writes a path (scripts/check-invariants.sh).
+pub fn url_for(base_url: &str, id: RouteId, args: &[&str]) -> String {
+    let mut out = String::from(base_url);
+    let mut args = args.iter();
+    let route = id.route();
+    if route.path == "/" {
+        out.push('/');
+        return out;
+    }
+    for segment in pattern(route) {
+        out.push('/');
+        match capture_name(segment) {
+            Some(_) => {
+                let arg = args.next().copied().unwrap_or_default();
+                out.push_str(&store_core::views::encode_path_segment(arg));
             }
+            None => out.push_str(segment),
         }
-        ["pics", "i", raw] => {
-            let Some(id) = decode(raw).filter(|s| !s.is_empty()) else {
-                return Endpoint::NotFound;
-            };
-            match *method {
-                _ if get => Endpoint::Image { id },
-                Method::POST if query.has("like") => Endpoint::LikeImage { id },
-                _ => Endpoint::MethodNotAllowed,
-            }
+    }
+    debug_assert!(args.next().is_none(), "{} takes fewer captures", route.name);
+    out
+}
+
+impl Endpoint {
+    /// The route's name, for logs and metrics: never an id, a name or a
+    /// secret.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::MissingKeyword { .. } => "missing_keyword",
+            Self::ConflictingKeywords { .. } => "conflicting_keywords",
+            Self::NotFound => "not_found",
+            _ => self.id().map_or("not_found", |id| id.route().name),
         }
-        ["d"] if get => Endpoint::ListDirs,
-        ["d"] => Endpoint::MethodNotAllowed,
-        ["d", raw_key] => {
-            let Some(key) = decode(raw_key).filter(|s| !s.is_empty()) else {
-                return Endpoint::NotFound;
-            };
-            match *method {
-                _ if get => Endpoint::GetDir { key },
-                Method::POST if query.has("show") => Endpoint::ShowDir { key },
-                Method::POST if query.has("retain") => Endpoint::RetainDir { key },
-                Method::POST => Endpoint::AddToDir { key },
-                Method::DELETE => Endpoint::DeleteDir { key },
-                _ => Endpoint::MethodNotAllowed,
-            }
-        }
-        ["d", raw_key, "history"] if get => match decode(raw_key) {
-            Some(key) if !key.is_empty() => Endpoint::DirHistory { key },
-            _ => Endpoint::NotFound,
-        },
-        ["d", raw_key, raw_name] => {
-            let (Some(key), Some(name)) = (decode(raw_key), decode(raw_name)) else {
-                return Endpoint::NotFound;
-            };
-            if key.is_empty() || name.is_empty() {
-                return Endpoint::NotFound;
-            }
-            match *method {
-                _ if get => Endpoint::GetDirFile { key, name },
-                Method::PUT => Endpoint::PutDirFile { key, name },
-                Method::PATCH => Endpoint::AppendDirFile { key, name },
-                Method::DELETE => Endpoint::DeleteDirFile { key, name },
-                _ => Endpoint::MethodNotAllowed,
-            }
-        }
-        [word, ..] if is_route_word(word) => Endpoint::NotFound,
-        [raw_id] => {
-            let Some(id) = decode(raw_id).filter(|s| !s.is_empty()) else {
-                return Endpoint::NotFound;
-            };
-            match *method {
-                _ if get => Endpoint::GetFile { id },
-                Method::POST if query.has("retain") => Endpoint::RetainFile { id },
-                Method::POST if query.has("tag") || query.has("untag") => Endpoint::TagFile { id },
-                Method::POST => Endpoint::MissingAction { id },
-                Method::PUT => Endpoint::ReplaceFile { id },
-                Method::PATCH => Endpoint::AppendFile { id },
-                Method::DELETE => Endpoint::DeleteFile { id },
-                _ => Endpoint::MethodNotAllowed,
-            }
-        }
-        [raw_id, raw_name] if get => match (decode(raw_id), decode(raw_name)) {
-            (Some(id), Some(name)) if !id.is_empty() && !name.is_empty() => {
-                Endpoint::GetBundleMember { id, name }
-            }
-            _ => Endpoint::NotFound,
-        },
-        [_, _] => Endpoint::MethodNotAllowed,
-        _ => Endpoint::NotFound,
     }
 }
 
@@ -400,6 +205,7 @@ mod tests {
 
     #[test]
     fn table() {
+        // (Dir files capture `file`, bundle members `filename`, as SPEC.md.)
         use Endpoint::*;
         check("GET", "/", Home);
         check("HEAD", "/", Home);
@@ -407,6 +213,15 @@ mod tests {
         check("POST", "/?name=a.txt&ttl=1d", Upload);
         check("POST", "/?url=http://x", Import);
         check("POST", "/?dir=1&name=abcde", CreateDir);
+        check(
+            "POST",
+            "/?dir=1&url=http://x",
+            ConflictingKeywords {
+                keys: vec!["url", "dir"],
+            },
+        );
+        check("GET", "/openapi.json", Openapi);
+        check("GET", "/api/x", NotFound);
         check("DELETE", "/", MethodNotAllowed);
         check("GET", "/api", Api);
         check("GET", "/healthz", Healthz);
@@ -441,7 +256,20 @@ mod tests {
             TagFile { id: id("abc123") },
         );
         check("POST", "/abc123?untag=b", TagFile { id: id("abc123") });
-        check("POST", "/abc123", MissingAction { id: id("abc123") });
+        check(
+            "POST",
+            "/abc123",
+            MissingKeyword {
+                keys: vec!["retain", "tag", "untag"],
+            },
+        );
+        check(
+            "POST",
+            "/abc123?retain=1&tag=a",
+            ConflictingKeywords {
+                keys: vec!["retain", "tag"],
+            },
+        );
         check("PUT", "/abc123", ReplaceFile { id: id("abc123") });
         check("PATCH", "/abc123", AppendFile { id: id("abc123") });
         check("DELETE", "/abc123", DeleteFile { id: id("abc123") });
@@ -451,7 +279,7 @@ mod tests {
             "/abc123/a%20b.txt",
             GetBundleMember {
                 id: id("abc123"),
-                name: id("a b.txt"),
+                filename: id("a b.txt"),
             },
         );
         check("PUT", "/abc123/a.txt", MethodNotAllowed);
@@ -460,7 +288,13 @@ mod tests {
         check("GET", "/help/../api", NotFound);
         check("GET", "/pics", PicsIndex);
         check("POST", "/pics?create=1&name=x", CreateGallery);
-        check("POST", "/pics", MethodNotAllowed);
+        check(
+            "POST",
+            "/pics",
+            MissingKeyword {
+                keys: vec!["create"],
+            },
+        );
         check("GET", "/pics/g/holiday?p=2", Gallery { gid: id("holiday") });
         check(
             "POST",
@@ -488,16 +322,14 @@ mod tests {
             GalleryAdmin {
                 gid: id("holiday"),
                 secret: id("s3cret"),
-                json: false,
             },
         );
         check(
             "GET",
             "/pics/g/holiday/s3cret/json",
-            GalleryAdmin {
+            GalleryAdminJson {
                 gid: id("holiday"),
                 secret: id("s3cret"),
-                json: true,
             },
         );
         check(
@@ -510,7 +342,11 @@ mod tests {
         );
         check("GET", "/pics/i/img1?thumb=160", Image { id: id("img1") });
         check("POST", "/pics/i/img1?like=1", LikeImage { id: id("img1") });
-        check("POST", "/pics/i/img1", MethodNotAllowed);
+        check(
+            "POST",
+            "/pics/i/img1",
+            MissingKeyword { keys: vec!["like"] },
+        );
         check("GET", "/pics/x", NotFound);
         check("GET", "/d", ListDirs);
         check("POST", "/d", MethodNotAllowed);
@@ -519,6 +355,15 @@ mod tests {
         check("POST", "/d/proj", AddToDir { key: id("proj") });
         check("POST", "/d/proj?show=1", ShowDir { key: id("proj") });
         check("POST", "/d/proj?retain=1", RetainDir { key: id("proj") });
+        check(
+            "POST",
+            "/d/proj?retain=1&show=1",
+            ConflictingKeywords {
+                keys: vec!["show", "retain"],
+            },
+        );
+        check("POST", "/d/proj/history", MethodNotAllowed);
+        check("POST", "/pics/g/h/s/json", MethodNotAllowed);
         check("DELETE", "/d/proj", DeleteDir { key: id("proj") });
         check("PUT", "/d/proj", MethodNotAllowed);
         check("GET", "/d/proj/history", DirHistory { key: id("proj") });
@@ -527,7 +372,7 @@ mod tests {
             "/d/proj/history",
             DeleteDirFile {
                 key: id("proj"),
-                name: id("history"),
+                file: id("history"),
             },
         );
         check(
@@ -535,7 +380,7 @@ mod tests {
             "/d/proj/a%20b.txt",
             GetDirFile {
                 key: id("proj"),
-                name: id("a b.txt"),
+                file: id("a b.txt"),
             },
         );
         check(
@@ -543,7 +388,7 @@ mod tests {
             "/d/proj/a.txt",
             PutDirFile {
                 key: id("proj"),
-                name: id("a.txt"),
+                file: id("a.txt"),
             },
         );
         check(
@@ -551,7 +396,7 @@ mod tests {
             "/d/proj/a.txt",
             AppendDirFile {
                 key: id("proj"),
-                name: id("a.txt"),
+                file: id("a.txt"),
             },
         );
         check(
@@ -559,7 +404,7 @@ mod tests {
             "/d/proj/a.txt",
             DeleteDirFile {
                 key: id("proj"),
-                name: id("a.txt"),
+                file: id("a.txt"),
             },
         );
         check("POST", "/d/proj/a.txt", MethodNotAllowed);
@@ -569,8 +414,86 @@ mod tests {
             "/d/%2e%2e/x",
             GetDirFile {
                 key: id(".."),
-                name: id("x"),
+                file: id("x"),
             },
+        );
+    }
+
+    #[test]
+    fn each_variant_has_the_captures_of_its_path() {
+        for &id in RouteId::ALL {
+            let r = id.route();
+            let captures: Vec<&str> = pattern(r).filter_map(capture_name).collect();
+            assert_eq!(captures, id.fields(), "{}", r.name);
+        }
+    }
+
+    #[test]
+    fn each_name_is_its_variant_in_snake_case() {
+        for &id in RouteId::ALL {
+            let mut snake = String::new();
+            for (i, c) in format!("{id:?}").chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    snake.push('_');
+                }
+                snake.push(c.to_ascii_lowercase());
+            }
+            assert_eq!(id.route().name, snake);
+        }
+    }
+
+    #[test]
+    fn each_first_literal_is_a_route_word() {
+        // An id equal to a route's first segment would be shadowed by it.
+        for r in ROUTES {
+            let first = pattern(r).next().unwrap();
+            if !first.is_empty() && capture_name(first).is_none() {
+                assert!(is_route_word(first), "{first} is not in ROUTE_WORDS");
+            }
+        }
+    }
+
+    #[test]
+    fn each_route_is_reached_by_its_own_usage() {
+        // The path of url_for, with the route's keyword, parses back to the
+        // same route: the parser and the reverse agree on every row.
+        for &id in RouteId::ALL {
+            let r = id.route();
+            let args: Vec<String> = id.fields().iter().map(|f| format!("x-{f}")).collect();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let url = url_for("", id, &args);
+            let query = r
+                .keywords
+                .first()
+                .map_or(String::new(), |k| format!("{k}=1"));
+            let method = Method::from_bytes(r.verb.as_str().as_bytes()).unwrap();
+            let got = route(&method, &url, &Query::parse(&query).unwrap());
+            assert_eq!(got.id(), Some(id), "{url}?{query}");
+            let want: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            assert_eq!(id.endpoint(want.into_iter()), got);
+        }
+    }
+
+    #[test]
+    fn urls_encode_their_captures() {
+        assert_eq!(
+            url_for("http://h", RouteId::GetDirFile, &["k", "a b/c.txt"]),
+            "http://h/d/k/a%20b%2Fc.txt"
+        );
+        assert_eq!(url_for("http://h", RouteId::Home, &[]), "http://h/");
+        assert_eq!(url_for("http://h", RouteId::Help, &[]), "http://h/help");
+    }
+
+    #[test]
+    fn usage_lines() {
+        assert_eq!(
+            RouteId::Import.route().usage(),
+            "POST /?url=<url>[&name=<name>][&link=1][&tag=<t>][&ttl=<N>h|<N>d][&token=<retain token>]"
+        );
+        assert_eq!(RouteId::HelpTopic.route().usage(), "GET /help/<topic>");
+        assert_eq!(
+            RouteId::DeleteDirFile.route().usage(),
+            "DELETE /d/<key>/<file>[?write=1|<token>]"
         );
     }
 }

@@ -2,7 +2,6 @@
 
 use http::{header, StatusCode};
 use hyper::body::Incoming;
-use serde::Serialize;
 use store_app::{
     AppResult, BrowseQuery, BrowseSort, Download, ImportRequest, NewDir, NewFile, Opened, Part,
 };
@@ -11,6 +10,7 @@ use store_core::StoreError;
 use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
 use crate::body::{self, multipart_boundary};
 use crate::respond::{self, json, Res};
+use crate::router::{url_for, RouteId};
 use crate::{api, pages};
 
 pub(super) fn home(ctx: &Ctx) -> Res {
@@ -18,24 +18,19 @@ pub(super) fn home(ctx: &Ctx) -> Res {
     if ctx.html {
         return respond::html(StatusCode::OK, pages::home(base, &ctx.app.config().limits));
     }
-    #[derive(Serialize)]
-    struct Pointer<'a> {
-        service: &'a str,
-        version: &'a str,
-        api: String,
-        help: String,
-        write_for_agents: String,
-        upload: String,
-    }
     json(
         StatusCode::OK,
-        &Pointer {
+        &crate::views::Pointer {
             service: api::SERVICE_NAME,
             version: api::SPEC_VERSION,
-            api: format!("{base}/api"),
-            help: format!("{base}/help"),
-            write_for_agents: format!("{base}/write_for_agents"),
-            upload: format!("curl --data-binary @notes.txt '{base}/?name=notes.txt'"),
+            api: url_for(base, RouteId::Api, &[]),
+            help: url_for(base, RouteId::Help, &[]),
+            openapi: url_for(base, RouteId::Openapi, &[]),
+            write_for_agents: url_for(base, RouteId::WriteForAgents, &[]),
+            upload: format!(
+                "curl --data-binary @notes.txt '{}?name=notes.txt'",
+                url_for(base, RouteId::Upload, &[])
+            ),
         },
     )
 }
@@ -245,12 +240,7 @@ pub(super) async fn delete(ctx: &Ctx, id: String) -> AppResult<Res> {
 
 /// The answer to a successful delete.
 pub(super) fn deleted(id: &str) -> Res {
-    #[derive(Serialize)]
-    struct Deleted<'a> {
-        id: &'a str,
-        deleted: bool,
-    }
-    json(StatusCode::OK, &Deleted { id, deleted: true })
+    json(StatusCode::OK, &crate::views::Deleted { id, deleted: true })
 }
 
 /// PUT /<id>: the gate is checked before the body is read, so a refused

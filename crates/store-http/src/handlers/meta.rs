@@ -66,7 +66,7 @@ pub(super) fn releases(ctx: &Ctx) -> Res {
 
 /// `GET /healthz`: the process serves, whatever its store does.
 pub(super) fn healthz() -> Res {
-    no_store(json(StatusCode::OK, &serde_json::json!({ "status": "ok" })))
+    no_store(json(StatusCode::OK, &crate::views::Status { status: "ok" }))
 }
 
 /// `GET /readyz`: 200 while the records and the bytes answer, 503 with

@@ -279,6 +279,10 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
             http::StatusCode::OK,
             &crate::api::contract(ctx.app.config()),
         )),
+        E::Openapi => Ok(respond::json(
+            http::StatusCode::OK,
+            &crate::openapi::document(ctx.app.config()),
+        )),
         E::Browse => files::browse(&ctx).await,
         E::Help => Ok(meta::help_index(&ctx)),
         E::HelpTopic { topic } => Ok(meta::help_topic(&ctx, &topic)?),
@@ -291,7 +295,7 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
         E::Static { file } => Ok(meta::static_file(&file)?),
         E::Upload => files::upload(&ctx, body).await,
         E::GetFile { id } => files::get(&ctx, id).await,
-        E::GetBundleMember { id, name } => files::get_member(&ctx, id, name).await,
+        E::GetBundleMember { id, filename } => files::get_member(&ctx, id, filename).await,
         E::RetainFile { id } => files::retain(&ctx, id).await,
         E::TagFile { id } => files::tag(&ctx, id).await,
         E::ReplaceFile { id } => files::replace(&ctx, id, body).await,
@@ -305,10 +309,10 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
         E::RetainDir { key } => dirs::retain(&ctx, key).await,
         E::DeleteDir { key } => dirs::delete(&ctx, key).await,
         E::DirHistory { key } => dirs::history(&ctx, key).await,
-        E::GetDirFile { key, name } => dirs::get_file(&ctx, key, name).await,
-        E::PutDirFile { key, name } => dirs::put_file(&ctx, key, name, body).await,
-        E::AppendDirFile { key, name } => dirs::append_file(&ctx, key, name, body).await,
-        E::DeleteDirFile { key, name } => dirs::delete_file(&ctx, key, name).await,
+        E::GetDirFile { key, file } => dirs::get_file(&ctx, key, file).await,
+        E::PutDirFile { key, file } => dirs::put_file(&ctx, key, file, body).await,
+        E::AppendDirFile { key, file } => dirs::append_file(&ctx, key, file, body).await,
+        E::DeleteDirFile { key, file } => dirs::delete_file(&ctx, key, file).await,
         E::Import => files::import(&ctx).await,
         E::PicsIndex => pics::index(&ctx).await,
         E::CreateGallery => pics::create(&ctx, body).await,
@@ -317,13 +321,21 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
         E::ImportImage { gid } => pics::import(&ctx, gid).await,
         E::Comment { gid } => pics::comment(&ctx, gid, body).await,
         E::LikeComment { gid } => pics::like_comment(&ctx, gid).await,
-        E::GalleryAdmin { gid, secret, json } => pics::admin(&ctx, gid, secret, json).await,
+        E::GalleryAdmin { gid, secret } => pics::admin(&ctx, gid, secret, false).await,
+        E::GalleryAdminJson { gid, secret } => pics::admin(&ctx, gid, secret, true).await,
         E::GalleryAdminAction { gid, secret } => pics::admin_action(&ctx, gid, secret, body).await,
         E::Image { id } => pics::image(&ctx, id).await,
         E::LikeImage { id } => pics::like(&ctx, id).await,
-        E::MissingAction { .. } => Err(StoreError::bad_request(
-            "POST /<id> needs an action: retain=1, or tag=<t> / untag=<t>",
-        )
+        E::MissingKeyword { keys } => Err(StoreError::bad_request(format!(
+            "{} on this path needs an action, one of the parameters: {}",
+            ctx.method,
+            keys.join(", ")
+        ))
+        .into()),
+        E::ConflictingKeywords { keys } => Err(StoreError::bad_request(format!(
+            "the parameters {} ask for different actions: give one",
+            keys.join(" and ")
+        ))
         .into()),
         E::MethodNotAllowed => Err(StoreError::Unsupported(format!(
             "method {} is not supported on this path",

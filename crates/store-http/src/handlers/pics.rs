@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use http::{header, HeaderValue, StatusCode};
 use hyper::body::Incoming;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+
+use crate::router::{url_for, RouteId};
 use store_app::{AdminAction, AppResult, Visitor};
 use store_core::StoreError;
 
@@ -111,11 +113,6 @@ pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
     Ok(json(StatusCode::OK, &view))
 }
 
-#[derive(Serialize)]
-struct Batch {
-    images: Vec<store_app::ImageView>,
-}
-
 /// POST /pics/g/<gid>: the cheap refusals come first (a full image queue,
 /// an unknown gallery, a bad length or boundary), before a byte is stored;
 /// then the images go through the pipeline one after another, each on a
@@ -145,10 +142,10 @@ pub(super) async fn upload(ctx: &Ctx, gid: String, body: Incoming) -> AppResult<
         let url = image.url.clone();
         return Ok(created(json(StatusCode::OK, &image), &url));
     }
-    let res = json(StatusCode::OK, &Batch { images });
+    let res = json(StatusCode::OK, &crate::views::ImageBatch { images });
     Ok(created(
         res,
-        &format!("{}/pics/g/{gid}", ctx.app.config().base_url),
+        &url_for(&ctx.app.config().base_url, RouteId::Gallery, &[&gid]),
     ))
 }
 
@@ -283,7 +280,10 @@ pub(super) async fn comment(ctx: &Ctx, gid: String, body: Incoming) -> AppResult
     }
     Ok(created(
         json(StatusCode::OK, &comment),
-        &format!("{}/pics/g/{gid}#comments", ctx.app.config().base_url),
+        &format!(
+            "{}#comments",
+            url_for(&ctx.app.config().base_url, RouteId::Gallery, &[&gid])
+        ),
     ))
 }
 
@@ -322,9 +322,8 @@ pub(super) async fn admin_action(
             ctx.app.config().base_url
         ))));
     }
-    #[derive(Serialize)]
-    struct Done {
-        ok: bool,
-    }
-    Ok(private(json(StatusCode::OK, &Done { ok: true })))
+    Ok(private(json(
+        StatusCode::OK,
+        &crate::views::Done { ok: true },
+    )))
 }

@@ -1,0 +1,389 @@
+//! `GET /openapi.json`: the contract as an OpenAPI 3.1 document, generated
+//! from the route table (`routes.rs`) and the view types' JSON Schemas
+//! (schemars), so that it cannot say anything the router and the views do
+//! not. Routes of one path and method (told apart by a keyword, as
+//! `POST /?url=` and `POST /?dir=1`) are one OpenAPI operation, which the
+//! format requires: its parameters are theirs together, and its answer any
+//! of theirs.
+
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use schemars::JsonSchema;
+use serde_json::{json, Map, Value};
+use store_app::AppConfig;
+use store_core::Limits;
+
+use crate::api;
+use crate::router::{url_for, RouteId};
+use crate::routes::{Answer, Param, Route, Shape, Takes, GLOBAL_PARAMS, ROUTES};
+use crate::views;
+
+pub fn document(config: &AppConfig) -> Value {
+    let mut gen = SchemaSettings::draft2020_12()
+        .with(|s| s.definitions_path = "/components/schemas".into())
+        .into_generator();
+    let mut paths = Map::new();
+    for group in operations() {
+        let route = group[0];
+        let entry = paths
+            .entry(route.path.to_string())
+            .or_insert_with(|| json!({}));
+        entry[route.verb.as_str().to_ascii_lowercase()] =
+            operation(&mut gen, &group, &config.limits);
+    }
+    // Every error answer refers to it (`responses`).
+    schema::<views::ErrorBody<'_>>(&mut gen);
+    let schemas = gen.take_definitions(true);
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": api::SERVICE_NAME,
+            "version": api::SPEC_VERSION,
+            "description": format!(
+                "An ephemeral file store. Generated from the server's route table; the same \
+                 contract in the service's own words is at {}.",
+                url_for(&config.base_url, RouteId::Api, &[])
+            ),
+        },
+        "servers": [{ "url": config.base_url }],
+        "paths": paths,
+        "components": { "schemas": schemas },
+    })
+}
+
+/// The routes grouped by path and method, in table order.
+fn operations() -> Vec<Vec<&'static Route>> {
+    let mut groups: Vec<Vec<&'static Route>> = Vec::new();
+    for r in ROUTES {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].path == r.path && g[0].verb == r.verb)
+        {
+            Some(g) => g.push(r),
+            None => groups.push(vec![r]),
+        }
+    }
+    groups
+}
+
+fn operation(gen: &mut SchemaGenerator, group: &[&'static Route], limits: &Limits) -> Value {
+    let first = group[0];
+    let description: Vec<String> = group
+        .iter()
+        .map(|r| format!("- `{}`: {}", r.usage(), r.describe(limits)))
+        .collect();
+    let mut op = json!({
+        "operationId": operation_id(group),
+        "tags": [first.topic],
+        "summary": first.describe(limits),
+        "description": description.join("\n"),
+        "parameters": parameters(group),
+        "responses": responses(gen, group),
+    });
+    if let Some(body) = request_body(group) {
+        op["requestBody"] = body;
+    }
+    if let Some(links) = links(group) {
+        op["responses"]["2XX"]["links"] = links;
+    }
+    op
+}
+
+/// The body the operation reads: the first of its routes that reads one.
+fn request_body(group: &[&'static Route]) -> Option<Value> {
+    let binary = json!({ "schema": { "type": "string", "format": "binary" } });
+    let text = json!({ "schema": { "type": "string" } });
+    let content = match group
+        .iter()
+        .map(|r| r.takes)
+        .find(|t| *t != Takes::Nothing)?
+    {
+        Takes::Nothing => return None,
+        Takes::Bytes => json!({
+            "application/octet-stream": binary,
+            "multipart/form-data": { "schema": {
+                "type": "object",
+                "properties": { "file": { "type": "string", "format": "binary" } },
+            } },
+        }),
+        Takes::Text => json!({ "text/plain": text }),
+        Takes::Comment => {
+            let fields = json!({
+                "type": "object",
+                "properties": { "name": { "type": "string" }, "text": { "type": "string" } },
+                "required": ["text"],
+            });
+            json!({
+                "application/json": { "schema": fields },
+                "application/x-www-form-urlencoded": { "schema": fields },
+            })
+        }
+        Takes::Form => json!({ "application/x-www-form-urlencoded": { "schema": {
+            "type": "object",
+            "properties": { "id": { "type": "string" }, "action": { "type": "string" } },
+            "required": ["id", "action"],
+        } } }),
+    };
+    Some(json!({ "required": false, "content": content }))
+}
+
+/// OpenAPI links from an operation that makes an object to the operations
+/// on that object: the made record's `id` fills their first capture, so a
+/// client (or schemathesis's stateful phase) can follow them.
+fn links(group: &[&'static Route]) -> Option<Value> {
+    let (prefix, capture) = group.iter().find_map(|r| made_object(r.answers))?;
+    let mut out = Map::new();
+    for target in operations() {
+        let t = target[0];
+        let itself = t.path == group[0].path && t.verb == group[0].verb;
+        if t.path.starts_with(prefix) && !itself {
+            let key = format!("{}_{}", t.verb.as_str().to_ascii_lowercase(), t.name);
+            let mut params = Map::new();
+            params.insert(capture.into(), json!("$response.body#/id"));
+            out.insert(
+                key,
+                json!({ "operationId": operation_id(&target), "parameters": params }),
+            );
+        }
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+fn operation_id(group: &[&'static Route]) -> String {
+    let names: Vec<&str> = group.iter().map(|r| r.name).collect();
+    names.join("_or_")
+}
+
+/// The path and capture of the object a view is the record of: the
+/// first capture of that route is the record's `id`.
+fn made_object(answers: Answer) -> Option<(&'static str, &'static str)> {
+    let id = match answers {
+        Answer::Json("FileRecord" | "Upload") => RouteId::GetFile,
+        Answer::Json("DirRecord") => RouteId::GetDir,
+        Answer::Json("Gallery") => RouteId::Gallery,
+        Answer::Json("Image") => RouteId::Image,
+        _ => return None,
+    };
+    Some((id.route().path, id.fields()[0]))
+}
+
+fn parameters(group: &[&'static Route]) -> Vec<Value> {
+    let mut out: Vec<Value> = captures(group[0])
+        .map(|name| {
+            json!({
+                "name": name, "in": "path", "required": true,
+                "schema": { "type": "string", "minLength": 1 },
+            })
+        })
+        .collect();
+    let mut seen: Vec<&str> = Vec::new();
+    let pages = group
+        .iter()
+        .any(|r| matches!(r.answers, Answer::Page(_) | Answer::PageOrText(..)));
+    let globals = GLOBAL_PARAMS.iter().filter(|_| pages);
+    for p in group.iter().flat_map(|r| r.params.iter()).chain(globals) {
+        if seen.contains(&p.name) {
+            continue;
+        }
+        seen.push(p.name);
+        // A keyword is required only by its own route, not by the others
+        // of the operation.
+        let required = p.required && group.len() == 1;
+        out.push(query_param(p, required));
+    }
+    out
+}
+
+fn captures(route: &Route) -> impl Iterator<Item = &'static str> {
+    route
+        .path
+        .split('/')
+        .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+}
+
+fn query_param(p: &Param, required: bool) -> Value {
+    let schema = match p.shape {
+        Shape::Flag => json!({ "type": "string", "enum": ["1", "0", "true", "false"] }),
+        Shape::Text => json!({ "type": "string", "minLength": 1 }),
+        Shape::Integer => json!({ "type": "integer", "minimum": 1 }),
+        Shape::Choice(words) => json!({ "type": "string", "enum": words }),
+        Shape::List => json!({ "type": "array", "items": { "type": "string", "minLength": 1 } }),
+    };
+    json!({
+        "name": p.name, "in": "query", "required": required,
+        "description": format!("{}={}", p.name, p.shown),
+        "schema": schema,
+    })
+}
+
+/// What the operation answers: any of its routes' views on success, the
+/// error body otherwise.
+fn responses(gen: &mut SchemaGenerator, group: &[&'static Route]) -> Value {
+    let mut json_views: Vec<Value> = Vec::new();
+    let mut media: Map<String, Value> = Map::new();
+    for r in group {
+        match r.answers {
+            Answer::Json(view) | Answer::Page(view) | Answer::PageOrText(view, _) => {
+                let s = view_schema(gen, view);
+                if !json_views.contains(&s) {
+                    json_views.push(s);
+                }
+                if !matches!(r.answers, Answer::Json(_)) {
+                    media.insert(
+                        "text/html".into(),
+                        json!({ "schema": { "type": "string" } }),
+                    );
+                }
+                if let Answer::PageOrText(_, text) = r.answers {
+                    media.insert(text.into(), json!({ "schema": { "type": "string" } }));
+                }
+            }
+            Answer::Bytes => {
+                media.insert("*/*".into(), json!({}));
+            }
+            Answer::Text(content_type) => {
+                media.insert(
+                    content_type.into(),
+                    json!({ "schema": { "type": "string" } }),
+                );
+            }
+        }
+    }
+    if !json_views.is_empty() {
+        let schema = match json_views.len() {
+            1 => json_views.remove(0),
+            _ => json!({ "anyOf": json_views }),
+        };
+        media.insert("application/json".into(), json!({ "schema": schema }));
+    }
+    let error = json!({
+        "description": "an error: its code says what happened and whether to retry",
+        "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ErrorBody" } } },
+    });
+    json!({
+        "2XX": { "description": "success", "content": media },
+        "3XX": { "description": "a redirect (browsers), or 304 Not Modified for a download" },
+        "4XX": error,
+        "5XX": error,
+    })
+}
+
+fn schema<T: JsonSchema + ?Sized>(gen: &mut SchemaGenerator) -> Value {
+    gen.subschema_for::<T>().to_value()
+}
+
+/// The schema of a view the route table names.
+fn view_schema(gen: &mut SchemaGenerator, view: &str) -> Value {
+    use store_app as app;
+    use store_core::views as core;
+    match view {
+        "FileRecord" => schema::<core::FileView>(gen),
+        "BundleRecord" => schema::<core::BundleView>(gen),
+        "DirRecord" => schema::<core::DirView>(gen),
+        "Upload" => json!({ "anyOf": [
+            schema::<core::FileView>(gen),
+            schema::<core::BundleView>(gen),
+            schema::<core::DirView>(gen),
+        ] }),
+        "RetainResponse" => schema::<core::RetainView>(gen),
+        "BrowseList" => schema::<Vec<core::BrowseEntry>>(gen),
+        "DirList" => schema::<Vec<core::DirView>>(gen),
+        "History" => schema::<Vec<core::HistoryView>>(gen),
+        "Deleted" => schema::<views::Deleted<'_>>(gen),
+        "Home" => schema::<views::Pointer>(gen),
+        "Status" => schema::<views::Status>(gen),
+        "HelpIndex" => schema::<crate::help::Index>(gen),
+        "HelpTopic" => schema::<crate::help::TopicPage>(gen),
+        "GalleryList" => schema::<Vec<app::GalleryEntry>>(gen),
+        "Gallery" => json!({ "anyOf": [
+            schema::<app::GalleryView>(gen),
+            schema::<app::GalleryCreated>(gen),
+            schema::<app::Counters>(gen),
+        ] }),
+        "Image" => schema::<app::ImageView>(gen),
+        "ImageUpload" => json!({ "anyOf": [
+            schema::<app::ImageView>(gen),
+            schema::<views::ImageBatch>(gen),
+        ] }),
+        "Comment" => schema::<app::CommentView>(gen),
+        "Like" => schema::<app::LikeView>(gen),
+        "AdminResult" => json!({ "anyOf": [
+            schema::<views::Done>(gen),
+            schema::<app::GalleryView>(gen),
+        ] }),
+        // `/api` and this document: JSON objects whose fields SPEC.md and
+        // OpenAPI define.
+        "Contract" | "Openapi" => json!({ "type": "object" }),
+        other => unreachable!("the route table names an unknown view {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use store_core::{Limits, RetainTokens};
+
+    fn doc() -> Value {
+        document(&AppConfig {
+            base_url: "http://h".into(),
+            limits: Limits::default(),
+            retain_tokens: RetainTokens::from_csv(""),
+            superadmin_token: None,
+        })
+    }
+
+    #[test]
+    fn every_route_is_an_operation_of_its_path() {
+        let d = doc();
+        for r in ROUTES {
+            let op = &d["paths"][r.path][r.verb.as_str().to_ascii_lowercase()];
+            let id = op["operationId"].as_str().unwrap_or_default();
+            assert!(
+                id.split("_or_").any(|n| n == r.name),
+                "{} not in {id}",
+                r.name
+            );
+            for p in r.params {
+                let params = op["parameters"].as_array().unwrap();
+                assert!(
+                    params.iter().any(|q| q["name"] == p.name),
+                    "{} {}",
+                    r.name,
+                    p.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_reference_resolves() {
+        let d = doc();
+        let text = d.to_string();
+        let schemas = d["components"]["schemas"].as_object().unwrap();
+        for part in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
+            let name = &part[..part.find('"').unwrap()];
+            assert!(schemas.contains_key(name), "{name}");
+        }
+        assert!(schemas.contains_key("FileView"));
+        assert_eq!(d["openapi"], "3.1.0");
+    }
+
+    #[test]
+    fn a_keyword_is_required_only_alone() {
+        let d = doc();
+        let post_root = &d["paths"]["/"]["post"]["parameters"];
+        let url = post_root
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "url");
+        assert_eq!(url.unwrap()["required"], false);
+        let like = &d["paths"]["/pics/i/{id}"]["post"]["parameters"];
+        let like = like
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "like");
+        assert_eq!(like.unwrap()["required"], true);
+        assert!(crate::routes::Verb::Get.admits(&http::Method::HEAD));
+    }
+}

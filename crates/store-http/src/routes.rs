@@ -1,0 +1,538 @@
+//! The route table: every route the service answers, as data. The parser
+//! (`router.rs`), the route names of logs and metrics, `/api`'s
+//! `endpoints`, the endpoints of each `/help` topic, `/openapi.json`, the
+//! list of known query parameters and every URL the HTTP layer builds
+//! (`router::url_for`) come from this one list, so that a route is added,
+//! renamed or documented in exactly one place (garage's router does the
+//! same with a macro).
+//!
+//! A row is a variant of [`Endpoint`] (its fields are the path's captures,
+//! in order) and a [`Route`]. Rows sharing a path and method are told apart
+//! by their `keywords`: the query keys that select them (`?retain=1`,
+//! `?tag=`), at most one row's keywords in a request.
+
+use store_core::Limits;
+
+/// A request method as the table names it; `Get` answers HEAD too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Get => "GET",
+            Self::Post => "POST",
+            Self::Put => "PUT",
+            Self::Patch => "PATCH",
+            Self::Delete => "DELETE",
+        }
+    }
+
+    /// Whether a request's method is this verb (HEAD is a GET).
+    pub fn admits(self, method: &http::Method) -> bool {
+        match self {
+            Self::Get => method == http::Method::GET || method == http::Method::HEAD,
+            Self::Post => method == http::Method::POST,
+            Self::Put => method == http::Method::PUT,
+            Self::Patch => method == http::Method::PATCH,
+            Self::Delete => method == http::Method::DELETE,
+        }
+    }
+}
+
+/// What values a query parameter takes: for `/openapi.json` and for the
+/// strict check of repeated keys (`query.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `1` or `0` (also `true`/`false`, `yes`/`no`, `on`/`off`, or empty).
+    Flag,
+    /// Any non-empty text.
+    Text,
+    /// A whole number.
+    Integer,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+    /// Text that may be given more than once, or comma-separated.
+    List,
+}
+
+/// One query parameter of a route (or a form field it also reads there).
+#[derive(Debug, Clone, Copy)]
+pub struct Param {
+    pub name: &'static str,
+    /// How the value is written in the route's usage line: `<filename>`,
+    /// `1`, `created|name`.
+    pub shown: &'static str,
+    pub required: bool,
+    pub shape: Shape,
+}
+
+impl Param {
+    const fn opt(name: &'static str, shown: &'static str, shape: Shape) -> Self {
+        Self {
+            name,
+            shown,
+            required: false,
+            shape,
+        }
+    }
+
+    const fn req(self) -> Self {
+        Self {
+            required: true,
+            ..self
+        }
+    }
+}
+
+/// What a route answers when it succeeds; `openapi.rs` maps view names to
+/// their schemas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// JSON of the named view, for every client.
+    Json(&'static str),
+    /// JSON of the named view for agents, an HTML page for browsers.
+    Page(&'static str),
+    /// As `Page`, or for some captures text of this media type
+    /// (`/help/errors` is plain text).
+    PageOrText(&'static str, &'static str),
+    /// Stored bytes of any type, with ranges and validators.
+    Bytes,
+    /// Text of this media type.
+    Text(&'static str),
+}
+
+/// What a route reads from the request body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takes {
+    Nothing,
+    /// A file's raw bytes, or multipart/form-data with file parts.
+    Bytes,
+    /// UTF-8 text (PUT and PATCH of text files).
+    Text,
+    /// A comment: JSON or a form with `name` and `text`.
+    Comment,
+    /// A form: `id` and `action`.
+    Form,
+}
+
+/// One route: everything known about it, in one place.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    /// The route's name in logs and metrics: never an id, a name or a
+    /// secret.
+    pub name: &'static str,
+    pub verb: Verb,
+    /// `/d/{key}/{name}`: literal segments and `{capture}`s (the OpenAPI
+    /// path template syntax).
+    pub path: &'static str,
+    /// The query keys that select this route among those of the same path
+    /// and verb; empty for the route taken when none is given.
+    pub keywords: &'static [&'static str],
+    pub params: &'static [Param],
+    /// The `/help/<topic>` that explains it; `about` for the
+    /// self-description routes.
+    pub topic: &'static str,
+    /// What it does; `{limit}` placeholders name fields of [`Limits`],
+    /// filled in by [`Route::describe`] with the running values.
+    pub does: &'static str,
+    pub takes: Takes,
+    pub answers: Answer,
+}
+
+impl Route {
+    /// What the route does, with this server's limits in it: the numbers
+    /// are never written into the table, so a configured limit shows as
+    /// configured.
+    pub fn describe(&self, limits: &Limits) -> String {
+        let sizes = [
+            ("{import_bytes_max}", limits.import_bytes_max),
+            ("{pics_upload_bytes_max}", limits.pics_upload_bytes_max),
+        ];
+        let counts = [
+            ("{comment_name_chars_max}", limits.comment_name_chars_max),
+            ("{comment_text_chars_max}", limits.comment_text_chars_max),
+        ];
+        let mut out = self.does.to_string();
+        for (key, n) in sizes {
+            out = out.replace(key, &crate::help::binary_size(n));
+        }
+        for (key, n) in counts {
+            out = out.replace(key, &n.to_string());
+        }
+        out
+    }
+
+    /// The route as `/api` and `/help` show it: method, path with
+    /// `<capture>`s, keyword and parameters, optional ones in brackets.
+    pub fn usage(&self) -> String {
+        let mut out = format!("{} ", self.verb.as_str());
+        for segment in self.path.trim_start_matches('/').split('/') {
+            out.push('/');
+            match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(capture) => out.push_str(&format!("<{capture}>")),
+                None => out.push_str(segment),
+            }
+        }
+        let mut first = true;
+        let ordered = self.params.iter().filter(|p| p.required);
+        for p in ordered.chain(self.params.iter().filter(|p| !p.required)) {
+            let sep = if first { '?' } else { '&' };
+            first = false;
+            let pair = format!("{sep}{}={}", p.name, p.shown);
+            if p.required {
+                out.push_str(&pair);
+            } else {
+                out.push_str(&format!("[{pair}]"));
+            }
+        }
+        out
+    }
+}
+
+// Parameters that several routes read.
+const NAME: Param = Param::opt("name", "<filename>", Shape::Text);
+const TTL: Param = Param::opt("ttl", "<N>h|<N>d", Shape::Text);
+const ONCE: Param = Param::opt("once", "1", Shape::Flag);
+const TAG: Param = Param::opt("tag", "<t>", Shape::List);
+const UNTAG: Param = Param::opt("untag", "<t>", Shape::List);
+const SHARE: Param = Param::opt("share", "<name>", Shape::Text);
+const URL: Param = Param::opt("url", "<url>", Shape::Text).req();
+const LINK: Param = Param::opt("link", "1", Shape::Flag);
+const TOKEN: Param = Param::opt("token", "<retain token>", Shape::Text);
+const RETAIN: Param = Param::opt("retain", "1", Shape::Flag).req();
+const DOWNLOAD: Param = Param::opt("download", "1", Shape::Flag);
+const INFO: Param = Param::opt("info", "1", Shape::Flag);
+const THUMB: Param = Param::opt(
+    "thumb",
+    "1|160|320|640",
+    Shape::Choice(&["1", "160", "320", "640"]),
+);
+const WRITE: Param = Param::opt("write", "1|<token>", Shape::Text);
+const Q: Param = Param::opt("q", "<substr>", Shape::Text);
+const ORDER: Param = Param::opt("order", "asc|desc", Shape::Choice(&["asc", "desc"]));
+const LISTED: Param = Param::opt("listed", "1", Shape::Flag);
+const SHOW: Param = Param::opt("show", "1", Shape::Flag);
+const DIR_NAME: Param = Param::opt("name", "<name>", Shape::Text);
+
+/// Declares the table: one line per route, `Variant { captures } => Route`.
+/// It makes [`Endpoint`] (with the outcomes that are no route), [`RouteId`]
+/// and [`ROUTES`] from the same lines, so they cannot drift apart.
+macro_rules! route_table {
+    ($( $(#[$doc:meta])* $variant:ident $({ $($field:ident),+ })? => $route:expr, )+) => {
+        /// What a request asks for: a route with its decoded captures, or
+        /// why it matches none.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum Endpoint {
+            $( $(#[$doc])* $variant $({ $($field: String),+ })?, )+
+            /// A known path with a method it does not support (501).
+            MethodNotAllowed,
+            /// A path and method that need one of these keywords (400).
+            MissingKeyword { keys: Vec<&'static str> },
+            /// Keywords of more than one route in one request (400).
+            ConflictingKeywords { keys: Vec<&'static str> },
+            NotFound,
+        }
+
+        /// A route of the table, without its captures.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum RouteId { $($variant,)+ }
+
+        /// Every route, in [`RouteId`] order.
+        pub static ROUTES: &[Route] = &[$($route,)+];
+
+        impl RouteId {
+            pub const ALL: &'static [RouteId] = &[$(RouteId::$variant,)+];
+
+            pub fn route(self) -> &'static Route {
+                &ROUTES[self as usize]
+            }
+
+            /// The names of the variant's fields, which must be the path's
+            /// captures in order (checked by a test).
+            pub fn fields(self) -> &'static [&'static str] {
+                match self {
+                    $(RouteId::$variant => &[$($(stringify!($field)),+)?],)+
+                }
+            }
+
+            /// The endpoint of this route with these captures, in path order.
+            pub(crate) fn endpoint(self, mut captures: impl Iterator<Item = String>) -> Endpoint {
+                let _ = &mut captures;
+                match self {
+                    $(RouteId::$variant => Endpoint::$variant $({
+                        $($field: captures.next().unwrap_or_default()),+
+                    })?,)+
+                }
+            }
+        }
+
+        impl Endpoint {
+            /// The route this endpoint is, if it is one.
+            pub fn id(&self) -> Option<RouteId> {
+                match self {
+                    $(Endpoint::$variant { .. } => Some(RouteId::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+route_table! {
+    /// GET /: upload page for browsers, a pointer for agents.
+    Home => Route { name: "home", verb: Verb::Get, path: "/", keywords: &[], params: &[],
+        topic: "files", does: "the upload page for browsers; for agents, where the contract and the help are",
+        takes: Takes::Nothing, answers: Answer::Page("Home") },
+    /// POST /: raw or multipart upload (one part: a file; 2+: a bundle).
+    Upload => Route { name: "upload", verb: Verb::Post, path: "/", keywords: &[],
+        params: &[NAME, TTL, ONCE, TAG, SHARE, TOKEN],
+        topic: "files",
+        does: "upload raw bytes, or multipart/form-data: one file part answers the single file record, 2+ file parts create an immutable bundle (the bundle record); share=<name> uploads into that named dir (create-or-get)",
+        takes: Takes::Bytes, answers: Answer::Json("Upload") },
+    /// POST /?url=: import a remote document.
+    Import => Route { name: "import", verb: Verb::Post, path: "/", keywords: &["url"],
+        params: &[URL, Param::opt("name", "<name>", Shape::Text), LINK, TAG, TTL, TOKEN],
+        topic: "import",
+        does: "import a public http(s) document ({import_bytes_max} at most), or with link=1 store the URL as a redirect document",
+        takes: Takes::Nothing, answers: Answer::Json("FileRecord") },
+    /// POST /?dir=1: create a dir.
+    CreateDir => Route { name: "create_dir", verb: Verb::Post, path: "/", keywords: &["dir"],
+        params: &[Param::opt("dir", "1", Shape::Flag).req(), DIR_NAME, LISTED, TAG, TTL, WRITE, SHOW, TOKEN],
+        topic: "dirs",
+        does: "create (or get, when named) a dir; optional multipart parts become its first files",
+        takes: Takes::Bytes, answers: Answer::Json("DirRecord") },
+    /// GET /api: the contract.
+    Api => Route { name: "api", verb: Verb::Get, path: "/api", keywords: &[], params: &[],
+        topic: "about", does: "this contract", takes: Takes::Nothing, answers: Answer::Json("Contract") },
+    /// GET /openapi.json: the contract as an OpenAPI 3.1 document.
+    Openapi => Route { name: "openapi", verb: Verb::Get, path: "/openapi.json", keywords: &[], params: &[],
+        topic: "about", does: "this contract as an OpenAPI 3.1 document, generated from the route table",
+        takes: Takes::Nothing, answers: Answer::Json("Openapi") },
+    /// GET /browse.
+    Browse => Route { name: "browse", verb: Verb::Get, path: "/browse", keywords: &[],
+        params: &[TAG, Q, Param::opt("sort", "created|name|size|expires", Shape::Choice(&["created", "name", "size", "expires"])), ORDER],
+        topic: "browse", does: "list live tagged files", takes: Takes::Nothing, answers: Answer::Page("BrowseList") },
+    /// GET /help.
+    Help => Route { name: "help", verb: Verb::Get, path: "/help", keywords: &[], params: &[],
+        topic: "about", does: "topics with a one-line summary and URL each (JSON for agents, HTML for browsers)",
+        takes: Takes::Nothing, answers: Answer::Page("HelpIndex") },
+    /// GET /help/<topic>.
+    HelpTopic { topic } => Route { name: "help_topic", verb: Verb::Get, path: "/help/{topic}", keywords: &[], params: &[],
+        topic: "about", does: "one topic: its endpoints and a text with this server's values; /help/errors is plain text",
+        takes: Takes::Nothing, answers: Answer::PageOrText("HelpTopic", "text/plain") },
+    /// GET /write_for_agents.
+    WriteForAgents => Route { name: "write_for_agents", verb: Verb::Get, path: "/write_for_agents", keywords: &[], params: &[],
+        topic: "about", does: "copy-pasteable instructions for uploading, sharing, editing and retaining",
+        takes: Takes::Nothing, answers: Answer::Text("text/markdown") },
+    /// GET /copy_for_agents.
+    CopyForAgents => Route { name: "copy_for_agents", verb: Verb::Get, path: "/copy_for_agents", keywords: &[], params: &[],
+        topic: "about", does: "copy-pasteable instructions for copying files, bundles, dirs and galleries out",
+        takes: Takes::Nothing, answers: Answer::Text("text/markdown") },
+    /// GET /releases.
+    Releases => Route { name: "releases", verb: Verb::Get, path: "/releases", keywords: &[], params: &[],
+        topic: "about", does: "the changelog: markdown for agents, HTML for browsers",
+        takes: Takes::Nothing, answers: Answer::Text("text/markdown") },
+    /// GET /static/<file>: the pages' stylesheet and script.
+    Static { file } => Route { name: "static", verb: Verb::Get, path: "/static/{file}", keywords: &[], params: &[],
+        topic: "about", does: "the pages' stylesheet and script", takes: Takes::Nothing, answers: Answer::Bytes },
+    /// GET /robots.txt.
+    Robots => Route { name: "robots", verb: Verb::Get, path: "/robots.txt", keywords: &[], params: &[],
+        topic: "about", does: "what crawlers may index", takes: Takes::Nothing, answers: Answer::Text("text/plain") },
+    /// GET /healthz: the process serves.
+    Healthz => Route { name: "healthz", verb: Verb::Get, path: "/healthz", keywords: &[], params: &[],
+        topic: "operations", does: "200 {\"status\": \"ok\"} while the process serves",
+        takes: Takes::Nothing, answers: Answer::Json("Status") },
+    /// GET /readyz: the store can be reached.
+    Readyz => Route { name: "readyz", verb: Verb::Get, path: "/readyz", keywords: &[], params: &[],
+        topic: "operations",
+        does: "200 {\"status\": \"ok\"} when the records and the bytes can be reached, 503 (code unavailable) otherwise; for load balancers, never rate limited",
+        takes: Takes::Nothing, answers: Answer::Json("Status") },
+    /// GET or HEAD /<id>.
+    GetFile { id } => Route { name: "get_file", verb: Verb::Get, path: "/{id}", keywords: &[],
+        params: &[DOWNLOAD, INFO, THUMB],
+        topic: "files",
+        does: "file bytes (a bundle: its index.html for browsers, a zip for agents); ?download=1 forces download; ?info=1 the record; images and text render inline; ETag, Last-Modified, If-None-Match/If-Modified-Since (304) and one Range (206) on every download; HEAD never burns a once=1 file",
+        takes: Takes::Nothing, answers: Answer::Bytes },
+    /// GET or HEAD /<id>/<filename>: one file of a bundle.
+    GetBundleMember { id, filename } => Route { name: "get_bundle_member", verb: Verb::Get, path: "/{id}/{filename}", keywords: &[],
+        params: &[DOWNLOAD, THUMB],
+        topic: "bundles", does: "one file of a bundle", takes: Takes::Nothing, answers: Answer::Bytes },
+    /// POST /<id>?retain=1.
+    RetainFile { id } => Route { name: "retain_file", verb: Verb::Post, path: "/{id}", keywords: &["retain"],
+        params: &[RETAIN, TOKEN],
+        topic: "retention", does: "retain indefinitely; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("RetainResponse") },
+    /// POST /<id>?tag=..&untag=..
+    TagFile { id } => Route { name: "tag_file", verb: Verb::Post, path: "/{id}", keywords: &["tag", "untag"],
+        params: &[TAG, UNTAG],
+        topic: "browse", does: "add or remove tags; content and expiry untouched", takes: Takes::Nothing, answers: Answer::Json("FileRecord") },
+    /// PUT /<id>.
+    ReplaceFile { id } => Route { name: "replace_file", verb: Verb::Put, path: "/{id}", keywords: &[], params: &[TOKEN],
+        topic: "files", does: "replace a text file's content", takes: Takes::Text, answers: Answer::Json("FileRecord") },
+    /// PATCH /<id>.
+    AppendFile { id } => Route { name: "append_file", verb: Verb::Patch, path: "/{id}", keywords: &[], params: &[TOKEN],
+        topic: "files", does: "append text to a text file", takes: Takes::Text, answers: Answer::Json("FileRecord") },
+    /// DELETE /<id>.
+    DeleteFile { id } => Route { name: "delete_file", verb: Verb::Delete, path: "/{id}", keywords: &[], params: &[TOKEN],
+        topic: "files", does: "delete a file or a bundle", takes: Takes::Nothing, answers: Answer::Json("Deleted") },
+    /// GET /d: listed dirs.
+    ListDirs => Route { name: "list_dirs", verb: Verb::Get, path: "/d", keywords: &[],
+        params: &[Param::opt("q", "<sub>", Shape::Text),
+            Param::opt("created_after", "<ts>", Shape::Text), Param::opt("created_before", "<ts>", Shape::Text),
+            Param::opt("updated_after", "<ts>", Shape::Text), Param::opt("updated_before", "<ts>", Shape::Text),
+            Param::opt("sort", "created|updated|name", Shape::Choice(&["created", "updated", "name"])), ORDER],
+        topic: "browse", does: "listed dirs", takes: Takes::Nothing, answers: Answer::Page("DirList") },
+    /// GET or HEAD /d/<key> (listing, page, or `?zip=1`).
+    GetDir { key } => Route { name: "get_dir", verb: Verb::Get, path: "/d/{key}", keywords: &[],
+        params: &[Param::opt("zip", "1", Shape::Flag)],
+        topic: "dirs", does: "the dir listing, or with zip=1 a zip of every file", takes: Takes::Nothing, answers: Answer::Page("DirRecord") },
+    /// POST /d/<key>: add files.
+    AddToDir { key } => Route { name: "add_to_dir", verb: Verb::Post, path: "/d/{key}", keywords: &[],
+        params: &[NAME, WRITE],
+        topic: "dirs", does: "add files (multipart parts, or a raw body with name=)", takes: Takes::Bytes, answers: Answer::Json("DirRecord") },
+    /// POST /d/<key>?show=1.
+    ShowDir { key } => Route { name: "show_dir", verb: Verb::Post, path: "/d/{key}", keywords: &["show"],
+        params: &[SHOW.req(), TOKEN],
+        topic: "show-dirs", does: "make a show-dir; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("DirRecord") },
+    /// POST /d/<key>?retain=1.
+    RetainDir { key } => Route { name: "retain_dir", verb: Verb::Post, path: "/d/{key}", keywords: &["retain"],
+        params: &[RETAIN, TOKEN],
+        topic: "retention", does: "retain a dir; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("RetainResponse") },
+    /// DELETE /d/<key>.
+    DeleteDir { key } => Route { name: "delete_dir", verb: Verb::Delete, path: "/d/{key}", keywords: &[], params: &[WRITE, TOKEN],
+        topic: "dirs", does: "delete the whole dir", takes: Takes::Nothing, answers: Answer::Json("Deleted") },
+    /// GET /d/<key>/history.
+    DirHistory { key } => Route { name: "dir_history", verb: Verb::Get, path: "/d/{key}/history", keywords: &[], params: &[],
+        topic: "dirs", does: "the dir's history, newest first", takes: Takes::Nothing, answers: Answer::Page("History") },
+    /// GET or HEAD /d/<key>/<file>.
+    GetDirFile { key, file } => Route { name: "get_dir_file", verb: Verb::Get, path: "/d/{key}/{file}", keywords: &[],
+        params: &[DOWNLOAD, THUMB],
+        topic: "dirs", does: "one file of a dir", takes: Takes::Nothing, answers: Answer::Bytes },
+    /// PUT /d/<key>/<file>.
+    PutDirFile { key, file } => Route { name: "put_dir_file", verb: Verb::Put, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE],
+        topic: "dirs", does: "replace (or create) a text file", takes: Takes::Text, answers: Answer::Json("DirRecord") },
+    /// PATCH /d/<key>/<file>.
+    AppendDirFile { key, file } => Route { name: "append_dir_file", verb: Verb::Patch, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE],
+        topic: "dirs", does: "append text to a text file", takes: Takes::Text, answers: Answer::Json("DirRecord") },
+    /// DELETE /d/<key>/<file>.
+    DeleteDirFile { key, file } => Route { name: "delete_dir_file", verb: Verb::Delete, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE],
+        topic: "dirs", does: "delete one file", takes: Takes::Nothing, answers: Answer::Json("DirRecord") },
+    /// GET /pics: listed galleries.
+    PicsIndex => Route { name: "pics_index", verb: Verb::Get, path: "/pics", keywords: &[], params: &[],
+        topic: "galleries", does: "listed galleries", takes: Takes::Nothing, answers: Answer::Page("GalleryList") },
+    /// POST /pics?create=1.
+    CreateGallery => Route { name: "create_gallery", verb: Verb::Post, path: "/pics", keywords: &["create"],
+        params: &[Param::opt("create", "1", Shape::Flag).req(), DIR_NAME, LISTED],
+        topic: "galleries",
+        does: "create a gallery; a dir-style name is its key (create-or-get); the token comes back once, in admin_url",
+        takes: Takes::Nothing, answers: Answer::Json("Gallery") },
+    /// GET /pics/g/<gid> (grid or JSON; `?likes=1` counters).
+    Gallery { gid } => Route { name: "gallery", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &[],
+        params: &[Param::opt("p", "N", Shape::Integer), Param::opt("embed", "1", Shape::Flag),
+            Param::opt("stars", "<pid1>,<pid2>", Shape::List), Param::opt("likes", "1", Shape::Flag)],
+        topic: "galleries",
+        does: "the gallery: a grid for browsers, JSON (images, selected, pool, limits, upload how-to) for agents; likes=1: like and comment counters",
+        takes: Takes::Nothing, answers: Answer::Page("Gallery") },
+    /// POST /pics/g/<gid>?name=: upload.
+    UploadImage { gid } => Route { name: "upload_image", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &[],
+        params: &[NAME],
+        topic: "galleries",
+        does: "upload an image (raw bytes, or multipart for several): JPEG, PNG, WebP, GIF or HEIC, {pics_upload_bytes_max} each at most",
+        takes: Takes::Bytes, answers: Answer::Json("ImageUpload") },
+    /// POST /pics/g/<gid>?url=.
+    ImportImage { gid } => Route { name: "import_image", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["url"],
+        params: &[Param::opt("url", "<image URL>", Shape::Text).req(), NAME],
+        topic: "galleries", does: "import an image from a public host", takes: Takes::Nothing, answers: Answer::Json("Image") },
+    /// POST /pics/g/<gid>?comment=1.
+    Comment { gid } => Route { name: "comment", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["comment"],
+        params: &[Param::opt("comment", "1", Shape::Flag).req(), Param::opt("name", "<name>", Shape::Text), Param::opt("text", "<text>", Shape::Text)],
+        topic: "galleries",
+        does: "post a comment: form or JSON with name (optional, {comment_name_chars_max} characters) and text ({comment_text_chars_max} characters)",
+        takes: Takes::Comment, answers: Answer::Json("Comment") },
+    /// POST /pics/g/<gid>?clike=<cid>.
+    LikeComment { gid } => Route { name: "like_comment", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["clike"],
+        params: &[Param::opt("clike", "<cid>", Shape::Text).req()],
+        topic: "galleries", does: "toggle your like of a comment", takes: Takes::Nothing, answers: Answer::Json("Like") },
+    /// GET /pics/g/<gid>/<secret>: the admin page.
+    GalleryAdmin { gid, secret } => Route { name: "gallery_admin", verb: Verb::Get, path: "/pics/g/{gid}/{secret}", keywords: &[],
+        params: &[],
+        topic: "galleries", does: "the admin page (JSON for agents, hidden images included)", takes: Takes::Nothing, answers: Answer::Page("Gallery") },
+    /// GET /pics/g/<gid>/<secret>/json: the admin view as JSON.
+    GalleryAdminJson { gid, secret } => Route { name: "gallery_admin_json", verb: Verb::Get, path: "/pics/g/{gid}/{secret}/json", keywords: &[],
+        params: &[],
+        topic: "galleries", does: "the admin view as JSON, hidden images included", takes: Takes::Nothing, answers: Answer::Json("Gallery") },
+    /// POST /pics/g/<gid>/<secret>.
+    GalleryAdminAction { gid, secret } => Route { name: "gallery_admin_action", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &[],
+        params: &[Param::opt("id", "<image or comment id>", Shape::Text),
+            Param::opt("action", "hide|unhide|delete|up|down|cdel", Shape::Choice(&["hide", "unhide", "delete", "up", "down", "cdel"]))],
+        topic: "galleries",
+        does: "admin action: form fields id and action (hide, unhide, delete, up, down, cdel)",
+        takes: Takes::Form, answers: Answer::Json("AdminResult") },
+    /// GET /pics/i/<id>.
+    Image { id } => Route { name: "image", verb: Verb::Get, path: "/pics/i/{id}", keywords: &[],
+        params: &[THUMB, DOWNLOAD],
+        topic: "galleries", does: "an image, or a WebP preview fitting that box", takes: Takes::Nothing, answers: Answer::Bytes },
+    /// POST /pics/i/<id>?like=1.
+    LikeImage { id } => Route { name: "like_image", verb: Verb::Post, path: "/pics/i/{id}", keywords: &["like"],
+        params: &[Param::opt("like", "1", Shape::Flag).req()],
+        topic: "galleries", does: "toggle your like of an image", takes: Takes::Nothing, answers: Answer::Json("Like") },
+}
+
+/// Parameters every route reads besides its own: `json=1` and `html=1`
+/// choose the representation where a route has two (negotiate.rs).
+pub const GLOBAL_PARAMS: &[Param] = &[
+    Param::opt("json", "1", Shape::Flag),
+    Param::opt("html", "1", Shape::Flag),
+];
+
+/// Whether a query key is one the service reads somewhere.
+pub fn is_known_param(key: &str) -> bool {
+    GLOBAL_PARAMS.iter().chain(params()).any(|p| p.name == key)
+}
+
+/// Whether a known parameter may be given more than once.
+pub fn is_list_param(key: &str) -> bool {
+    params().any(|p| p.name == key && p.shape == Shape::List)
+}
+
+/// Every parameter of every route (with repeats).
+pub fn params() -> impl Iterator<Item = &'static Param> {
+    ROUTES.iter().flat_map(|r| r.params.iter())
+}
+
+/// The routes that `/help/<topic>` lists.
+pub fn of_topic(topic: &str) -> impl Iterator<Item = &'static Route> + '_ {
+    ROUTES.iter().filter(move |r| r.topic == topic)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_take_their_numbers_from_the_limits() {
+        let mut limits = Limits::default();
+        for r in ROUTES {
+            let text = r.describe(&limits);
+            let left = text.split('{').skip(1).any(|rest| {
+                let word: String = rest.chars().take_while(|c| *c != '}').collect();
+                !word.is_empty() && word.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            });
+            assert!(!left, "{}: a placeholder is left: {text}", r.name);
+        }
+        limits.import_bytes_max = 3 << 20;
+        limits.comment_text_chars_max = 77;
+        let import = RouteId::Import.route().describe(&limits);
+        assert!(import.contains("(3 MiB at most)"), "{import}");
+        assert!(RouteId::Comment
+            .route()
+            .describe(&limits)
+            .contains("text (77 characters)"));
+    }
+}

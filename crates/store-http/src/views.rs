@@ -1,0 +1,55 @@
+//! The JSON answers the HTTP layer makes itself (the records' views are
+//! store-core's and store-app's): one place, each with its JSON Schema for
+//! `/openapi.json`.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// `GET /` for agents: where the contract and the help are.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Pointer {
+    pub service: &'static str,
+    pub version: &'static str,
+    pub api: String,
+    pub help: String,
+    pub openapi: String,
+    pub write_for_agents: String,
+    /// A curl command that uploads a file.
+    pub upload: String,
+}
+
+/// The answer to a successful delete.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Deleted<'a> {
+    pub id: &'a str,
+    pub deleted: bool,
+}
+
+/// The answer to a multipart gallery upload: every image stored.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ImageBatch {
+    pub images: Vec<store_app::ImageView>,
+}
+
+/// The answer to a gallery admin action.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Done {
+    pub ok: bool,
+}
+
+/// `/healthz` and `/readyz` when they succeed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Status {
+    /// Always `ok`.
+    pub status: &'static str,
+}
+
+/// The JSON body of every error (SPEC.md "Errors", CONTRACT.md).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ErrorBody<'a> {
+    pub error: String,
+    pub code: &'a str,
+    /// Seconds to wait, on the codes retried later (429, 503, 507).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u64>,
+}
