@@ -22,13 +22,14 @@ pub fn document(config: &AppConfig) -> Value {
         .with(|s| s.definitions_path = "/components/schemas".into())
         .into_generator();
     let mut paths = Map::new();
-    for group in operations() {
+    let all = operations();
+    for group in &all {
         let route = group[0];
         let entry = paths
             .entry(route.path.to_string())
             .or_insert_with(|| json!({}));
         entry[route.verb.as_str().to_ascii_lowercase()] =
-            operation(&mut gen, &group, &config.limits);
+            operation(&mut gen, group, &all, &config.limits);
     }
     // Every error answer refers to it (`responses`).
     schema::<views::ErrorBody<'_>>(&mut gen);
@@ -65,7 +66,14 @@ fn operations() -> Vec<Vec<&'static Route>> {
     groups
 }
 
-fn operation(gen: &mut SchemaGenerator, group: &[&'static Route], limits: &Limits) -> Value {
+/// One operation: `group` is its routes, `all` every operation's (the
+/// targets of its links).
+fn operation(
+    gen: &mut SchemaGenerator,
+    group: &[&'static Route],
+    all: &[Vec<&'static Route>],
+    limits: &Limits,
+) -> Value {
     let first = group[0];
     let description: Vec<String> = group
         .iter()
@@ -82,7 +90,7 @@ fn operation(gen: &mut SchemaGenerator, group: &[&'static Route], limits: &Limit
     if let Some(body) = request_body(group) {
         op["requestBody"] = body;
     }
-    if let Some(links) = links(group) {
+    if let Some(links) = links(group, all) {
         op["responses"]["2XX"]["links"] = links;
     }
     op
@@ -129,10 +137,10 @@ fn request_body(group: &[&'static Route]) -> Option<Value> {
 /// OpenAPI links from an operation that makes an object to the operations
 /// on that object: the made record's `id` fills their first capture, so a
 /// client (or schemathesis's stateful phase) can follow them.
-fn links(group: &[&'static Route]) -> Option<Value> {
+fn links(group: &[&'static Route], all: &[Vec<&'static Route>]) -> Option<Value> {
     let (prefix, capture) = group.iter().find_map(|r| made_object(r.answers))?;
     let mut out = Map::new();
-    for target in operations() {
+    for target in all {
         let t = target[0];
         let itself = t.path == group[0].path && t.verb == group[0].verb;
         if t.path.starts_with(prefix) && !itself {
@@ -141,7 +149,7 @@ fn links(group: &[&'static Route]) -> Option<Value> {
             params.insert(capture.into(), json!("$response.body#/id"));
             out.insert(
                 key,
-                json!({ "operationId": operation_id(&target), "parameters": params }),
+                json!({ "operationId": operation_id(target), "parameters": params }),
             );
         }
     }
