@@ -12,6 +12,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0002_listings.sql"),
     include_str!("../migrations/0003_reserve_by_row.sql"),
     include_str!("../migrations/0004_kind_totals.sql"),
+    include_str!("../migrations/0005_totals_per_statement.sql"),
 ];
 
 /// Rows the listings backfill reads per statement.
