@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use store_core::limits;
+use store_core::Limits;
 use store_s3::S3Config;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -276,7 +276,7 @@ fn settings(
             .filter(|v| !v.is_empty())
             .map_or(Ok(default), |v| number(name, &v))
     };
-    let pool_bytes = env_num("STORE_POOL_BYTES", limits::POOL_BYTES_DEFAULT)?;
+    let pool_bytes = env_num("STORE_POOL_BYTES", Limits::DEFAULT.pool_bytes)?;
     Ok(Box::new(Config {
         listen,
         metrics_listen: None,
@@ -289,12 +289,12 @@ fn settings(
         superadmin_token: env("STORE_SUPERADMIN_TOKEN").filter(|t| !t.is_empty()),
         rate_limit_per_min: u32::try_from(env_num(
             "STORE_RATE_LIMIT_PER_MIN",
-            limits::RATE_LIMIT_PER_MIN_DEFAULT.into(),
+            Limits::DEFAULT.rate_limit_per_min.into(),
         )?)
         .map_err(|_| "STORE_RATE_LIMIT_PER_MIN is too large".to_string())?,
         pool_bytes,
         show_dir_bytes: env_num("STORE_SHOW_DIR_BYTES", pool_bytes / 10)?,
-        pics_pool_bytes: env_num("STORE_PICS_POOL_BYTES", limits::PICS_POOL_BYTES_DEFAULT)?,
+        pics_pool_bytes: env_num("STORE_PICS_POOL_BYTES", Limits::DEFAULT.pics_pool_bytes)?,
         trusted_proxies: env("STORE_TRUSTED_PROXIES")
             .unwrap_or_default()
             .split(',')

@@ -55,7 +55,9 @@ impl App {
                 updated_at: now,
             });
         }
-        if let Err(e) = validate_member_names(members.iter().map(|m| m.name.as_str())) {
+        if let Err(e) =
+            validate_member_names(&self.config.limits, members.iter().map(|m| m.name.as_str()))
+        {
             self.discard_members(&members);
             return Err(e.into());
         }
@@ -79,7 +81,7 @@ impl App {
         auth: RetainAuth,
     ) -> AppResult<BundleView> {
         let now = self.now();
-        req.validate()?;
+        req.validate(&self.config.limits)?;
         if req.once {
             return Err(StoreError::bad_request(
                 "once=1 applies to single files only, not to bundles",
@@ -100,8 +102,14 @@ impl App {
                 StoreError::bad_request("every file part of a bundle needs a file name").into(),
             );
         }
-        validate_member_names(parts.iter().filter_map(|p| p.name.as_deref()))?;
-        let lifetime = lifetime_for_new(auth, Lifetime::fixed(now, ttl::file_ttl(req.ttl_secs)))?;
+        validate_member_names(
+            &self.config.limits,
+            parts.iter().filter_map(|p| p.name.as_deref()),
+        )?;
+        let lifetime = lifetime_for_new(
+            auth,
+            Lifetime::fixed(now, ttl::file_ttl(&self.config.limits, req.ttl_secs)),
+        )?;
         let total: u64 = parts.iter().map(|p| p.body.size()).sum();
         let reservation = self.reserve(total)?;
         let files = self.commit_parts(parts, now)?;

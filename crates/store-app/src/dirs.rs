@@ -9,8 +9,8 @@ use store_core::container::{hash_token, validate_custom_write_token, validate_me
 use store_core::names::{apply_tags, validate_file_name, validate_memorable_name};
 use store_core::views::{DirView, HistoryView, PersistenceType, RetainView};
 use store_core::{
-    dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Listing,
-    Object, RetainAuth, StoreError, Timestamp,
+    dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Limits,
+    Listing, Object, RetainAuth, StoreError, Timestamp,
 };
 
 use crate::bundles::Part;
@@ -39,11 +39,11 @@ pub struct NewDir {
 }
 
 impl NewDir {
-    pub fn validate(&self) -> Result<(), StoreError> {
+    pub fn validate(&self, limits: &Limits) -> Result<(), StoreError> {
         if let Some(name) = &self.name {
-            validate_memorable_name(name)?;
+            validate_memorable_name(limits, name)?;
         }
-        apply_tags(&[], &self.tags, &[])?;
+        apply_tags(limits, &[], &self.tags, &[])?;
         if let Some(WriteRequest::Custom(t)) = &self.write {
             validate_custom_write_token(t)?;
         }
@@ -109,11 +109,14 @@ impl App {
         access: &DirAccess,
     ) -> AppResult<(DirView, bool)> {
         let now = self.now();
-        req.validate()?;
+        req.validate(&self.config.limits)?;
         if access.retain == RetainAuth::Invalid {
             return Err(StoreError::write_denied().into());
         }
-        validate_member_names(parts.iter().filter_map(|p| p.name.as_deref()))?;
+        validate_member_names(
+            &self.config.limits,
+            parts.iter().filter_map(|p| p.name.as_deref()),
+        )?;
         let key = match &req.name {
             Some(name) => name.clone(),
             None => ids::dir_id(self.ports.random.as_ref()),
@@ -140,7 +143,7 @@ impl App {
                 StoreError::WriteDenied("creating a show-dir needs the retain token".into())
             })?;
         }
-        let ttl_secs = ttl::dir_ttl(req.ttl_secs);
+        let ttl_secs = ttl::dir_ttl(&self.config.limits, req.ttl_secs);
         let write_token = match &req.write {
             None => None,
             Some(WriteRequest::Generate) => Some(ids::token(self.ports.random.as_ref())),
@@ -168,7 +171,7 @@ impl App {
             ttl_secs,
             listed: req.listed,
             open: false,
-            tags: apply_tags(&[], &req.tags, &[])?,
+            tags: apply_tags(&self.config.limits, &[], &req.tags, &[])?,
             write_token_hash: write_token.as_deref().map(hash_token),
             files,
             history,
@@ -211,7 +214,10 @@ impl App {
         now: Timestamp,
     ) -> AppResult<DirRecord> {
         access.check(&dir, DirWrite::File)?;
-        validate_member_names(parts.iter().filter_map(|p| p.name.as_deref()))?;
+        validate_member_names(
+            &self.config.limits,
+            parts.iter().filter_map(|p| p.name.as_deref()),
+        )?;
         // Replaced files give their bytes back: reserve only the growth.
         let incoming: u64 = parts.iter().map(|p| p.body.size()).sum();
         let replaced: u64 = parts
@@ -220,16 +226,12 @@ impl App {
             .map(|f| f.size)
             .sum();
         let size_after = (dir.size() + incoming).saturating_sub(replaced);
-        let room = dir.room_for(
-            access.retain,
-            size_after,
-            self.config.limits.show_dir_bytes_max,
-        )?;
+        let room = dir.room_for(&self.config.limits, access.retain, size_after)?;
         let reservation = self.reserve_in(room, incoming.saturating_sub(replaced))?;
         let members = self.commit_parts(parts, now)?;
         let mut old = Vec::new();
         for m in members.iter().cloned() {
-            match dir.upsert_file(now, m) {
+            match dir.upsert_file(&self.config.limits, now, m) {
                 Ok(Some(o)) => old.push(o),
                 Ok(None) => {}
                 Err(e) => {
@@ -286,7 +288,7 @@ impl App {
         let dir = self.live_dir(&dir_storage_key(key), self.now())?;
         access.check(&dir, DirWrite::File)?;
         if let Some(name) = file {
-            validate_file_name(name)?;
+            validate_file_name(&self.config.limits, name)?;
             if let Some(f) = dir.file(name) {
                 if !f.text {
                     return Err(StoreError::forbidden(
@@ -342,7 +344,7 @@ impl App {
         access: &DirAccess,
     ) -> AppResult<DirView> {
         let now = self.now();
-        validate_file_name(name)?;
+        validate_file_name(&self.config.limits, name)?;
         if !upload.is_utf8_text() {
             return Err(StoreError::bad_request("PUT takes UTF-8 text").into());
         }
@@ -383,9 +385,9 @@ impl App {
         }
         let new_size = self.appended_size(file.size, text.len())?;
         let room = dir.room_for(
+            &self.config.limits,
             access.retain,
             dir.size() + text.len() as u64,
-            self.config.limits.show_dir_bytes_max,
         )?;
         let reservation = self.reserve_in(room, text.len() as u64)?;
         let blob = self.concat_blob(&file.blob, text)?;
@@ -397,7 +399,13 @@ impl App {
         slot.blob = blob.clone();
         slot.size = new_size;
         slot.updated_at = now;
-        dir.record_activity(now, name, DirAction::Append, text.len() as u64);
+        dir.record_activity(
+            &self.config.limits,
+            now,
+            name,
+            DirAction::Append,
+            text.len() as u64,
+        );
         self.put_keeping(&storage_key, &Object::Dir(dir.clone()), reservation)?;
         self.ports.blobs.remove(&file.blob)?;
         Ok(self.dir_view(&dir))
@@ -431,7 +439,7 @@ impl App {
         let _guard = self.lock(&[&storage_key])?;
         let mut dir = self.live_dir(&storage_key, now)?;
         access.check(&dir, DirWrite::File)?;
-        let old = dir.remove_file(now, name)?;
+        let old = dir.remove_file(&self.config.limits, now, name)?;
         self.ports
             .repo
             .put(&storage_key, &Object::Dir(dir.clone()))?;

@@ -13,8 +13,8 @@ use store_core::names::{
 use store_core::ports::{BlobReader, Pool};
 use store_core::views::{BrowseEntry, FileView, PersistenceType, RetainView};
 use store_core::{
-    ttl, BundleRecord, FileRecord, Lifetime, Listing, Object, ReadDecision, ReadIntent, RetainAuth,
-    StoreError,
+    ttl, BundleRecord, FileRecord, Lifetime, Limits, Listing, Object, ReadDecision, ReadIntent,
+    RetainAuth, StoreError,
 };
 
 use crate::{App, AppResult, Staged};
@@ -37,18 +37,18 @@ pub struct NewFile {
 impl NewFile {
     /// Every rule that does not need the bytes: file name, tags, share name,
     /// and the once/share combination.
-    pub fn validate(&self) -> Result<(), StoreError> {
+    pub fn validate(&self, limits: &Limits) -> Result<(), StoreError> {
         if let Some(name) = &self.name {
-            validate_file_name(name)?;
+            validate_file_name(limits, name)?;
         }
-        apply_tags(&[], &self.tags, &[])?;
+        apply_tags(limits, &[], &self.tags, &[])?;
         if let Some(share) = &self.share {
             if self.once {
                 return Err(StoreError::bad_request(
                     "once=1 cannot be combined with share: burn after reading applies to single files only",
                 ));
             }
-            validate_memorable_name(share)?;
+            validate_memorable_name(limits, share)?;
         }
         Ok(())
     }
@@ -182,9 +182,12 @@ impl App {
         link: bool,
     ) -> AppResult<FileView> {
         let now = self.now();
-        req.validate()?;
-        let tags = apply_tags(&[], &req.tags, &[])?;
-        let lifetime = lifetime_for_new(auth, Lifetime::fixed(now, ttl::file_ttl(req.ttl_secs)))?;
+        req.validate(&self.config.limits)?;
+        let tags = apply_tags(&self.config.limits, &[], &req.tags, &[])?;
+        let lifetime = lifetime_for_new(
+            auth,
+            Lifetime::fixed(now, ttl::file_ttl(&self.config.limits, req.ttl_secs)),
+        )?;
         let utf8 = upload.is_utf8_text();
         let content_type = content::decide(
             upload.head(),
@@ -310,7 +313,7 @@ impl App {
         let _guard = self.lock(&[id])?;
         let mut record = self.live_file(id, now)?;
         authorize_write(&record.lifetime, auth)?;
-        record.tags = apply_tags(&record.tags, add, remove)?;
+        record.tags = apply_tags(&self.config.limits, &record.tags, add, remove)?;
         self.ports.repo.put(id, &Object::File(record.clone()))?;
         Ok(self.view(&record, now))
     }
@@ -426,7 +429,7 @@ impl App {
     pub fn browse(&self, query: &BrowseQuery) -> AppResult<Vec<BrowseEntry>> {
         let now = self.now();
         for tag in &query.tags {
-            store_core::names::validate_tag(tag)?;
+            store_core::names::validate_tag(&self.config.limits, tag)?;
         }
         let q = query.q.as_deref().map(str::to_lowercase);
         let wanted = |f: &FileRecord| {

@@ -15,7 +15,7 @@ use store_core::gallery::{
 };
 use store_core::names::validate_memorable_name;
 use store_core::record::{gallery_storage_key, image_storage_key};
-use store_core::{ids, limits, BlobId, Lifetime, Listing, Object, Pool, StoreError, Timestamp};
+use store_core::{ids, BlobId, Lifetime, Listing, Object, Pool, StoreError, Timestamp};
 use store_media::{MediaError, MediaLimits};
 
 use crate::files::Download;
@@ -335,7 +335,7 @@ impl App {
                 .into());
             }
         }
-        let keyed = name.filter(|n| validate_memorable_name(n).is_ok());
+        let keyed = name.filter(|n| validate_memorable_name(&self.config.limits, n).is_ok());
         let gid = keyed.map_or_else(|| ids::dir_id(self.ports.random.as_ref()), str::to_string);
         let key = gallery_storage_key(&gid);
         let _guard = self.lock(&[&key])?;
@@ -363,7 +363,7 @@ impl App {
             name: name.map(str::to_string),
             created_at: now,
             updated_at: now,
-            lifetime: Lifetime::fixed(now, limits::PICS_LIFETIME_SECS),
+            lifetime: Lifetime::fixed(now, self.config.limits.pics_lifetime_secs),
             listed,
             token_hash: hash_token(&token),
             fingerprint_key: ids::token(self.ports.random.as_ref()),
@@ -530,10 +530,11 @@ impl App {
         if bytes.len() as u64 > limit {
             return Err(StoreError::too_large(limit).into());
         }
-        let name = name
-            .map(str::to_string)
-            .or(fetched.disposition_name)
-            .or_else(|| store_core::import::name_from_url(&fetched.final_url));
+        let name = self.fetched_name(
+            name.map(str::to_string),
+            fetched.disposition_name,
+            &fetched.final_url,
+        );
         self.add_image_bytes(gid, name.as_deref(), bytes)
     }
 
@@ -566,7 +567,11 @@ impl App {
         writer.write(&processed.bytes)?;
         let blob = writer.commit()?;
         let stem = name
-            .and_then(|n| store_core::names::validate_file_name(n).ok().map(|()| n))
+            .and_then(|n| {
+                store_core::names::validate_file_name(&self.config.limits, n)
+                    .ok()
+                    .map(|()| n)
+            })
             .map(|n| n.rsplit_once('.').map_or(n, |(s, _)| s).to_string())
             .unwrap_or_else(|| "image".into());
         let image = ImageRecord {
@@ -579,7 +584,7 @@ impl App {
             height: processed.height,
             blob,
             created_at: now,
-            lifetime: Lifetime::fixed(now, limits::PICS_LIFETIME_SECS),
+            lifetime: Lifetime::fixed(now, self.config.limits.pics_lifetime_secs),
             hidden: false,
             likes: Default::default(),
             thumbs: Default::default(),
@@ -616,7 +621,7 @@ impl App {
         }
         reservation.keep();
         g.images.push(image.id.clone());
-        g.extend_for_upload(now);
+        g.extend_for_upload(&self.config.limits, now);
         // A failed gallery write may still have landed: keep the image then
         // (at worst it is unlisted and expires on its own).
         self.ports.repo.put(&key, &Object::Gallery(g))?;
@@ -804,20 +809,14 @@ impl App {
         text: &str,
     ) -> AppResult<CommentView> {
         let now = self.now();
-        let (name, text) = validate_comment(name, text)?;
+        let (name, text) = validate_comment(&self.config.limits, name, text)?;
         let key = gallery_storage_key(gid);
         let _guard = self.lock(&[&key])?;
         let mut g = self.live_gallery(gid, now)?;
         let fp = fingerprint(&g.fingerprint_key, &visitor.ip, &visitor.user_agent);
         let id = ids::object_id(self.ports.random.as_ref());
-        let view = CommentView::from(g.add_comment(
-            now,
-            &fp,
-            id,
-            name,
-            text,
-            self.config.limits.comments_per_gallery_max,
-        )?);
+        let view =
+            CommentView::from(g.add_comment(&self.config.limits, now, &fp, (id, name, text))?);
         self.ports.repo.put(&key, &Object::Gallery(g))?;
         Ok(view)
     }

@@ -4,6 +4,7 @@
 use std::io::Read;
 
 use store_core::import::{link_document, name_from_url, validate_link_url};
+use store_core::names::validate_file_name;
 use store_core::views::FileView;
 use store_core::{FetchError, RetainAuth, StoreError};
 
@@ -32,7 +33,7 @@ pub(crate) fn fetch_error(e: FetchError) -> AppError {
 
 impl App {
     pub fn import(&self, req: &ImportRequest, auth: RetainAuth) -> AppResult<FileView> {
-        req.file.validate()?;
+        req.file.validate(&self.config.limits)?;
         if req.file.share.is_some() {
             return Err(StoreError::bad_request("share does not apply to import").into());
         }
@@ -68,17 +69,33 @@ impl App {
             }
             upload.push(&buf[..n])?;
         }
-        let name = req
-            .file
-            .name
-            .clone()
-            .or(fetched.disposition_name)
-            .or_else(|| name_from_url(&fetched.final_url));
+        let name = self.fetched_name(
+            req.file.name.clone(),
+            fetched.disposition_name,
+            &fetched.final_url,
+        );
         let file = NewFile {
             name,
             declared_type: fetched.content_type,
             ..req.file.clone()
         };
         self.store_file(&file, upload.finish()?, auth, false)
+    }
+
+    /// The name a fetched file is stored under: the one asked for, else
+    /// the response's Content-Disposition, else the URL's last segment.
+    /// A name the server found that is too long for the limits is passed
+    /// over (the next one, or the default, is used); a name the client
+    /// asked for is kept, and refused by the store if it does not fit.
+    pub(crate) fn fetched_name(
+        &self,
+        asked: Option<String>,
+        disposition_name: Option<String>,
+        final_url: &str,
+    ) -> Option<String> {
+        let fits = |n: &String| validate_file_name(&self.config.limits, n).is_ok();
+        asked
+            .or_else(|| disposition_name.filter(fits))
+            .or_else(|| name_from_url(final_url).filter(fits))
     }
 }

@@ -60,7 +60,7 @@ fn config(pool_bytes: u64) -> AppConfig {
 }
 
 fn world() -> World {
-    world_with(store_core::limits::POOL_BYTES_DEFAULT)
+    world_with(store_core::Limits::DEFAULT.pool_bytes)
 }
 
 fn upload(app: &App, bytes: &[u8]) -> Staged {
@@ -434,7 +434,7 @@ fn put_replaces_and_patch_appends() {
         code(w.app.append_file(&v.id, b"\xff", RetainAuth::Absent)),
         ErrorCode::BadRequest
     );
-    let big = vec![b'a'; store_core::limits::FILE_BYTES_MAX as usize];
+    let big = vec![b'a'; store_core::Limits::DEFAULT.file_bytes_max as usize];
     assert_eq!(
         code(w.app.append_file(&v.id, &big, RetainAuth::Absent)),
         ErrorCode::TooLarge
@@ -529,7 +529,10 @@ fn bad_requests_change_nothing() {
     ];
     for req in cases {
         assert_eq!(
-            code(req.validate().map_err(AppError::from)),
+            code(
+                req.validate(&store_core::Limits::DEFAULT)
+                    .map_err(AppError::from)
+            ),
             ErrorCode::BadRequest,
             "{req:?}"
         );
@@ -1563,7 +1566,7 @@ mod imports {
         let repo = Arc::new(MemoryRepository::new());
         let mut p = ports(&clock, &blobs, &repo);
         p.fetcher = fetcher;
-        let (app, _) = App::open(p, config(store_core::limits::POOL_BYTES_DEFAULT)).unwrap();
+        let (app, _) = App::open(p, config(store_core::Limits::DEFAULT.pool_bytes)).unwrap();
         World {
             app,
             clock,

@@ -33,7 +33,12 @@ fn rules(c: &mut Criterion) {
         b.iter(|| ttl::parse_ttl(black_box("7d")))
     });
     c.bench_function("names::validate_memorable_name", |b| {
-        b.iter(|| names::validate_memorable_name(black_box("team-notes-2026")))
+        b.iter(|| {
+            names::validate_memorable_name(
+                &store_core::Limits::DEFAULT,
+                black_box("team-notes-2026"),
+            )
+        })
     });
     let now = Timestamp::from_secs(1_800_000_000);
     let Object::File(file) = record() else {

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::auth::{constant_time_eq, RetainAuth};
 use crate::error::StoreError;
 use crate::lifetime::Lifetime;
-use crate::limits::{FILES_PER_CONTAINER_MAX, HISTORY_LIMIT};
+use crate::limits::Limits;
 use crate::names::validate_file_name;
 use crate::record::BlobId;
 use crate::time::Timestamp;
@@ -32,20 +32,22 @@ pub struct MemberFile {
 
 /// Checks a set of member names: each safe, none repeated, not too many.
 pub fn validate_member_names<'a>(
+    limits: &Limits,
     names: impl IntoIterator<Item = &'a str>,
 ) -> Result<(), StoreError> {
     let mut seen = std::collections::HashSet::new();
     for name in names {
-        validate_file_name(name)?;
+        validate_file_name(limits, name)?;
         if !seen.insert(name) {
             return Err(StoreError::bad_request(format!(
                 "the file name {name:?} appears twice"
             )));
         }
     }
-    if seen.len() > FILES_PER_CONTAINER_MAX {
+    if seen.len() > limits.files_per_container_max {
         return Err(StoreError::bad_request(format!(
-            "too many files: at most {FILES_PER_CONTAINER_MAX} per bundle or dir"
+            "too many files: at most {} per bundle or dir",
+            limits.files_per_container_max
         )));
     }
     Ok(())
@@ -55,8 +57,8 @@ pub fn validate_member_names<'a>(
 pub const DIR_HISTORY_SEGMENT: &str = "history";
 
 /// Checks a dir file's name: a safe file name, and not the history route.
-pub fn validate_dir_file_name(name: &str) -> Result<(), StoreError> {
-    validate_file_name(name)?;
+pub fn validate_dir_file_name(limits: &Limits, name: &str) -> Result<(), StoreError> {
+    validate_file_name(limits, name)?;
     if name == DIR_HISTORY_SEGMENT {
         return Err(StoreError::bad_request(
             "a dir file cannot be named \"history\": /d/<key>/history is the dir's history",
@@ -161,7 +163,7 @@ pub struct DirRecord {
     /// SHA-256 of the write token, when created with `write=`.
     pub write_token_hash: Option<String>,
     pub files: Vec<MemberFile>,
-    /// Newest first, at most HISTORY_LIMIT entries.
+    /// Newest first, at most `Limits::history_limit` entries.
     pub history: Vec<HistoryEntry>,
 }
 
@@ -231,10 +233,18 @@ impl DirRecord {
         }
     }
 
-    /// Records activity: the lifetime slides (capped at 30 days from now),
-    /// `updated_at` moves, and the history gains an entry, oldest dropped.
-    pub fn record_activity(&mut self, now: Timestamp, file: &str, action: DirAction, bytes: u64) {
-        self.lifetime.slide(now);
+    /// Records activity: the lifetime slides (capped at
+    /// `dir_sliding_cap_secs` from now), `updated_at` moves, and the
+    /// history gains an entry, the oldest dropped past `history_limit`.
+    pub fn record_activity(
+        &mut self,
+        limits: &Limits,
+        now: Timestamp,
+        file: &str,
+        action: DirAction,
+        bytes: u64,
+    ) {
+        self.lifetime.slide(now, limits.dir_sliding_cap_secs);
         self.updated_at = now;
         self.history.insert(
             0,
@@ -245,17 +255,18 @@ impl DirRecord {
                 bytes,
             },
         );
-        self.history.truncate(HISTORY_LIMIT);
+        self.history.truncate(limits.history_limit);
     }
 
     /// Adds a file, or replaces the one of the same name (which makes adds
     /// retry-safe). Returns the replaced file, whose blob the caller frees.
     pub fn upsert_file(
         &mut self,
+        limits: &Limits,
         now: Timestamp,
         file: MemberFile,
     ) -> Result<Option<MemberFile>, StoreError> {
-        validate_dir_file_name(&file.name)?;
+        validate_dir_file_name(limits, &file.name)?;
         let (name, bytes) = (file.name.clone(), file.size);
         let old = match self.files.iter_mut().find(|f| f.name == file.name) {
             Some(slot) => {
@@ -265,9 +276,10 @@ impl DirRecord {
                 Some(old)
             }
             None => {
-                if self.files.len() >= FILES_PER_CONTAINER_MAX {
+                if self.files.len() >= limits.files_per_container_max {
                     return Err(StoreError::bad_request(format!(
-                        "this dir is full: at most {FILES_PER_CONTAINER_MAX} files"
+                        "this dir is full: at most {} files",
+                        limits.files_per_container_max
                     )));
                 }
                 self.files.push(file);
@@ -279,19 +291,24 @@ impl DirRecord {
         } else {
             DirAction::Add
         };
-        self.record_activity(now, &name, action, bytes);
+        self.record_activity(limits, now, &name, action, bytes);
         Ok(old)
     }
 
     /// Removes a file; returns it so the caller can free its blob.
-    pub fn remove_file(&mut self, now: Timestamp, name: &str) -> Result<MemberFile, StoreError> {
+    pub fn remove_file(
+        &mut self,
+        limits: &Limits,
+        now: Timestamp,
+        name: &str,
+    ) -> Result<MemberFile, StoreError> {
         let pos = self
             .files
             .iter()
             .position(|f| f.name == name)
             .ok_or_else(StoreError::not_found)?;
         let old = self.files.remove(pos);
-        self.record_activity(now, name, DirAction::Delete, old.size);
+        self.record_activity(limits, now, name, DirAction::Delete, old.size);
         Ok(old)
     }
 
@@ -303,19 +320,20 @@ impl DirRecord {
     /// and any write to another dir, may evict as usual.
     pub fn room_for(
         &self,
+        limits: &Limits,
         retain: RetainAuth,
         size_after: u64,
-        show_dir_bytes_max: u64,
     ) -> Result<Room, StoreError> {
         if !self.open || retain == RetainAuth::Valid {
             return Ok(Room::MayEvict);
         }
+        let show_dir_bytes_max = limits.show_dir_bytes_max;
         if size_after > show_dir_bytes_max {
             return Err(StoreError::PoolFull {
                 message: format!(
                     "this show-dir is full: it holds at most {show_dir_bytes_max} bytes from writers without the retain token; delete some files first"
                 ),
-                retry_after_secs: crate::limits::POOL_FULL_RETRY_AFTER_SECS,
+                retry_after_secs: limits.pool_full_retry_after_secs,
             });
         }
         Ok(Room::FreeOnly)
@@ -332,6 +350,8 @@ impl DirRecord {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    const L: Limits = Limits::DEFAULT;
 
     fn dir(now: Timestamp) -> DirRecord {
         DirRecord {
@@ -401,13 +421,13 @@ mod tests {
 
     #[test]
     fn member_names() {
-        assert!(validate_member_names(["a", "b"]).is_ok());
-        assert!(validate_member_names(["a", "a"]).is_err());
-        assert!(validate_member_names(["a", "../b"]).is_err());
-        let many: Vec<String> = (0..=FILES_PER_CONTAINER_MAX)
+        assert!(validate_member_names(&L, ["a", "b"]).is_ok());
+        assert!(validate_member_names(&L, ["a", "a"]).is_err());
+        assert!(validate_member_names(&L, ["a", "../b"]).is_err());
+        let many: Vec<String> = (0..=L.files_per_container_max)
             .map(|i| format!("f{i}"))
             .collect();
-        assert!(validate_member_names(many.iter().map(String::as_str)).is_err());
+        assert!(validate_member_names(&L, many.iter().map(String::as_str)).is_err());
     }
 
     #[test]
@@ -415,8 +435,8 @@ mod tests {
         let t0 = Timestamp::from_secs(100);
         let t1 = Timestamp::from_secs(200);
         let mut d = dir(t0);
-        assert!(d.upsert_file(t0, file("a", 1, t0)).unwrap().is_none());
-        let old = d.upsert_file(t1, file("a", 2, t1)).unwrap().unwrap();
+        assert!(d.upsert_file(&L, t0, file("a", 1, t0)).unwrap().is_none());
+        let old = d.upsert_file(&L, t1, file("a", 2, t1)).unwrap().unwrap();
         assert_eq!(old.size, 1);
         assert_eq!(d.files.len(), 1);
         assert_eq!(d.files[0].created_at, t0);
@@ -424,9 +444,9 @@ mod tests {
         assert_eq!(d.history[0].action, DirAction::Replace);
         assert_eq!(d.history[1].action, DirAction::Add);
         assert_eq!(d.updated_at, t1);
-        assert!(d.upsert_file(t1, file("history", 1, t1)).is_err());
-        assert!(d.remove_file(t1, "missing").is_err());
-        assert_eq!(d.remove_file(t1, "a").unwrap().size, 2);
+        assert!(d.upsert_file(&L, t1, file("history", 1, t1)).is_err());
+        assert!(d.remove_file(&L, t1, "missing").is_err());
+        assert_eq!(d.remove_file(&L, t1, "a").unwrap().size, 2);
         assert_eq!(d.history[0].action, DirAction::Delete);
     }
 
@@ -444,12 +464,12 @@ mod tests {
                 if !d.is_live(now) { break; }
                 let name = format!("f{name}");
                 match which {
-                    0 | 1 => { d.upsert_file(now, file(&name, dt, now)).unwrap(); }
-                    _ => { let _ = d.remove_file(now, &name); }
+                    0 | 1 => { d.upsert_file(&L, now, file(&name, dt, now)).unwrap(); }
+                    _ => { let _ = d.remove_file(&L, now, &name); }
                 }
-                prop_assert!(d.history.len() <= HISTORY_LIMIT);
+                prop_assert!(d.history.len() <= L.history_limit);
                 prop_assert!(d.history.windows(2).all(|w| w[0].ts >= w[1].ts));
-                prop_assert!(d.lifetime.expires_at().unwrap() <= now.plus_secs(crate::limits::DIR_SLIDING_CAP_SECS));
+                prop_assert!(d.lifetime.expires_at().unwrap() <= now.plus_secs(L.dir_sliding_cap_secs));
                 if d.history.first().is_some_and(|h| h.ts == now) {
                     prop_assert_eq!(d.updated_at, now);
                 }

@@ -7,6 +7,7 @@
 //! map, `/help/errors` and every JSON error body come from the same place
 //! ([`ErrorCode`]).
 
+use crate::limits::{binary_size, Limits};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -172,8 +173,8 @@ pub enum ErrorCode {
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq)]
 pub struct ErrorInfo {
     pub http: u16,
-    pub meaning: &'static str,
-    pub retry: &'static str,
+    pub meaning: String,
+    pub retry: String,
 }
 
 impl ErrorCode {
@@ -246,7 +247,11 @@ impl ErrorCode {
         )
     }
 
-    pub fn info(self) -> ErrorInfo {
+    /// What the code means and whether to retry, with the numbers of
+    /// `limits` (the sizes in the binary units they are enforced in).
+    pub fn info(self, limits: &Limits) -> ErrorInfo {
+        let too_large;
+        let pool_full;
         let (meaning, retry) = match self {
             Self::BadRequest => (
                 "invalid input (name, flags, combinations)",
@@ -268,19 +273,26 @@ impl ErrorCode {
                 "no Content-Length on a bodied request",
                 "send Content-Length, then retry",
             ),
-            Self::TooLarge => (
-                "file over 5 MB (pics: 30 MB)",
-                "do not retry unchanged",
-            ),
+            Self::TooLarge => {
+                too_large = format!(
+                    "file over {} (pics: {})",
+                    binary_size(limits.file_bytes_max),
+                    binary_size(limits.pics_upload_bytes_max)
+                );
+                (too_large.as_str(), "do not retry unchanged")
+            }
             Self::RateLimited => (
                 "more than the allowed requests per minute per IP, more than a client's share of connections or requests in flight, or a full queue (image jobs, uploads in flight)",
                 "wait for the Retry-After header (seconds) and the retry_after body field, then retry unchanged",
             ),
             Self::Unsupported => ("method or encoding not supported", "do not retry"),
-            Self::PoolFull => (
-                "pool exhausted",
-                "wait; Retry-After is 300 s; an admin must delete or wait for expiry",
-            ),
+            Self::PoolFull => {
+                pool_full = format!(
+                    "wait; Retry-After is {} s; an admin must delete or wait for expiry",
+                    limits.pool_full_retry_after_secs
+                );
+                ("pool exhausted", pool_full.as_str())
+            }
             Self::UriTooLong => (
                 "request target (path and query) longer than the server reads",
                 "shorten it; do not retry unchanged",
@@ -308,8 +320,8 @@ impl ErrorCode {
         };
         ErrorInfo {
             http: self.http_status(),
-            meaning,
-            retry,
+            meaning: meaning.to_string(),
+            retry: retry.to_string(),
         }
     }
 }

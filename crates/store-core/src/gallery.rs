@@ -13,7 +13,7 @@ use sha2::Sha256;
 
 use crate::error::StoreError;
 use crate::lifetime::Lifetime;
-use crate::limits;
+use crate::limits::Limits;
 use crate::record::{BlobId, Thumbs};
 use crate::time::Timestamp;
 
@@ -61,10 +61,15 @@ pub struct Comment {
     pub likes: BTreeSet<String>,
 }
 
-/// Checks and normalises a comment: name at most 40 characters (blank
-/// means "Gast"), text 1 to 500 characters; both trimmed, no control
-/// characters but newlines in the text.
-pub fn validate_comment(name: Option<&str>, text: &str) -> Result<(String, String), StoreError> {
+/// Checks and normalises a comment: name at most `comment_name_chars_max`
+/// characters (blank means "Gast"), text 1 to `comment_text_chars_max`
+/// characters (SPEC.md: 40 and 500); both trimmed, no control characters
+/// but newlines in the text.
+pub fn validate_comment(
+    limits: &Limits,
+    name: Option<&str>,
+    text: &str,
+) -> Result<(String, String), StoreError> {
     let name = name
         .map(str::trim)
         .filter(|n| !n.is_empty())
@@ -73,22 +78,22 @@ pub fn validate_comment(name: Option<&str>, text: &str) -> Result<(String, Strin
     // character, whatever the client.
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     let text = text.trim();
-    if name.chars().count() > limits::COMMENT_NAME_CHARS_MAX || name.chars().any(char::is_control) {
+    if name.chars().count() > limits.comment_name_chars_max || name.chars().any(char::is_control) {
         return Err(StoreError::bad_request(format!(
             "the name must be at most {} characters, without control characters",
-            limits::COMMENT_NAME_CHARS_MAX
+            limits.comment_name_chars_max
         )));
     }
     let len = text.chars().count();
     if len == 0
-        || len > limits::COMMENT_TEXT_CHARS_MAX
+        || len > limits.comment_text_chars_max
         || text
             .chars()
             .any(|c| c.is_control() && c != '\n' && c != '\t')
     {
         return Err(StoreError::bad_request(format!(
             "the text must be 1 to {} characters",
-            limits::COMMENT_TEXT_CHARS_MAX
+            limits.comment_text_chars_max
         )));
     }
     Ok((name.to_string(), text.to_string()))
@@ -119,26 +124,26 @@ pub struct GalleryRecord {
 
 impl GalleryRecord {
     /// An upload keeps the gallery for at least the images' lifetime.
-    pub fn extend_for_upload(&mut self, now: Timestamp) {
-        let until = now.plus_secs(limits::PICS_LIFETIME_SECS);
+    pub fn extend_for_upload(&mut self, limits: &Limits, now: Timestamp) {
+        let until = now.plus_secs(limits.pics_lifetime_secs);
         if let Lifetime::Fixed { expires_at } = &mut self.lifetime {
             *expires_at = (*expires_at).max(until);
         }
         self.updated_at = now;
     }
 
-    /// Adds a comment after the cooldown and size checks; the oldest goes
-    /// when the gallery already holds `max` comments.
+    /// Adds a comment after the cooldown (`comment_cooldown_secs`) and
+    /// size checks; the oldest goes when the gallery already holds
+    /// `comments_per_gallery_max` comments.
     pub fn add_comment(
         &mut self,
+        limits: &Limits,
         now: Timestamp,
         visitor: &str,
-        id: String,
-        name: String,
-        text: String,
-        max: usize,
+        (id, name, text): (String, String, String),
     ) -> Result<&Comment, StoreError> {
-        let cooldown = limits::COMMENT_COOLDOWN_SECS;
+        let cooldown = limits.comment_cooldown_secs;
+        let max = limits.comments_per_gallery_max;
         if let Some(last) = self.last_comment.get(visitor) {
             let ready = last.plus_secs(cooldown);
             if now < ready {
@@ -230,7 +235,7 @@ mod tests {
             name: None,
             created_at: Timestamp::EPOCH,
             updated_at: Timestamp::EPOCH,
-            lifetime: Lifetime::fixed(Timestamp::EPOCH, limits::PICS_LIFETIME_SECS),
+            lifetime: Lifetime::fixed(Timestamp::EPOCH, Limits::DEFAULT.pics_lifetime_secs),
             listed: false,
             token_hash: String::new(),
             fingerprint_key: "k".into(),
@@ -266,64 +271,92 @@ mod tests {
     }
 
     #[test]
-    fn comments_have_limits_and_a_cooldown() {
+    fn comments_have_limits() {
         assert_eq!(
-            validate_comment(None, " hi ").unwrap(),
+            validate_comment(&Limits::DEFAULT, None, " hi ").unwrap(),
             ("Gast".into(), "hi".into())
         );
-        assert_eq!(validate_comment(Some("  "), "x").unwrap().0, "Gast");
-        assert!(validate_comment(Some(&"n".repeat(41)), "x").is_err());
+        assert_eq!(
+            validate_comment(&Limits::DEFAULT, Some("  "), "x")
+                .unwrap()
+                .0,
+            "Gast"
+        );
+        assert!(validate_comment(&Limits::DEFAULT, Some(&"n".repeat(41)), "x").is_err());
         assert!(
-            validate_comment(Some(&"ü".repeat(40)), "x").is_ok(),
+            validate_comment(&Limits::DEFAULT, Some(&"ü".repeat(40)), "x").is_ok(),
             "characters, not bytes"
         );
-        assert!(validate_comment(None, &"ä".repeat(500)).is_ok());
-        assert!(validate_comment(None, &"ä".repeat(501)).is_err());
-        assert!(validate_comment(None, "").is_err());
-        assert!(validate_comment(None, "a\u{0}b").is_err());
+        assert!(validate_comment(&Limits::DEFAULT, None, &"ä".repeat(500)).is_ok());
+        assert!(validate_comment(&Limits::DEFAULT, None, &"ä".repeat(501)).is_err());
+        assert!(validate_comment(&Limits::DEFAULT, None, "").is_err());
+        assert!(validate_comment(&Limits::DEFAULT, None, "a\u{0}b").is_err());
         assert_eq!(
-            validate_comment(None, "line one\r\nline two").unwrap().1,
+            validate_comment(&Limits::DEFAULT, None, "line one\r\nline two")
+                .unwrap()
+                .1,
             "line one\nline two"
         );
         assert!(
-            validate_comment(None, &"a\r\n".repeat(166)).is_ok(),
+            validate_comment(&Limits::DEFAULT, None, &"a\r\n".repeat(166)).is_ok(),
             "CRLF counts as one character"
         );
+    }
+
+    /// A comment as `add_comment` takes it.
+    fn comment(id: &str) -> (String, String, String) {
+        (id.into(), "n".into(), "t".into())
+    }
+
+    #[test]
+    fn comments_wait_for_the_cooldown_and_the_oldest_goes_past_the_cap() {
+        let limits = Limits {
+            comments_per_gallery_max: 3,
+            ..Limits::DEFAULT
+        };
         let mut g = gallery();
         let t0 = Timestamp::from_secs(100);
-        g.add_comment(t0, "v", "c1".into(), "n".into(), "t".into(), 3)
-            .unwrap();
+        g.add_comment(&limits, t0, "v", comment("c1")).unwrap();
         let err = g
-            .add_comment(t0.plus_secs(5), "v", "c2".into(), "n".into(), "t".into(), 3)
+            .add_comment(&limits, t0.plus_secs(5), "v", comment("c2"))
             .unwrap_err();
         assert_eq!(
             err,
             StoreError::RateLimited {
-                retry_after_secs: 15
+                retry_after_secs: limits.comment_cooldown_secs - 5
             }
         );
-        g.add_comment(t0.plus_secs(5), "w", "c2".into(), "n".into(), "t".into(), 3)
+        g.add_comment(&limits, t0.plus_secs(5), "w", comment("c2"))
             .unwrap();
-        g.add_comment(
-            t0.plus_secs(20),
-            "v",
-            "c3".into(),
-            "n".into(),
-            "t".into(),
-            3,
-        )
-        .unwrap();
-        g.add_comment(
-            t0.plus_secs(60),
-            "v",
-            "c4".into(),
-            "n".into(),
-            "t".into(),
-            3,
-        )
-        .unwrap();
+        let after_cooldown = t0.plus_secs(limits.comment_cooldown_secs);
+        g.add_comment(&limits, after_cooldown, "v", comment("c3"))
+            .unwrap();
+        g.add_comment(&limits, t0.plus_secs(60), "v", comment("c4"))
+            .unwrap();
         let ids: Vec<_> = g.comments.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["c2", "c3", "c4"], "the oldest goes past the cap");
+    }
+
+    #[test]
+    fn the_configured_cooldown_is_the_one_enforced() {
+        let limits = Limits {
+            comment_cooldown_secs: 77,
+            ..Limits::DEFAULT
+        };
+        let mut g = gallery();
+        let t0 = Timestamp::from_secs(100);
+        g.add_comment(&limits, t0, "v", comment("c1")).unwrap();
+        let err = g
+            .add_comment(&limits, t0.plus_secs(76), "v", comment("c2"))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            StoreError::RateLimited {
+                retry_after_secs: 1
+            }
+        );
+        g.add_comment(&limits, t0.plus_secs(77), "v", comment("c2"))
+            .unwrap();
     }
 
     #[test]
@@ -375,10 +408,10 @@ mod tests {
     fn uploads_extend_the_gallery() {
         let mut g = gallery();
         let later = Timestamp::from_secs(86_400 * 10);
-        g.extend_for_upload(later);
+        g.extend_for_upload(&Limits::DEFAULT, later);
         assert_eq!(
             g.lifetime.expires_at(),
-            Some(later.plus_secs(limits::PICS_LIFETIME_SECS))
+            Some(later.plus_secs(Limits::DEFAULT.pics_lifetime_secs))
         );
     }
 }

@@ -1,11 +1,12 @@
 //! Import rules that need no network: where an imported file's name comes
 //! from, and the tiny redirect document of `link=1`.
 
-use crate::names::validate_file_name;
+use crate::names::file_name_shape_problem;
 
 /// The file name of a Content-Disposition header: `filename*` (RFC 5987,
 /// UTF-8) wins over `filename`. Path components are dropped and the result
-/// must be a valid file name.
+/// must have a file name's shape; its length is the storer's to check
+/// against the limits.
 pub fn name_from_content_disposition(header: &str) -> Option<String> {
     let mut plain = None;
     let mut extended = None;
@@ -29,7 +30,8 @@ pub fn name_from_content_disposition(header: &str) -> Option<String> {
     extended.or(plain).and_then(|n| last_component(&n))
 }
 
-/// The last segment of a URL path, percent-decoded, if it is a valid name.
+/// The last segment of a URL path, percent-decoded, if it has a file name's
+/// shape (the length is the storer's to check).
 pub fn name_from_url_path(path: &str) -> Option<String> {
     let seg = path.rsplit('/').next()?;
     last_component(&percent_decode(seg)?)
@@ -64,7 +66,9 @@ pub fn validate_link_url(url: &str) -> Result<(), crate::StoreError> {
 
 fn last_component(name: &str) -> Option<String> {
     let name = name.rsplit(['/', '\\']).next()?.trim();
-    validate_file_name(name).ok().map(|()| name.to_string())
+    file_name_shape_problem(name)
+        .is_none()
+        .then(|| name.to_string())
 }
 
 fn percent_decode(s: &str) -> Option<String> {

@@ -3,7 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::limits::DIR_SLIDING_CAP_SECS;
 use crate::time::Timestamp;
 
 /// How long an object lives.
@@ -55,15 +54,15 @@ impl Lifetime {
     }
 
     /// Activity on a dir: `expires_at` moves forward by the dir's ttl, but
-    /// never past 30 days from now. Fixed and indefinite lifetimes ignore
-    /// activity.
-    pub fn slide(&mut self, now: Timestamp) {
+    /// never past `cap_secs` from now (`Limits::dir_sliding_cap_secs`, 30
+    /// days by default). Fixed and indefinite lifetimes ignore activity.
+    pub fn slide(&mut self, now: Timestamp, cap_secs: u64) {
         if let Self::Sliding {
             expires_at,
             max_age_secs,
         } = self
         {
-            let cap = now.plus_secs(DIR_SLIDING_CAP_SECS);
+            let cap = now.plus_secs(cap_secs);
             let base = (*expires_at).max(now);
             *expires_at = base.plus_secs(*max_age_secs).min(cap);
         }
@@ -84,6 +83,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    const CAP_SECS: u64 = crate::Limits::DEFAULT.dir_sliding_cap_secs;
+
     #[test]
     fn live_until_expiry_exclusive() {
         let t0 = Timestamp::from_secs(1000);
@@ -99,12 +100,12 @@ mod tests {
         let t0 = Timestamp::from_secs(0);
         let day = 86_400;
         let mut l = Lifetime::sliding(t0, 14 * day);
-        l.slide(t0);
+        l.slide(t0, CAP_SECS);
         assert_eq!(l.expires_at(), Some(t0.plus_secs(28 * day)));
-        l.slide(t0);
+        l.slide(t0, CAP_SECS);
         assert_eq!(l.expires_at(), Some(t0.plus_secs(30 * day)));
         let mut f = Lifetime::fixed(t0, 10);
-        f.slide(t0);
+        f.slide(t0, CAP_SECS);
         assert_eq!(f.expires_at(), Some(t0.plus_secs(10)));
     }
 
@@ -120,11 +121,11 @@ mod tests {
                 let before = l.expires_at().unwrap();
                 now = now.plus_secs(dt);
                 if !l.is_live(now) { break; }
-                l.slide(now);
+                l.slide(now, CAP_SECS);
                 let after = l.expires_at().unwrap();
                 prop_assert!(after >= before);
-                prop_assert!(after <= now.plus_secs(DIR_SLIDING_CAP_SECS));
-                prop_assert!(after >= now.plus_secs(max_age.min(DIR_SLIDING_CAP_SECS)));
+                prop_assert!(after <= now.plus_secs(CAP_SECS));
+                prop_assert!(after >= now.plus_secs(max_age.min(CAP_SECS)));
             }
         }
     }

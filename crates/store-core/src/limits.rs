@@ -1,83 +1,89 @@
-//! Every limit of SPEC.md "Limits" and CONTRACT.md, as a named constant.
+//! Every limit of SPEC.md "Limits" and CONTRACT.md, in one value:
+//! [`Limits`].
+//!
+//! The rules read their numbers from the `Limits` they are given, never
+//! from a constant, so that a configured value is the one enforced and the
+//! one every text shows (`/api`'s `limits` object, the help topics, the
+//! error messages). The constants below are private: they only name
+//! [`Limits::DEFAULT`]'s values, which are SPEC.md's.
 //!
 //! Units come last in every name (`_bytes`, `_secs`, `_max`), as in
 //! TigerBeetle's style, so that a reader never has to guess whether a number
-//! is seconds or milliseconds. The few limits an operator may change are
-//! gathered in [`Limits`], whose defaults are these constants and which
-//! `/api` publishes as its `limits` object.
+//! is seconds or milliseconds.
 
 use serde::Serialize;
 
 /// Largest single file, bundle member or dir file (SPEC: 5242880 bytes, 413).
-pub const FILE_BYTES_MAX: u64 = 5_242_880;
+const FILE_BYTES_MAX: u64 = 5_242_880;
 /// Largest document the import fetcher stores (SPEC: 5 MB).
-pub const IMPORT_BYTES_MAX: u64 = 5_242_880;
+const IMPORT_BYTES_MAX: u64 = 5_242_880;
 /// Default lifetime of a single file (SPEC: 14400 s, 4h).
-pub const FILE_TTL_DEFAULT_SECS: u64 = 14_400;
+const FILE_TTL_DEFAULT_SECS: u64 = 14_400;
 /// Lower bound of a single file's `ttl` clamp (4h).
-pub const FILE_TTL_MIN_SECS: u64 = 14_400;
+const FILE_TTL_MIN_SECS: u64 = 14_400;
 /// Upper bound of a single file's `ttl` clamp (14d).
-pub const FILE_TTL_MAX_SECS: u64 = 1_209_600;
+const FILE_TTL_MAX_SECS: u64 = 1_209_600;
 /// Lower bound of a dir's sliding lifetime.
-pub const DIR_TTL_MIN_SECS: u64 = 14_400;
+const DIR_TTL_MIN_SECS: u64 = 14_400;
 /// Default sliding lifetime of a dir (7d).
-pub const DIR_TTL_DEFAULT_SECS: u64 = 604_800;
+const DIR_TTL_DEFAULT_SECS: u64 = 604_800;
 /// Upper bound of a dir's sliding lifetime (14d).
-pub const DIR_TTL_MAX_SECS: u64 = 1_209_600;
+const DIR_TTL_MAX_SECS: u64 = 1_209_600;
 /// A dir's `expires_at` never slides further than this from now (30 days).
-pub const DIR_SLIDING_CAP_SECS: u64 = 2_592_000;
+const DIR_SLIDING_CAP_SECS: u64 = 2_592_000;
 /// Default size of the store pool (100 MiB).
-pub const POOL_BYTES_DEFAULT: u64 = 104_857_600;
+const POOL_BYTES_DEFAULT: u64 = 104_857_600;
 /// Default requests per minute per client IP.
-pub const RATE_LIMIT_PER_MIN_DEFAULT: u32 = 100;
+const RATE_LIMIT_PER_MIN_DEFAULT: u32 = 100;
 /// Tags on one file or dir.
-pub const TAGS_PER_OBJECT_MAX: usize = 5;
+const TAGS_PER_OBJECT_MAX: usize = 5;
 /// Shortest tag, in characters.
-pub const TAG_CHARS_MIN: usize = 1;
+const TAG_CHARS_MIN: usize = 1;
 /// Longest tag, in characters.
-pub const TAG_CHARS_MAX: usize = 24;
+const TAG_CHARS_MAX: usize = 24;
 /// Shortest memorable name (share, dir and gallery names).
-pub const NAME_CHARS_MIN: usize = 5;
+const NAME_CHARS_MIN: usize = 5;
 /// Longest memorable name.
-pub const NAME_CHARS_MAX: usize = 32;
+const NAME_CHARS_MAX: usize = 32;
 /// Longest file name, in bytes (what common file systems accept).
-pub const FILE_NAME_BYTES_MAX: usize = 255;
+const FILE_NAME_BYTES_MAX: usize = 255;
 /// Largest pics upload (SPEC: 30 MB).
-pub const PICS_UPLOAD_BYTES_MAX: u64 = 31_457_280;
+const PICS_UPLOAD_BYTES_MAX: u64 = 31_457_280;
 /// Largest pics import (SPEC: 30 MB).
-pub const PICS_IMPORT_BYTES_MAX: u64 = 31_457_280;
+const PICS_IMPORT_BYTES_MAX: u64 = 31_457_280;
 /// Default size of the shared pics pool (20 GiB); it never evicts.
-pub const PICS_POOL_BYTES_DEFAULT: u64 = 21_474_836_480;
+const PICS_POOL_BYTES_DEFAULT: u64 = 21_474_836_480;
 /// Lifetime of a gallery image (90 days).
-pub const PICS_LIFETIME_SECS: u64 = 7_776_000;
+const PICS_LIFETIME_SECS: u64 = 7_776_000;
 /// Longer side of a downscaled image.
-pub const PICS_DOWNSCALE_PX: u32 = 2048;
+const PICS_DOWNSCALE_PX: u32 = 2048;
 /// The downscale quality ladder steps down while the result exceeds this.
-pub const PICS_TARGET_BYTES: u64 = 1_048_576;
+const PICS_TARGET_BYTES: u64 = 1_048_576;
 /// Longest comment author name, in characters.
-pub const COMMENT_NAME_CHARS_MAX: usize = 40;
+const COMMENT_NAME_CHARS_MAX: usize = 40;
 /// Longest comment text, in characters.
-pub const COMMENT_TEXT_CHARS_MAX: usize = 500;
+const COMMENT_TEXT_CHARS_MAX: usize = 500;
 /// Seconds a visitor waits between two comments on one gallery.
-pub const COMMENT_COOLDOWN_SECS: u64 = 20;
+const COMMENT_COOLDOWN_SECS: u64 = 20;
 /// Default number of comments a gallery keeps.
-pub const COMMENTS_PER_GALLERY_DEFAULT: usize = 500;
+const COMMENTS_PER_GALLERY_DEFAULT: usize = 500;
 /// `Retry-After` of a 507 pool_full answer.
-pub const POOL_FULL_RETRY_AFTER_SECS: u64 = 300;
+const POOL_FULL_RETRY_AFTER_SECS: u64 = 300;
 /// Bytes anonymous writers may put into one show-dir: a tenth of the
 /// default pool. Show-dirs are never evicted and anyone may write to them,
 /// so without a bound public writers could take the pool from everyone
 /// (issue 19, docs/DECISIONS.md).
-pub const SHOW_DIR_BYTES_DEFAULT: u64 = POOL_BYTES_DEFAULT / 10;
+const SHOW_DIR_BYTES_DEFAULT: u64 = POOL_BYTES_DEFAULT / 10;
 /// Entries kept in a dir's history (CONTRACT: 200).
-pub const HISTORY_LIMIT: usize = 200;
+const HISTORY_LIMIT: usize = 200;
 /// Files in one dir or bundle (CONTRACT: 1000).
-pub const FILES_PER_CONTAINER_MAX: usize = 1000;
+const FILES_PER_CONTAINER_MAX: usize = 1000;
 /// Objects one browse answer lists, so that a listing stays bounded.
-pub const BROWSE_RESULTS_MAX: usize = 500;
+const BROWSE_RESULTS_MAX: usize = 500;
 
-/// The limits as one value: the defaults above, with the few an operator may
-/// configure (pool sizes, rate) overridable. `/api` serialises it whole.
+/// The limits as one value: the defaults above, any of which an embedder
+/// may change and some of which the binary's configuration sets (pool
+/// sizes, rate, show-dir bytes). `/api` serialises it whole.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Limits {
     pub file_bytes_max: u64,
@@ -115,41 +121,62 @@ pub struct Limits {
     pub show_dir_bytes_max: u64,
 }
 
+impl Limits {
+    /// SPEC.md's and CONTRACT.md's values; `const`, so that tests and
+    /// embedders can name it where `Default::default()` cannot be called.
+    pub const DEFAULT: Self = Self {
+        file_bytes_max: FILE_BYTES_MAX,
+        import_bytes_max: IMPORT_BYTES_MAX,
+        file_ttl_default_secs: FILE_TTL_DEFAULT_SECS,
+        file_ttl_min_secs: FILE_TTL_MIN_SECS,
+        file_ttl_max_secs: FILE_TTL_MAX_SECS,
+        dir_ttl_min_secs: DIR_TTL_MIN_SECS,
+        dir_ttl_default_secs: DIR_TTL_DEFAULT_SECS,
+        dir_ttl_max_secs: DIR_TTL_MAX_SECS,
+        dir_sliding_cap_secs: DIR_SLIDING_CAP_SECS,
+        pool_bytes: POOL_BYTES_DEFAULT,
+        rate_limit_per_min: RATE_LIMIT_PER_MIN_DEFAULT,
+        tags_per_object_max: TAGS_PER_OBJECT_MAX,
+        tag_chars_min: TAG_CHARS_MIN,
+        tag_chars_max: TAG_CHARS_MAX,
+        name_chars_min: NAME_CHARS_MIN,
+        name_chars_max: NAME_CHARS_MAX,
+        file_name_bytes_max: FILE_NAME_BYTES_MAX,
+        pics_upload_bytes_max: PICS_UPLOAD_BYTES_MAX,
+        pics_import_bytes_max: PICS_IMPORT_BYTES_MAX,
+        pics_pool_bytes: PICS_POOL_BYTES_DEFAULT,
+        pics_lifetime_secs: PICS_LIFETIME_SECS,
+        pics_downscale_px: PICS_DOWNSCALE_PX,
+        pics_target_bytes: PICS_TARGET_BYTES,
+        comment_name_chars_max: COMMENT_NAME_CHARS_MAX,
+        comment_text_chars_max: COMMENT_TEXT_CHARS_MAX,
+        comment_cooldown_secs: COMMENT_COOLDOWN_SECS,
+        comments_per_gallery_max: COMMENTS_PER_GALLERY_DEFAULT,
+        pool_full_retry_after_secs: POOL_FULL_RETRY_AFTER_SECS,
+        history_limit: HISTORY_LIMIT,
+        files_per_container_max: FILES_PER_CONTAINER_MAX,
+        browse_results_max: BROWSE_RESULTS_MAX,
+        show_dir_bytes_max: SHOW_DIR_BYTES_DEFAULT,
+    };
+}
+
 impl Default for Limits {
     fn default() -> Self {
-        Self {
-            file_bytes_max: FILE_BYTES_MAX,
-            import_bytes_max: IMPORT_BYTES_MAX,
-            file_ttl_default_secs: FILE_TTL_DEFAULT_SECS,
-            file_ttl_min_secs: FILE_TTL_MIN_SECS,
-            file_ttl_max_secs: FILE_TTL_MAX_SECS,
-            dir_ttl_min_secs: DIR_TTL_MIN_SECS,
-            dir_ttl_default_secs: DIR_TTL_DEFAULT_SECS,
-            dir_ttl_max_secs: DIR_TTL_MAX_SECS,
-            dir_sliding_cap_secs: DIR_SLIDING_CAP_SECS,
-            pool_bytes: POOL_BYTES_DEFAULT,
-            rate_limit_per_min: RATE_LIMIT_PER_MIN_DEFAULT,
-            tags_per_object_max: TAGS_PER_OBJECT_MAX,
-            tag_chars_min: TAG_CHARS_MIN,
-            tag_chars_max: TAG_CHARS_MAX,
-            name_chars_min: NAME_CHARS_MIN,
-            name_chars_max: NAME_CHARS_MAX,
-            file_name_bytes_max: FILE_NAME_BYTES_MAX,
-            pics_upload_bytes_max: PICS_UPLOAD_BYTES_MAX,
-            pics_import_bytes_max: PICS_IMPORT_BYTES_MAX,
-            pics_pool_bytes: PICS_POOL_BYTES_DEFAULT,
-            pics_lifetime_secs: PICS_LIFETIME_SECS,
-            pics_downscale_px: PICS_DOWNSCALE_PX,
-            pics_target_bytes: PICS_TARGET_BYTES,
-            comment_name_chars_max: COMMENT_NAME_CHARS_MAX,
-            comment_text_chars_max: COMMENT_TEXT_CHARS_MAX,
-            comment_cooldown_secs: COMMENT_COOLDOWN_SECS,
-            comments_per_gallery_max: COMMENTS_PER_GALLERY_DEFAULT,
-            pool_full_retry_after_secs: POOL_FULL_RETRY_AFTER_SECS,
-            history_limit: HISTORY_LIMIT,
-            files_per_container_max: FILES_PER_CONTAINER_MAX,
-            browse_results_max: BROWSE_RESULTS_MAX,
-            show_dir_bytes_max: SHOW_DIR_BYTES_DEFAULT,
+        Self::DEFAULT
+    }
+}
+
+/// `5 MiB`, `1.2 KiB`, `512 B`: a size in binary units, as SPEC.md's
+/// limits are (its "5 MB" is 5242880 bytes), one decimal unless it is
+/// zero.
+pub fn binary_size(n: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (unit, size) in UNITS {
+        if n >= size {
+            let shown = format!("{:.1}", n as f64 / size as f64);
+            let shown = shown.strip_suffix(".0").unwrap_or(&shown);
+            return format!("{shown} {unit}");
         }
     }
+    format!("{n} B")
 }

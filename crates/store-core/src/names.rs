@@ -3,7 +3,7 @@
 use unicode_normalization::UnicodeNormalization;
 
 use crate::error::StoreError;
-use crate::limits;
+use crate::limits::Limits;
 
 /// Names a memorable name may not take (SPEC.md leaves the list open; this
 /// is the decision, recorded in docs/DECISIONS.md). It holds every route word
@@ -35,21 +35,22 @@ pub const RESERVED_NAMES: &[&str] = &[
     "write_for_agents",
 ];
 
-/// Checks a share, dir or gallery name: 5-32 characters of `[a-z0-9-]`, at
-/// least one letter, not reserved.
-pub fn validate_memorable_name(name: &str) -> Result<(), StoreError> {
+/// Checks a share, dir or gallery name: `name_chars_min` to `name_chars_max`
+/// (SPEC.md: 5-32) characters of `[a-z0-9-]`, at least one letter, not
+/// reserved.
+pub fn validate_memorable_name(limits: &Limits, name: &str) -> Result<(), StoreError> {
     let len = name.len();
     let charset_ok = name
         .bytes()
         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    if !(limits::NAME_CHARS_MIN..=limits::NAME_CHARS_MAX).contains(&len)
+    if !(limits.name_chars_min..=limits.name_chars_max).contains(&len)
         || !charset_ok
         || !name.bytes().any(|b| b.is_ascii_lowercase())
     {
         return Err(StoreError::bad_request(format!(
             "invalid name {name:?}: use {}-{} characters of a-z, 0-9 and '-', with at least one letter",
-            limits::NAME_CHARS_MIN,
-            limits::NAME_CHARS_MAX
+            limits.name_chars_min,
+            limits.name_chars_max
         )));
     }
     // Unnamed dirs have 32-hex ids; a name of that shape could capture one
@@ -67,9 +68,10 @@ pub fn validate_memorable_name(name: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Checks one tag: 1-24 characters of lowercase `[a-z0-9-]`.
-pub fn validate_tag(tag: &str) -> Result<(), StoreError> {
-    let ok = (limits::TAG_CHARS_MIN..=limits::TAG_CHARS_MAX).contains(&tag.len())
+/// Checks one tag: `tag_chars_min` to `tag_chars_max` (SPEC.md: 1-24)
+/// characters of lowercase `[a-z0-9-]`.
+pub fn validate_tag(limits: &Limits, tag: &str) -> Result<(), StoreError> {
+    let ok = (limits.tag_chars_min..=limits.tag_chars_max).contains(&tag.len())
         && tag
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
@@ -78,8 +80,7 @@ pub fn validate_tag(tag: &str) -> Result<(), StoreError> {
     } else {
         Err(StoreError::bad_request(format!(
             "invalid tag {tag:?}: use {}-{} characters of lowercase a-z, 0-9 and '-'",
-            limits::TAG_CHARS_MIN,
-            limits::TAG_CHARS_MAX
+            limits.tag_chars_min, limits.tag_chars_max
         )))
     }
 }
@@ -87,12 +88,13 @@ pub fn validate_tag(tag: &str) -> Result<(), StoreError> {
 /// Applies additions and removals to a tag set, keeping first-seen order and
 /// no duplicates, and refuses a result over the per-object maximum.
 pub fn apply_tags(
+    limits: &Limits,
     current: &[String],
     add: &[String],
     remove: &[String],
 ) -> Result<Vec<String>, StoreError> {
     for tag in add.iter().chain(remove) {
-        validate_tag(tag)?;
+        validate_tag(limits, tag)?;
     }
     let mut out: Vec<String> = Vec::with_capacity(current.len() + add.len());
     for tag in current.iter().chain(add) {
@@ -100,23 +102,41 @@ pub fn apply_tags(
             out.push(tag.clone());
         }
     }
-    if out.len() > limits::TAGS_PER_OBJECT_MAX {
+    if out.len() > limits.tags_per_object_max {
         return Err(StoreError::bad_request(format!(
             "too many tags: at most {} per file or dir",
-            limits::TAGS_PER_OBJECT_MAX
+            limits.tags_per_object_max
         )));
     }
     Ok(out)
 }
 
 /// Checks a stored file name: not empty, not `.` or `..`, no `/` or `\`, no
-/// control characters, at most 255 bytes. Such names are safe as a path
-/// segment, as a zip entry and in a Content-Disposition header.
-pub fn validate_file_name(name: &str) -> Result<(), StoreError> {
-    let reason = if name.is_empty() {
+/// control characters, at most `file_name_bytes_max` (SPEC.md: 255) bytes.
+/// Such names are safe as a path segment, as a zip entry and in a
+/// Content-Disposition header.
+pub fn validate_file_name(limits: &Limits, name: &str) -> Result<(), StoreError> {
+    let too_long;
+    let reason = if name.len() > limits.file_name_bytes_max {
+        too_long = format!("is longer than {} bytes", limits.file_name_bytes_max);
+        Some(too_long.as_str())
+    } else {
+        file_name_shape_problem(name)
+    };
+    match reason {
+        Some(why) => Err(StoreError::bad_request(format!(
+            "invalid file name {name:?}: it {why}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// What makes `name` unsafe as a file name whatever its length, if
+/// anything. Names taken from a URL or a header are checked with this
+/// alone; whoever stores them checks the length with the limits.
+pub fn file_name_shape_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
         Some("is empty")
-    } else if name.len() > limits::FILE_NAME_BYTES_MAX {
-        Some("is longer than 255 bytes")
     } else if name.chars().any(char::is_control) {
         Some("contains a control character")
     } else if name.chars().any(is_invisible_format) {
@@ -134,12 +154,6 @@ pub fn validate_file_name(name: &str) -> Result<(), StoreError> {
         } else {
             None
         }
-    };
-    match reason {
-        Some(why) => Err(StoreError::bad_request(format!(
-            "invalid file name {name:?}: it {why}"
-        ))),
-        None => Ok(()),
     }
 }
 
@@ -169,6 +183,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    const L: Limits = Limits::DEFAULT;
+
     #[test]
     fn memorable_names() {
         for ok in [
@@ -177,7 +193,7 @@ mod tests {
             "a1234",
             "abcdefghijklmnopqrstuvwxyz012345",
         ] {
-            assert!(validate_memorable_name(ok).is_ok(), "{ok}");
+            assert!(validate_memorable_name(&L, ok).is_ok(), "{ok}");
         }
         for bad in [
             "",
@@ -192,36 +208,36 @@ mod tests {
             "admin",
             "releases",
         ] {
-            assert!(validate_memorable_name(bad).is_err(), "{bad}");
+            assert!(validate_memorable_name(&L, bad).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn tags() {
-        assert!(validate_tag("rust").is_ok());
-        assert!(validate_tag("a").is_ok());
-        assert!(validate_tag("Rust").is_err());
-        assert!(validate_tag("").is_err());
-        assert!(validate_tag(&"a".repeat(25)).is_err());
+        assert!(validate_tag(&L, "rust").is_ok());
+        assert!(validate_tag(&L, "a").is_ok());
+        assert!(validate_tag(&L, "Rust").is_err());
+        assert!(validate_tag(&L, "").is_err());
+        assert!(validate_tag(&L, &"a".repeat(25)).is_err());
         let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            apply_tags(&t(&["a", "b"]), &t(&["c", "a"]), &t(&["b"])).unwrap(),
+            apply_tags(&L, &t(&["a", "b"]), &t(&["c", "a"]), &t(&["b"])).unwrap(),
             t(&["a", "c"])
         );
-        assert!(apply_tags(&[], &t(&["a", "b", "c", "d", "e", "f"]), &[]).is_err());
+        assert!(apply_tags(&L, &[], &t(&["a", "b", "c", "d", "e", "f"]), &[]).is_err());
         // Removing one makes room for another in the same request.
-        assert!(apply_tags(&t(&["a", "b", "c", "d", "e"]), &t(&["f"]), &t(&["a"])).is_ok());
+        assert!(apply_tags(&L, &t(&["a", "b", "c", "d", "e"]), &t(&["f"]), &t(&["a"])).is_ok());
     }
 
     #[test]
     fn file_names() {
         for ok in ["a.txt", "résumé.pdf", "..hidden", "x y"] {
-            assert!(validate_file_name(ok).is_ok(), "{ok}");
+            assert!(validate_file_name(&L, ok).is_ok(), "{ok}");
         }
         for bad in ["", ".", "..", "a/b", "a\\b", "a\nb", "a\u{7f}"] {
-            assert!(validate_file_name(bad).is_err(), "{bad:?}");
+            assert!(validate_file_name(&L, bad).is_err(), "{bad:?}");
         }
-        assert!(validate_file_name(&"x".repeat(256)).is_err());
+        assert!(validate_file_name(&L, &"x".repeat(256)).is_err());
     }
 
     /// Issue 19: names that display as a path component, or hide what they
@@ -242,7 +258,7 @@ mod tests {
             "\u{FEFF}a",
             "a\u{2066}b",
         ] {
-            assert!(validate_file_name(bad).is_err(), "{bad:?}");
+            assert!(validate_file_name(&L, bad).is_err(), "{bad:?}");
         }
         // Other non-ASCII names keep working, compatibility forms included.
         for ok in [
@@ -251,14 +267,14 @@ mod tests {
             "x\u{FF0E}txt",
             "ｆｕｌｌ.txt",
         ] {
-            assert!(validate_file_name(ok).is_ok(), "{ok:?}");
+            assert!(validate_file_name(&L, ok).is_ok(), "{ok:?}");
         }
     }
 
     proptest! {
         #[test]
         fn valid_names_are_url_and_path_safe(name in "[a-z0-9-]{5,32}") {
-            if validate_memorable_name(&name).is_ok() {
+            if validate_memorable_name(&L, &name).is_ok() {
                 prop_assert!(name.bytes().any(|b| b.is_ascii_lowercase()));
                 prop_assert!(!RESERVED_NAMES.contains(&name.as_str()));
             }
@@ -270,9 +286,9 @@ mod tests {
             add in prop::collection::vec("[a-z]{1,3}", 0..8),
             rm in prop::collection::vec("[a-z]{1,3}", 0..3),
         ) {
-            let cur = apply_tags(&[], &cur, &[]).unwrap_or_default();
-            if let Ok(out) = apply_tags(&cur, &add, &rm) {
-                prop_assert!(out.len() <= limits::TAGS_PER_OBJECT_MAX);
+            let cur = apply_tags(&L, &[], &cur, &[]).unwrap_or_default();
+            if let Ok(out) = apply_tags(&L, &cur, &add, &rm) {
+                prop_assert!(out.len() <= L.tags_per_object_max);
                 for t in &rm { prop_assert!(!out.contains(t)); }
                 let mut dedup = out.clone(); dedup.sort(); dedup.dedup();
                 prop_assert_eq!(dedup.len(), out.len());

@@ -2,7 +2,7 @@
 //! bare integer means hours. Out-of-range values are clamped, not rejected.
 
 use crate::error::StoreError;
-use crate::limits;
+use crate::limits::Limits;
 
 /// A requested lifetime in seconds, before clamping.
 pub fn parse_ttl(text: &str) -> Result<u64, StoreError> {
@@ -28,18 +28,20 @@ pub fn parse_ttl(text: &str) -> Result<u64, StoreError> {
     Ok(n.saturating_mul(unit_secs))
 }
 
-/// The lifetime of a single file: the default when none was asked for,
-/// otherwise the request clamped to [4h, 14d].
-pub fn file_ttl(requested_secs: Option<u64>) -> u64 {
-    requested_secs.map_or(limits::FILE_TTL_DEFAULT_SECS, |s| {
-        s.clamp(limits::FILE_TTL_MIN_SECS, limits::FILE_TTL_MAX_SECS)
+/// The lifetime of a single file or bundle: the default when none was
+/// asked for, otherwise the request clamped to the configured bounds
+/// (SPEC.md: default 24h, clamped to [4h, 14d]).
+pub fn file_ttl(limits: &Limits, requested_secs: Option<u64>) -> u64 {
+    requested_secs.map_or(limits.file_ttl_default_secs, |s| {
+        s.clamp(limits.file_ttl_min_secs, limits.file_ttl_max_secs)
     })
 }
 
-/// The sliding lifetime of a dir: default 7d, clamped to [4h, 14d].
-pub fn dir_ttl(requested_secs: Option<u64>) -> u64 {
-    requested_secs.map_or(limits::DIR_TTL_DEFAULT_SECS, |s| {
-        s.clamp(limits::DIR_TTL_MIN_SECS, limits::DIR_TTL_MAX_SECS)
+/// The sliding lifetime of a dir: the default when none was asked for,
+/// otherwise clamped to the configured bounds (SPEC.md: 7d, [4h, 14d]).
+pub fn dir_ttl(limits: &Limits, requested_secs: Option<u64>) -> u64 {
+    requested_secs.map_or(limits.dir_ttl_default_secs, |s| {
+        s.clamp(limits.dir_ttl_min_secs, limits.dir_ttl_max_secs)
     })
 }
 
@@ -72,21 +74,42 @@ mod tests {
 
     #[test]
     fn defaults_and_clamps() {
-        assert_eq!(file_ttl(None), 14_400);
-        assert_eq!(file_ttl(Some(3600)), 14_400);
-        assert_eq!(file_ttl(Some(30 * 86_400)), 1_209_600);
-        assert_eq!(dir_ttl(None), 604_800);
-        assert_eq!(dir_ttl(Some(1)), 14_400);
+        let limits = Limits::default();
+        assert_eq!(file_ttl(&limits, None), 14_400);
+        assert_eq!(file_ttl(&limits, Some(3600)), 14_400);
+        assert_eq!(file_ttl(&limits, Some(30 * 86_400)), 1_209_600);
+        assert_eq!(dir_ttl(&limits, None), 604_800);
+        assert_eq!(dir_ttl(&limits, Some(1)), 14_400);
+    }
+
+    #[test]
+    fn configured_bounds_are_the_ones_enforced() {
+        let limits = Limits {
+            file_ttl_min_secs: 60,
+            file_ttl_default_secs: 120,
+            file_ttl_max_secs: 3_600,
+            dir_ttl_min_secs: 600,
+            dir_ttl_default_secs: 700,
+            dir_ttl_max_secs: 800,
+            ..Limits::default()
+        };
+        assert_eq!(file_ttl(&limits, None), 120);
+        assert_eq!(file_ttl(&limits, Some(1)), 60);
+        assert_eq!(file_ttl(&limits, Some(86_400)), 3_600);
+        assert_eq!(dir_ttl(&limits, None), 700);
+        assert_eq!(dir_ttl(&limits, Some(1)), 600);
+        assert_eq!(dir_ttl(&limits, Some(86_400)), 800);
     }
 
     proptest! {
         #[test]
         fn every_parsed_ttl_clamps_into_range(n in 1u64..u64::MAX, unit in prop::sample::select(vec!["h", "d", ""])) {
             let secs = parse_ttl(&format!("{n}{unit}")).unwrap();
-            let ttl = file_ttl(Some(secs));
-            prop_assert!((limits::FILE_TTL_MIN_SECS..=limits::FILE_TTL_MAX_SECS).contains(&ttl));
-            let ttl = dir_ttl(Some(secs));
-            prop_assert!((limits::DIR_TTL_MIN_SECS..=limits::DIR_TTL_MAX_SECS).contains(&ttl));
+            let limits = Limits::default();
+            let ttl = file_ttl(&limits, Some(secs));
+            prop_assert!((limits.file_ttl_min_secs..=limits.file_ttl_max_secs).contains(&ttl));
+            let ttl = dir_ttl(&limits, Some(secs));
+            prop_assert!((limits.dir_ttl_min_secs..=limits.dir_ttl_max_secs).contains(&ttl));
         }
 
         #[test]

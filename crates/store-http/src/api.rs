@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 use store_app::AppConfig;
-use store_core::{limits, ErrorCode};
+use store_core::ErrorCode;
 
 use crate::router::{url_for, RouteId};
 use crate::routes::ROUTES;
@@ -19,7 +19,7 @@ pub fn contract(config: &AppConfig) -> Value {
         .map(|c| {
             (
                 c.as_str().to_string(),
-                serde_json::to_value(c.info()).expect("error info serialises"),
+                serde_json::to_value(c.info(&config.limits)).expect("error info serialises"),
             )
         })
         .collect();
@@ -31,11 +31,11 @@ pub fn contract(config: &AppConfig) -> Value {
         "service": SERVICE_NAME,
         "version": SPEC_VERSION,
         "base_url": config.base_url,
-        "ttl_seconds": limits::FILE_TTL_DEFAULT_SECS,
+        "ttl_seconds": config.limits.file_ttl_default_secs,
         "dir_ttl_seconds": {
-            "min": limits::DIR_TTL_MIN_SECS,
-            "default": limits::DIR_TTL_DEFAULT_SECS,
-            "max": limits::DIR_TTL_MAX_SECS,
+            "min": config.limits.dir_ttl_min_secs,
+            "default": config.limits.dir_ttl_default_secs,
+            "max": config.limits.dir_ttl_max_secs,
         },
         "max_file_bytes": config.limits.file_bytes_max,
         "pool_bytes": config.limits.pool_bytes,

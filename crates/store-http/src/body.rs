@@ -340,11 +340,12 @@ pub struct PartRules<'a> {
     pub file_limit_bytes: u64,
     /// File parts in the body.
     pub files_max: usize,
-    /// Whether file parts name files (a bundle's, a dir's): then every
-    /// name is checked as its part arrives, before its bytes are written,
-    /// from the second file part on (a single file may still be named by
-    /// `name=`, so its part's name is checked only once a second arrives).
-    pub names_checked: bool,
+    /// When file parts name files (a bundle's, a dir's), the limits their
+    /// names are checked against: every name is checked as its part
+    /// arrives, before its bytes are written, from the second file part on
+    /// (a single file may still be named by `name=`, so its part's name is
+    /// checked only once a second arrives).
+    pub names_checked: Option<&'a store_core::Limits>,
     pub gate: Option<Gate<'a>>,
 }
 
@@ -365,7 +366,7 @@ impl PartRules<'_> {
         Self {
             file_limit_bytes,
             files_max,
-            names_checked: false,
+            names_checked: None,
             gate: None,
         }
     }
@@ -383,10 +384,10 @@ impl PartRules<'_> {
         if let Some(gate) = self.gate.take() {
             gate(out.fields.clone()).await?;
         }
-        if self.names_checked && !out.files.is_empty() {
+        if let Some(limits) = self.names_checked.filter(|_| !out.files.is_empty()) {
             let first = out.files.first().and_then(|p| p.name.as_deref());
             for n in [first, name].into_iter().flatten() {
-                store_core::names::validate_file_name(n)?;
+                store_core::names::validate_file_name(limits, n)?;
             }
         }
         Ok(())

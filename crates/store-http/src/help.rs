@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use store_app::AppConfig;
-use store_core::{limits, ErrorCode, Limits};
+use store_core::{ErrorCode, Limits};
 
 use crate::api;
 use crate::router::{url_for, RouteId};
@@ -192,19 +192,7 @@ pub fn duration(secs: u64) -> String {
     }
 }
 
-/// `5 MiB`, `1.2 KiB`, `512 B`: binary units, as SPEC.md's limits are
-/// (5 MB is 5242880 bytes), one decimal unless it is zero.
-pub fn binary_size(n: u64) -> String {
-    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    for (unit, size) in UNITS {
-        if n >= size {
-            let shown = format!("{:.1}", n as f64 / size as f64);
-            let shown = shown.strip_suffix(".0").unwrap_or(&shown);
-            return format!("{shown} {unit}");
-        }
-    }
-    format!("{n} B")
-}
+pub use store_core::limits::binary_size;
 
 /// `5 MiB (5242880 bytes)`: a limit as people read it, and exactly.
 pub fn bytes(n: u64) -> String {
@@ -231,7 +219,7 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
         "limits" => limits_text(l),
         "operations" => operations_text(b),
         "about" => about_text(b),
-        "errors" => errors_text(),
+        "errors" => errors_text(l),
         _ => String::new(),
     }
 }
@@ -504,13 +492,13 @@ pub fn limits_text(l: &Limits) -> String {
 }
 
 /// `/help/errors`: plain text, one paragraph per code.
-pub fn errors_text() -> String {
+pub fn errors_text(limits: &Limits) -> String {
     let mut out = String::from(
         "Every error is JSON: {\"error\": \"<message>\", \"code\": \"<code>\"}, plus \"retry_after\" (seconds) and a Retry-After header on 429, 503 and 507.\n\
 Only 429, 503 and 507 are worth retrying later; 500 is the server's fault; every other code means the request itself must change.\n\n",
     );
     for code in ErrorCode::ALL {
-        let info = code.info();
+        let info = code.info(limits);
         let _ = writeln!(
             out,
             "{http} {code}\n  meaning: {meaning}\n  retry: {retry}\n",
@@ -523,7 +511,7 @@ Only 429, 503 and 507 are worth retrying later; 500 is the server's fault; every
     let _ = writeln!(
         out,
         "429 rate_limited also answers a comment posted within {} s of the same visitor's last one.",
-        limits::COMMENT_COOLDOWN_SECS
+        limits.comment_cooldown_secs
     );
     out
 }
@@ -648,9 +636,9 @@ mod tests {
 
     #[test]
     fn errors_text_lists_every_code() {
-        let text = errors_text();
+        let text = errors_text(&Limits::DEFAULT);
         for code in ErrorCode::ALL {
-            let line = format!("{} {}", code.info().http, code.as_str());
+            let line = format!("{} {}", code.info(&Limits::DEFAULT).http, code.as_str());
             assert!(text.contains(&line), "{line}");
         }
     }

@@ -285,7 +285,7 @@ pub fn bundle(view: &BundleView) -> Markup {
     )
 }
 
-pub fn dir(view: &DirView, history: &[HistoryView]) -> Markup {
+pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
     page(
         &title,
@@ -318,7 +318,7 @@ pub fn dir(view: &DirView, history: &[HistoryView]) -> Markup {
                 }
             }
             h2 { "Add files" }
-            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="dir" data-max=(store_core::limits::FILE_BYTES_MAX) {
+            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="dir" data-max=(limits.file_bytes_max) {
                 // The token field comes before the files: a form sends its
                 // fields in this order, and the server checks the token
                 // before it stores the first file.

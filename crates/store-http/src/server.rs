@@ -61,7 +61,7 @@ impl Default for ServeOptions {
     fn default() -> Self {
         Self {
             trusted_proxies: vec![],
-            rate_limit_per_min: store_core::limits::RATE_LIMIT_PER_MIN_DEFAULT,
+            rate_limit_per_min: store_core::Limits::DEFAULT.rate_limit_per_min,
             rate_limits: None,
             max_connections: MAX_CONNECTIONS_DEFAULT,
             connections_per_client_max: CONNECTIONS_PER_CLIENT_DEFAULT,

@@ -13,7 +13,7 @@ use crate::query::Query;
 use crate::respond::{self, json, Res};
 
 /// POST /?dir=1's parameters.
-fn new_dir(params: &Query) -> Result<NewDir, StoreError> {
+fn new_dir(limits: &store_core::Limits, params: &Query) -> Result<NewDir, StoreError> {
     let write = match params.get("write") {
         None | Some("0") | Some("false") | Some("no") | Some("off") => None,
         Some("1") | Some("true") | Some("yes") | Some("on") => Some(WriteRequest::Generate),
@@ -27,7 +27,7 @@ fn new_dir(params: &Query) -> Result<NewDir, StoreError> {
         write,
         show: params.flag("show")?,
     };
-    req.validate()?;
+    req.validate(limits)?;
     Ok(req)
 }
 
@@ -79,14 +79,17 @@ async fn read_parts<'a>(
 
 /// POST /?dir=1: create-or-get.
 pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
-    new_dir(&ctx.query)?;
+    new_dir(&ctx.app.config().limits, &ctx.query)?;
     let (parts, fields) = read_parts(ctx, body, None, None).await?;
-    let req = new_dir(&merged(&ctx.query, fields))?;
+    let req = new_dir(&ctx.app.config().limits, &merged(&ctx.query, fields))?;
     let access = ctx.dir_access(false);
     let (view, was_created) =
         blocking(ctx, move |app| app.create_dir(&req, parts, &access)).await?;
     let res = if ctx.html {
-        respond::html(StatusCode::OK, pages::dir(&view, &[]))
+        respond::html(
+            StatusCode::OK,
+            pages::dir(&view, &[], &ctx.app.config().limits),
+        )
     } else {
         json(StatusCode::OK, &view)
     };
@@ -168,7 +171,10 @@ pub(super) async fn get(ctx: &Ctx, key: String) -> AppResult<Res> {
             .take(20)
             .map(store_core::views::HistoryView::from)
             .collect();
-        return Ok(respond::html(StatusCode::OK, pages::dir(&view, &history)));
+        return Ok(respond::html(
+            StatusCode::OK,
+            pages::dir(&view, &history, &ctx.app.config().limits),
+        ));
     }
     Ok(json(StatusCode::OK, &view))
 }

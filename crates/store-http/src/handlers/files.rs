@@ -36,7 +36,10 @@ pub(super) fn home(ctx: &Ctx) -> Res {
 }
 
 /// An upload's parameters from the query (and a form's fields).
-fn new_file(params: &crate::query::Query) -> Result<NewFile, StoreError> {
+fn new_file(
+    limits: &store_core::Limits,
+    params: &crate::query::Query,
+) -> Result<NewFile, StoreError> {
     let req = NewFile {
         name: params.text("name")?,
         declared_type: None,
@@ -45,7 +48,7 @@ fn new_file(params: &crate::query::Query) -> Result<NewFile, StoreError> {
         tags: params.all("tag"),
         share: params.text("share")?,
     };
-    req.validate()?;
+    req.validate(limits)?;
     Ok(req)
 }
 
@@ -54,7 +57,7 @@ fn new_file(params: &crate::query::Query) -> Result<NewFile, StoreError> {
 pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     let limits = ctx.app.config().limits.clone();
     // Check the URL's own parameters before reading anything.
-    new_file(&ctx.query)?;
+    new_file(&ctx.app.config().limits, &ctx.query)?;
     let (req, parts) = match multipart_boundary(&ctx.headers) {
         Some(boundary) => {
             let mp = super::container_parts(ctx, body, boundary, None).await?;
@@ -62,11 +65,11 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
             if mp.files.is_empty() {
                 return Err(StoreError::bad_request("the multipart body has no file part").into());
             }
-            (new_file(&params)?, mp.files)
+            (new_file(&ctx.app.config().limits, &params)?, mp.files)
         }
         None => {
             let intake = ctx.intake(limits.file_bytes_max)?;
-            let req = new_file(&ctx.query)?;
+            let req = new_file(&ctx.app.config().limits, &ctx.query)?;
             let declared = ctx
                 .headers
                 .get(header::CONTENT_TYPE)
@@ -101,7 +104,7 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
         declared_type: part.declared_type,
         ..req
     };
-    req.validate()?;
+    req.validate(&ctx.app.config().limits)?;
     let staged = part.body;
     let view = blocking(ctx, move |app| app.create_file(&req, staged, auth)).await?;
     if ctx.html {
@@ -374,7 +377,7 @@ pub(super) async fn import(ctx: &Ctx) -> AppResult<Res> {
         .ok_or_else(|| StoreError::bad_request("url must not be empty"))?;
     let req = ImportRequest {
         url,
-        file: new_file(&ctx.query)?,
+        file: new_file(&ctx.app.config().limits, &ctx.query)?,
         link: ctx.query.flag("link")?,
     };
     let auth = ctx.retain_auth();

@@ -24,7 +24,11 @@ pub(super) fn help_topic(ctx: &Ctx, slug: &str) -> Result<Res, StoreError> {
     let config = ctx.app.config();
     // SPEC.md: `/help/errors` is plain text, for everyone.
     if topic.slug == "errors" {
-        return Ok(respond::text(StatusCode::OK, PLAIN, help::errors_text()));
+        return Ok(respond::text(
+            StatusCode::OK,
+            PLAIN,
+            help::errors_text(&config.limits),
+        ));
     }
     let page = help::topic_page(topic, config);
     if ctx.html {

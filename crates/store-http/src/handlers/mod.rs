@@ -565,7 +565,7 @@ pub(crate) async fn container_parts<'a>(
     let body_limit = limits.pool_bytes.max(limits.file_bytes_max) + 1024 * 1024;
     let intake = ctx.intake(body_limit)?;
     let rules = crate::body::PartRules {
-        names_checked: true,
+        names_checked: Some(limits),
         gate,
         ..crate::body::PartRules::new(limits.file_bytes_max, limits.files_per_container_max)
     };

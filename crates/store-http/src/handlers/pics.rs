@@ -132,10 +132,8 @@ pub(super) async fn upload(ctx: &Ctx, gid: String, body: Incoming) -> AppResult<
         images.push(image);
     }
     if ctx.html {
-        return Ok(respond::redirect(&format!(
-            "{}/pics/g/{gid}",
-            ctx.app.config().base_url
-        )));
+        let base = &ctx.app.config().base_url;
+        return Ok(respond::redirect(&url_for(base, RouteId::Gallery, &[&gid])));
     }
     if single {
         let image = images.pop().expect("one image");
@@ -212,10 +210,8 @@ pub(super) async fn like(ctx: &Ctx, id: String) -> AppResult<Res> {
     let view = blocking(ctx, move |app| app.like_image(&id, &v)).await?;
     if ctx.html {
         let base = &ctx.app.config().base_url;
-        return Ok(respond::redirect(&format!(
-            "{base}/pics/g/{}#{}",
-            view.gallery, view.id
-        )));
+        let gallery = url_for(base, RouteId::Gallery, &[&view.gallery]);
+        return Ok(respond::redirect(&format!("{gallery}#{}", view.id)));
     }
     Ok(json(StatusCode::OK, &view))
 }
@@ -229,10 +225,8 @@ pub(super) async fn like_comment(ctx: &Ctx, gid: String) -> AppResult<Res> {
     let view = blocking(ctx, move |app| app.like_comment(&gid, &cid, &v)).await?;
     if ctx.html {
         let base = &ctx.app.config().base_url;
-        return Ok(respond::redirect(&format!(
-            "{base}/pics/g/{}#comments",
-            view.gallery
-        )));
+        let gallery = url_for(base, RouteId::Gallery, &[&view.gallery]);
+        return Ok(respond::redirect(&format!("{gallery}#comments")));
     }
     Ok(json(StatusCode::OK, &view))
 }
@@ -272,19 +266,14 @@ pub(super) async fn comment(ctx: &Ctx, gid: String, body: Incoming) -> AppResult
     let v = visitor(ctx);
     let g = gid.clone();
     let comment = blocking(ctx, move |app| app.comment(&g, &v, name.as_deref(), &text)).await?;
+    let location = format!(
+        "{}#comments",
+        url_for(&ctx.app.config().base_url, RouteId::Gallery, &[&gid])
+    );
     if ctx.html {
-        return Ok(respond::redirect(&format!(
-            "{}/pics/g/{gid}#comments",
-            ctx.app.config().base_url
-        )));
+        return Ok(respond::redirect(&location));
     }
-    Ok(created(
-        json(StatusCode::OK, &comment),
-        &format!(
-            "{}#comments",
-            url_for(&ctx.app.config().base_url, RouteId::Gallery, &[&gid])
-        ),
-    ))
+    Ok(created(json(StatusCode::OK, &comment), &location))
 }
 
 pub(super) async fn admin(ctx: &Ctx, gid: String, secret: String, as_json: bool) -> AppResult<Res> {
@@ -317,10 +306,9 @@ pub(super) async fn admin_action(
     let (g, s) = (gid.clone(), secret.clone());
     blocking(ctx, move |app| app.administer(&g, &s, action, &target)).await?;
     if ctx.html {
-        return Ok(private(respond::redirect(&format!(
-            "{}/pics/g/{gid}/{secret}",
-            ctx.app.config().base_url
-        ))));
+        let base = &ctx.app.config().base_url;
+        let admin = url_for(base, RouteId::GalleryAdmin, &[&gid, &secret]);
+        return Ok(private(respond::redirect(&admin)));
     }
     Ok(private(json(
         StatusCode::OK,
