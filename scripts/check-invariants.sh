@@ -77,4 +77,11 @@ if [ -n "$printed" ]; then
     echo "$printed" >&2
     exit 1
 fi
+# Functions stay short (about 70 lines), unless their doc comment says
+# why not ("Long because": a table read best whole).
+if ! long=$(python3 scripts/fn-lengths.py); then
+    echo "invariant broken: production functions over 80 lines without a \"Long because\" reason:" >&2
+    echo "$long" >&2
+    exit 1
+fi
 echo "architecture invariants hold"

@@ -10,7 +10,7 @@ use store_core::names::{apply_tags, validate_file_name, validate_memorable_name}
 use store_core::views::{DirView, HistoryView, PersistenceType, RetainView};
 use store_core::{
     dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Limits,
-    Listing, Object, RetainAuth, StoreError, Timestamp,
+    Listing, MemberFile, Object, RetainAuth, StoreError, Timestamp,
 };
 
 use crate::bundles::Part;
@@ -125,10 +125,11 @@ impl App {
         let _guard = self.lock(&[&storage_key])?;
         match self.ports.repo.get(&storage_key)? {
             Some(Object::Dir(d)) if d.is_live(now) => {
-                if parts.is_empty() {
-                    return Ok((self.dir_view(&d), false));
-                }
-                let d = self.add_locked(d, parts, access, now)?;
+                let d = if parts.is_empty() {
+                    d
+                } else {
+                    self.add_locked(d, parts, access, now)?
+                };
                 return Ok((self.dir_view(&d), false));
             }
             Some(expired) => {
@@ -138,48 +139,39 @@ impl App {
             }
             None => {}
         }
+        let view = self.make_dir(req, key, parts, access, now)?;
+        Ok((view, true))
+    }
+
+    /// Makes the dir `key` that `req` asks for, holding `parts`. The caller
+    /// holds the key's lock and found no live dir there.
+    fn make_dir(
+        &self,
+        req: &NewDir,
+        key: String,
+        parts: Vec<Part>,
+        access: &DirAccess,
+        now: Timestamp,
+    ) -> AppResult<DirView> {
         if req.show {
             authorize_retain(access.retain).map_err(|_| {
                 StoreError::WriteDenied("creating a show-dir needs the retain token".into())
             })?;
         }
-        let ttl_secs = ttl::dir_ttl(&self.config.limits, req.ttl_secs);
         let write_token = match &req.write {
             None => None,
             Some(WriteRequest::Generate) => Some(ids::token(self.ports.random.as_ref())),
             Some(WriteRequest::Custom(t)) => Some(t.clone()),
         };
+        let tags = apply_tags(&self.config.limits, &[], &req.tags, &[])?;
         let total: u64 = parts.iter().map(|p| p.body.size()).sum();
         let reservation = self.reserve(total)?;
         let files = self.commit_parts(parts, now)?;
-        let history = files
-            .iter()
-            .rev()
-            .map(|f| HistoryEntry {
-                ts: now,
-                file: f.name.clone(),
-                action: DirAction::Add,
-                bytes: f.size,
-            })
-            .collect();
-        let mut dir = DirRecord {
-            key: key.clone(),
-            name: req.name.clone(),
-            created_at: now,
-            updated_at: now,
-            lifetime: Lifetime::sliding(now, ttl_secs),
-            ttl_secs,
-            listed: req.listed,
-            open: false,
-            tags: apply_tags(&self.config.limits, &[], &req.tags, &[])?,
-            write_token_hash: write_token.as_deref().map(hash_token),
-            files,
-            history,
-        };
-        if req.show {
-            dir.make_show();
-        }
+        let mut dir = self.new_dir_record(req, key, files, now);
+        dir.tags = tags;
+        dir.write_token_hash = write_token.as_deref().map(hash_token);
         let settled = reservation.settled();
+        let storage_key = dir_storage_key(&dir.key);
         match self
             .ports
             .repo
@@ -202,7 +194,48 @@ impl App {
         reservation.keep();
         let mut view = self.dir_view(&dir);
         view.write_token = write_token;
-        Ok((view, true))
+        Ok(view)
+    }
+
+    /// The record of a new dir holding `files` (each in its history as
+    /// added), without tags or write token; a show-dir is made open and
+    /// indefinite.
+    fn new_dir_record(
+        &self,
+        req: &NewDir,
+        key: String,
+        files: Vec<MemberFile>,
+        now: Timestamp,
+    ) -> DirRecord {
+        let ttl_secs = ttl::dir_ttl(&self.config.limits, req.ttl_secs);
+        let history = files
+            .iter()
+            .rev()
+            .map(|f| HistoryEntry {
+                ts: now,
+                file: f.name.clone(),
+                action: DirAction::Add,
+                bytes: f.size,
+            })
+            .collect();
+        let mut dir = DirRecord {
+            key,
+            name: req.name.clone(),
+            created_at: now,
+            updated_at: now,
+            lifetime: Lifetime::sliding(now, ttl_secs),
+            ttl_secs,
+            listed: req.listed,
+            open: false,
+            tags: vec![],
+            write_token_hash: None,
+            files,
+            history,
+        };
+        if req.show {
+            dir.make_show();
+        }
+        dir
     }
 
     /// Adds parts to a loaded, live dir whose lock the caller holds.

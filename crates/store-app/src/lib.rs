@@ -307,6 +307,20 @@ impl App {
             }
             due.push(key);
         }
+        let removed = self.remove_due(&due, now)?;
+        telemetry::Counters::add(&self.counters.sweep_removed, removed as u64);
+        if removed > 0 || next_expiry.is_none() {
+            next_expiry = self.ports.repo.expiring(1)?.first().map(|(at, _)| *at);
+        }
+        Ok(SweepReport {
+            removed,
+            next_expiry,
+        })
+    }
+
+    /// Removes the objects of `due` still past their lifetime at `now`,
+    /// and answers how many it removed.
+    fn remove_due(&self, due: &[String], now: Timestamp) -> AppResult<usize> {
         // The free keys go in few removals (one transaction each in sled,
         // instead of one per object), under their locks: an object may have
         // been retained or deleted since the index was read, so the
@@ -341,22 +355,13 @@ impl App {
                 removed += 1;
             }
         }
-        telemetry::Counters::add(&self.counters.sweep_removed, removed as u64);
-        if removed > 0 || next_expiry.is_none() {
-            next_expiry = self.ports.repo.expiring(1)?.first().map(|(at, _)| *at);
-        }
-        Ok(SweepReport {
-            removed,
-            next_expiry,
-        })
+        Ok(removed)
     }
 
-    /// Inserts a new object under a fresh random id and returns the id.
-    /// 71 random bits make a collision all but impossible; the loop turns
-    /// "all but" into "never".
     /// Inserts the object `object` makes for a fresh id, settling
     /// `reservation` with it (see [`App::put_keeping`]); the reservation
-    /// is kept even when the insert failed.
+    /// is kept even when the insert failed. 71 random bits make a clash
+    /// all but impossible; the loop turns "all but" into "never".
     pub(crate) fn insert_with_fresh_id(
         &self,
         reservation: pool::Reservation<'_>,

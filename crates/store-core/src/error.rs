@@ -249,6 +249,7 @@ impl ErrorCode {
 
     /// What the code means and whether to retry, with the numbers of
     /// `limits` (the sizes in the binary units they are enforced in).
+    /// Long because it is SPEC.md's error table, one arm per code.
     pub fn info(self, limits: &Limits) -> ErrorInfo {
         let too_large;
         let pool_full;

@@ -401,6 +401,7 @@ fn about_text(b: &str) -> String {
 }
 
 /// The limits as a markdown table; every row is a field of [`Limits`].
+/// Long because it is that table, one row per limit.
 pub fn limits_text(l: &Limits) -> String {
     let rows: [(&str, String); 20] = [
         ("single file size", bytes(l.file_bytes_max)),

@@ -271,6 +271,8 @@ fn check_auth_headers(headers: &HeaderMap) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Hands each route to its handler. Long because it is a table, one arm
+/// per route of `routes.rs`, which reads best whole.
 async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res> {
     use Endpoint as E;
     match endpoint {
