@@ -376,6 +376,23 @@ mod tests {
     }
 
     #[test]
+    fn the_error_schema_lists_every_code() {
+        let d = doc();
+        let body = &d["components"]["schemas"]["ErrorBody"];
+        let listed: Vec<&str> = body["properties"]["code"]["enum"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no enum of codes: {body}"))
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let all: Vec<&str> = store_core::ErrorCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect();
+        assert_eq!(listed, all);
+    }
+
+    #[test]
     fn a_keyword_is_required_only_alone() {
         let d = doc();
         let post_root = &d["paths"]["/"]["post"]["parameters"];

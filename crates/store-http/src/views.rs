@@ -48,8 +48,20 @@ pub struct Status {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ErrorBody<'a> {
     pub error: String,
+    /// One of `ErrorCode::ALL`, which the schema lists as an enum.
+    #[schemars(schema_with = "error_code_schema")]
     pub code: &'a str,
     /// Seconds to wait, on the codes retried later (429, 503, 507).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<u64>,
+}
+
+/// The schema of an error's `code`: a string, one of the codes the service
+/// answers (`ErrorCode::ALL`, the list `/api` and `/help/errors` show).
+fn error_code_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let codes: Vec<&str> = store_core::ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    schemars::json_schema!({ "type": "string", "enum": codes })
 }

@@ -143,11 +143,20 @@ pub(crate) async fn handle(
     req: Request<Incoming>,
     peer: std::net::IpAddr,
 ) -> (Res, &'static str) {
+    let sends_body = !http_body::Body::is_end_stream(req.body());
     let (mut res, name) = admit(app, shared, req, peer).await;
     res.headers_mut().insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
+    // A refusal often comes before the body was read (a bad name, a length
+    // over the limit). Hyper then closes the connection unless the rest of
+    // the body happens to be there already, so a client that reused the
+    // connection would find it gone: say it will close.
+    if sends_body && (res.status().is_client_error() || res.status().is_server_error()) {
+        res.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     (res, name)
 }
 
