@@ -88,6 +88,45 @@ fn browser_upload_form_works_without_javascript() {
     assert!(!page.contains("<img src=x"));
 }
 
+/// CONTRACT.md's self-hoster settings: the per-file limit, the pics
+/// upload limit and the single files' ttl bounds are what the server
+/// enforces and what it reports.
+#[test]
+fn self_hoster_settings_are_enforced_and_reported() {
+    let s = Server::with_env(&[
+        ("STORE_MAX_FILE_BYTES", "1000"),
+        ("STORE_MAX_PICS_UPLOAD_BYTES", "2000"),
+        ("STORE_TTL_MIN", "1h"),
+        ("STORE_TTL_DEFAULT", "2h"),
+        ("STORE_TTL_MAX", "1d"),
+    ]);
+    assert_eq!(s.post("/?name=a.bin", &[1u8; 1000]).status(), 201);
+    assert_error(&mut s.post("/?name=b.bin", &[1u8; 1001]), 413, "too_large");
+    let lifetime = |query: &str| {
+        let r = json(&mut s.post(&format!("/?name=t.txt{query}"), b"t"));
+        let at = |f: &str| {
+            store_core::Timestamp::parse(r[f].as_str().unwrap())
+                .unwrap()
+                .as_millis()
+        };
+        (at("expires_at") - at("created_at")) / 1000
+    };
+    assert_eq!(lifetime(""), 7_200, "the configured default");
+    assert_eq!(lifetime("&ttl=1"), 3_600, "clamped up to the minimum");
+    assert_eq!(lifetime("&ttl=3d"), 86_400, "clamped down to the maximum");
+    let c = json(&mut s.get("/api"));
+    assert_eq!(c["max_file_bytes"], 1000);
+    assert_eq!(c["ttl_seconds"], 7_200);
+    assert_eq!(c["limits"]["import_bytes_max"], 1000);
+    assert_eq!(c["limits"]["pics_upload_bytes_max"], 2000);
+    assert_eq!(c["limits"]["file_ttl_max_secs"], 86_400);
+    let help = text(&mut s.get("/help/limits"));
+    assert!(
+        help.contains("default 2h, ttl clamped to [1h, 1d]"),
+        "{help}"
+    );
+}
+
 #[test]
 fn bad_configuration_exits_with_a_message() {
     let out = Command::new(env!("CARGO_BIN_EXE_storesrv"))
@@ -100,6 +139,13 @@ fn bad_configuration_exits_with_a_message() {
         "nothing on stdout but the ready line"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("--listen"));
+    let out = Command::new(env!("CARGO_BIN_EXE_storesrv"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env("STORE_TTL_MAX", "1h")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "ttl bounds out of order");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("STORE_TTL_MAX"));
     let help = Command::new(env!("CARGO_BIN_EXE_storesrv"))
         .arg("--help")
         .output()

@@ -19,11 +19,10 @@ pub struct Config {
     /// Comma-separated; empty means retention is off.
     pub retain_tokens: String,
     pub superadmin_token: Option<String>,
-    pub rate_limit_per_min: u32,
-    pub pool_bytes: u64,
-    pub pics_pool_bytes: u64,
-    /// What anonymous writers may put into one show-dir.
-    pub show_dir_bytes: u64,
+    /// Every limit, SPEC.md's unless a setting changes it: the pools, the
+    /// rate, the show-dir bytes, the file and pics upload sizes and the
+    /// single files' ttl bounds (see [`limits`]).
+    pub limits: Limits,
     pub trusted_proxies: Vec<String>,
     pub import_allow_private: bool,
     pub guards: Guards,
@@ -103,6 +102,7 @@ pub const USAGE: &str = "\
 storesrv: an ephemeral file store over HTTP
 
 usage: storesrv [--listen ADDR] [--data DIR] [--base-url URL] [--metrics-listen ADDR]
+                [--max-file-bytes N]
        storesrv migrate --from-data DIR [--data DIR]
 
   --listen ADDR     address to bind (env STORE_LISTEN; default 127.0.0.1:8080; port 0 picks one)
@@ -110,6 +110,8 @@ usage: storesrv [--listen ADDR] [--data DIR] [--base-url URL] [--metrics-listen 
   --base-url URL    prefix of every URL handed out (env STORE_BASE_URL; default http://<bound addr>)
   --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics, on a listener of
                     their own (env STORE_METRICS_LISTEN; default: none). Keep it private.
+  --max-file-bytes N  largest single file, bundle member or dir file (env STORE_MAX_FILE_BYTES;
+                    default 5242880); import stores at most this or 5242880, the smaller
 
 environment only:
   STORE_RETAIN_TOKEN        comma-separated retain tokens (unset: retention off)
@@ -118,6 +120,11 @@ environment only:
   STORE_POOL_BYTES          store pool (default 104857600)
   STORE_PICS_POOL_BYTES     pics pool (default 21474836480)
   STORE_SHOW_DIR_BYTES      bytes anonymous writers may put in one show-dir (default: a tenth of the pool)
+  STORE_MAX_PICS_UPLOAD_BYTES  largest gallery image upload (default 31457280); gallery
+                            import stores at most this or 31457280, the smaller
+  STORE_TTL_DEFAULT, STORE_TTL_MIN, STORE_TTL_MAX  a single file's or bundle's lifetime when
+                            none is asked for, and the bounds a ttl is clamped to, as <N>h
+                            or <N>d (defaults 4h, 4h, 14d)
   STORE_TRUSTED_PROXIES     IPs or CIDRs whose X-Forwarded-For is believed
   STORE_IMPORT_ALLOW_PRIVATE=1  let import reach private hosts (tests only)
   STORE_DATABASE_URL        postgres://user:pass@host:port/db: records, locks, pools and the
@@ -174,7 +181,9 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         Ok(flags) => flags,
         Err(command) => return Ok(command),
     };
+    let max_file_bytes = flags.max_file_bytes.clone();
     let mut config = settings(flags.listen, flags.data, flags.base_url, env)?;
+    config.limits = limits(max_file_bytes, env)?;
     config.metrics_listen = flags
         .metrics_listen
         .or_else(|| env("STORE_METRICS_LISTEN"))
@@ -209,6 +218,7 @@ struct Flags {
     data: Option<String>,
     base_url: Option<String>,
     metrics_listen: Option<String>,
+    max_file_bytes: Option<String>,
     from_data: Option<String>,
 }
 
@@ -238,6 +248,7 @@ fn flags(args: &[String], migrating: bool) -> Result<Result<Flags, Command>, Str
             "--data" => value(&mut f.data)?,
             "--base-url" => value(&mut f.base_url)?,
             "--metrics-listen" => value(&mut f.metrics_listen)?,
+            "--max-file-bytes" => value(&mut f.max_file_bytes)?,
             "--from-data" if migrating => value(&mut f.from_data)?,
             "-h" | "--help" => return Ok(Err(Command::Help)),
             "-V" | "--version" => return Ok(Err(Command::Version)),
@@ -276,7 +287,6 @@ fn settings(
             .filter(|v| !v.is_empty())
             .map_or(Ok(default), |v| number(name, &v))
     };
-    let pool_bytes = env_num("STORE_POOL_BYTES", Limits::DEFAULT.pool_bytes)?;
     Ok(Box::new(Config {
         listen,
         metrics_listen: None,
@@ -287,14 +297,7 @@ fn settings(
         base_url,
         retain_tokens: env("STORE_RETAIN_TOKEN").unwrap_or_default(),
         superadmin_token: env("STORE_SUPERADMIN_TOKEN").filter(|t| !t.is_empty()),
-        rate_limit_per_min: u32::try_from(env_num(
-            "STORE_RATE_LIMIT_PER_MIN",
-            Limits::DEFAULT.rate_limit_per_min.into(),
-        )?)
-        .map_err(|_| "STORE_RATE_LIMIT_PER_MIN is too large".to_string())?,
-        pool_bytes,
-        show_dir_bytes: env_num("STORE_SHOW_DIR_BYTES", pool_bytes / 10)?,
-        pics_pool_bytes: env_num("STORE_PICS_POOL_BYTES", Limits::DEFAULT.pics_pool_bytes)?,
+        limits: Limits::DEFAULT,
         trusted_proxies: env("STORE_TRUSTED_PROXIES")
             .unwrap_or_default()
             .split(',')
@@ -309,6 +312,67 @@ fn settings(
             .map(Secret),
         s3: s3_settings(env)?,
     }))
+}
+
+/// The limits the settings change (CONTRACT.md's configuration table and
+/// "self-hoster settings"), SPEC.md's elsewhere. `max_file_bytes` is the
+/// flag's value, which wins over STORE_MAX_FILE_BYTES.
+fn limits(
+    max_file_bytes: Option<String>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Limits, String> {
+    let d = Limits::DEFAULT;
+    let get = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let num = |name: &str, default: u64| get(name).map_or(Ok(default), |v| number(name, &v));
+    let file_bytes_max = match max_file_bytes {
+        Some(v) => number("--max-file-bytes", &v)?,
+        None => num("STORE_MAX_FILE_BYTES", d.file_bytes_max)?,
+    };
+    let pics_upload_bytes_max = num("STORE_MAX_PICS_UPLOAD_BYTES", d.pics_upload_bytes_max)?;
+    let pool_bytes = num("STORE_POOL_BYTES", d.pool_bytes)?;
+    let rate = num("STORE_RATE_LIMIT_PER_MIN", d.rate_limit_per_min.into())?;
+    let ttl = |name: &str, default: u64| {
+        get(name).map_or(Ok(default), |v| {
+            store_core::ttl::parse_ttl(v.trim())
+                .map_err(|_| format!("{name} must be a lifetime like 4h or 14d, got {v:?}"))
+        })
+    };
+    let limits = Limits {
+        file_bytes_max,
+        import_bytes_max: d.import_bytes_max.min(file_bytes_max),
+        pics_upload_bytes_max,
+        pics_import_bytes_max: d.pics_import_bytes_max.min(pics_upload_bytes_max),
+        file_ttl_min_secs: ttl("STORE_TTL_MIN", d.file_ttl_min_secs)?,
+        file_ttl_default_secs: ttl("STORE_TTL_DEFAULT", d.file_ttl_default_secs)?,
+        file_ttl_max_secs: ttl("STORE_TTL_MAX", d.file_ttl_max_secs)?,
+        pool_bytes,
+        show_dir_bytes_max: num("STORE_SHOW_DIR_BYTES", pool_bytes / 10)?,
+        pics_pool_bytes: num("STORE_PICS_POOL_BYTES", d.pics_pool_bytes)?,
+        rate_limit_per_min: u32::try_from(rate)
+            .map_err(|_| "STORE_RATE_LIMIT_PER_MIN is too large".to_string())?,
+        ..d
+    };
+    check_limits(&limits)?;
+    Ok(limits)
+}
+
+/// Refuses settings that cannot work together: an empty file limit, or
+/// ttl bounds out of order.
+fn check_limits(l: &Limits) -> Result<(), String> {
+    if l.file_bytes_max == 0 || l.pics_upload_bytes_max == 0 {
+        return Err("--max-file-bytes and STORE_MAX_PICS_UPLOAD_BYTES must be at least 1".into());
+    }
+    let (min, default, max) = (
+        l.file_ttl_min_secs,
+        l.file_ttl_default_secs,
+        l.file_ttl_max_secs,
+    );
+    if !(min <= default && default <= max) {
+        return Err(format!(
+            "STORE_TTL_MIN ({min} s) <= STORE_TTL_DEFAULT ({default} s) <= STORE_TTL_MAX ({max} s) must hold"
+        ));
+    }
+    Ok(())
 }
 
 fn guards(env_num: &dyn Fn(&str, u64) -> Result<u64, String>) -> Result<Guards, String> {
@@ -360,11 +424,12 @@ mod tests {
         assert_eq!(c.data, PathBuf::from("./data"));
         assert_eq!(c.base_url, None);
         assert_eq!(c.retain_tokens, "");
-        assert_eq!(c.rate_limit_per_min, 100);
-        assert_eq!(c.pool_bytes, 104_857_600);
-        assert_eq!(c.pics_pool_bytes, 21_474_836_480);
+        assert_eq!(c.limits.rate_limit_per_min, 100);
+        assert_eq!(c.limits.pool_bytes, 104_857_600);
+        assert_eq!(c.limits.pics_pool_bytes, 21_474_836_480);
         assert!(!c.import_allow_private);
-        assert_eq!(c.show_dir_bytes, 10_485_760);
+        assert_eq!(c.limits.show_dir_bytes_max, 10_485_760);
+        assert_eq!(c.limits, Limits::DEFAULT, "SPEC.md's numbers");
         assert_eq!(c.guards.connections_per_ip, 64);
         assert_eq!(c.guards.send_timeout_secs, 30);
         assert_eq!(c.guards.bodies_in_flight_bytes, 1 << 30);
@@ -428,10 +493,54 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.retain_tokens, "a,b");
-        assert_eq!(c.rate_limit_per_min, 0);
-        assert_eq!(c.pool_bytes, 1000);
+        assert_eq!(c.limits.rate_limit_per_min, 0);
+        assert_eq!(c.limits.pool_bytes, 1000);
+        assert_eq!(c.limits.show_dir_bytes_max, 100, "a tenth of the pool");
         assert_eq!(c.trusted_proxies, ["10.0.0.1", "192.168.0.0/16"]);
         assert!(c.import_allow_private);
+    }
+
+    #[test]
+    fn self_hoster_settings_set_the_limits() {
+        let env = [
+            ("STORE_MAX_FILE_BYTES", "1000000"),
+            ("STORE_MAX_PICS_UPLOAD_BYTES", "2000"),
+            ("STORE_TTL_MIN", "1h"),
+            ("STORE_TTL_DEFAULT", "2"),
+            ("STORE_TTL_MAX", "30d"),
+        ];
+        let l = run(&[], &env).unwrap().limits;
+        assert_eq!(l.file_bytes_max, 1_000_000);
+        assert_eq!(l.import_bytes_max, 1_000_000, "never over the file limit");
+        assert_eq!(l.pics_upload_bytes_max, 2000);
+        assert_eq!(l.pics_import_bytes_max, 2000);
+        assert_eq!(
+            (
+                l.file_ttl_min_secs,
+                l.file_ttl_default_secs,
+                l.file_ttl_max_secs
+            ),
+            (3_600, 7_200, 30 * 86_400)
+        );
+        let l = run(&["--max-file-bytes=9"], &env).unwrap().limits;
+        assert_eq!(l.file_bytes_max, 9, "the flag wins");
+        let big = run(&["--max-file-bytes", "50000000"], &[]).unwrap().limits;
+        assert_eq!(big.import_bytes_max, Limits::DEFAULT.import_bytes_max);
+    }
+
+    #[test]
+    fn limits_that_cannot_work_together_are_refused() {
+        for env in [
+            [("STORE_MAX_FILE_BYTES", "0")],
+            [("STORE_MAX_PICS_UPLOAD_BYTES", "0")],
+            [("STORE_TTL_MAX", "1h")],
+            [("STORE_TTL_MIN", "1d")],
+            [("STORE_TTL_DEFAULT", "soon")],
+            [("STORE_TTL_MIN", "0h")],
+        ] {
+            assert!(run(&[], &env).is_err(), "{env:?}");
+        }
+        assert!(run(&["--max-file-bytes", "lots"], &[]).is_err());
     }
 
     #[test]

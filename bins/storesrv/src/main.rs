@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use store_app::system::{OsRandom, SystemClock};
 use store_app::{App, AppConfig, Ports};
-use store_core::{Limits, RetainTokens};
+use store_core::RetainTokens;
 use store_sled::SledRepository;
 
 use config::{Command, Config};
@@ -145,7 +145,7 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     let _ = std::io::stdout().flush();
 
     let mut options = serve_options(&config, trusted_proxies);
-    options.rate_limits = records.rate_limits(config.rate_limit_per_min);
+    options.rate_limits = records.rate_limits(config.limits.rate_limit_per_min);
     let scrapes = metrics.map(|(listener, metrics)| {
         options.metrics = Some(Arc::clone(&metrics));
         let app = Arc::clone(&app);
@@ -203,13 +203,7 @@ fn open_app(
         .base_url
         .clone()
         .unwrap_or_else(|| format!("http://{bound}"));
-    let limits = Limits {
-        pool_bytes: config.pool_bytes,
-        pics_pool_bytes: config.pics_pool_bytes,
-        rate_limit_per_min: config.rate_limit_per_min,
-        show_dir_bytes_max: config.show_dir_bytes,
-        ..Limits::default()
-    };
+    let limits = config.limits.clone();
     let guard = store_fetch::Guard {
         policy: if config.import_allow_private {
             store_fetch::Policy::AllowPrivate
@@ -313,7 +307,7 @@ fn serve_options(
     let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     store_http::ServeOptions {
         trusted_proxies,
-        rate_limit_per_min: config.rate_limit_per_min,
+        rate_limit_per_min: config.limits.rate_limit_per_min,
         connections_per_client_max: count(g.connections_per_ip),
         requests_per_client_max: count(g.requests_per_ip),
         header_read_timeout: secs(g.header_timeout_secs),
