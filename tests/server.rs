@@ -127,6 +127,102 @@ fn self_hoster_settings_are_enforced_and_reported() {
     );
 }
 
+/// STORE_UPLOAD_TOKEN closes creation, by header, query or form field,
+/// and refuses before anything is stored; reading and writes to what
+/// exists stay as they were.
+#[test]
+fn an_upload_token_closes_creation_and_leaves_reading_open() {
+    const UP: &str = "up-secret";
+    let s = Server::with_env(&[
+        ("STORE_UPLOAD_TOKEN", UP),
+        ("STORE_RETAIN_TOKEN", RETAIN_TOKEN),
+    ]);
+    let bearer = format!("Bearer {UP}");
+    let with_token = [("Authorization", bearer.as_str())];
+    for path in [
+        "/?name=a.txt",
+        "/?dir=1",
+        "/pics?create=1",
+        "/?url=http://127.0.0.1:9/x",
+    ] {
+        assert_error(&mut s.post(path, b"x"), 401, "write_denied");
+        let wrong = [("Authorization", "Bearer nope")];
+        assert_error(&mut s.post_with(path, &wrong, b"x"), 401, "write_denied");
+    }
+    assert_eq!(s.blob_count(), 0, "nothing stored by a refusal");
+    let file = json(&mut s.post_with("/?name=a.txt", &with_token, b"hello"));
+    assert_eq!(
+        text(&mut s.get(&format!("/{}", file["id"].as_str().unwrap()))),
+        "hello"
+    );
+    assert_eq!(
+        s.post(&format!("/?name=b.txt&token={UP}"), b"b").status(),
+        201
+    );
+    let retained = [("Authorization", format!("Bearer {RETAIN_TOKEN}"))];
+    let retained = [(retained[0].0, retained[0].1.as_str())];
+    assert_eq!(s.post_with("/?name=c.txt", &retained, b"c").status(), 201);
+    let gallery = json(&mut s.post_with("/pics?create=1", &with_token, b""));
+    let gid = gallery["id"].as_str().unwrap().to_string();
+    let upload = format!("/pics/g/{gid}?name=p.png");
+    assert_error(
+        &mut s.post(&upload, b"not even an image"),
+        401,
+        "write_denied",
+    );
+    // Commenting writes to what exists: the token is not asked for.
+    let form = [("Content-Type", "application/x-www-form-urlencoded")];
+    let comment = s.post_with(&format!("/pics/g/{gid}?comment=1"), &form, b"text=hi");
+    assert_eq!(comment.status(), 201);
+
+    // A browser form carries the token as a field before its files.
+    let blobs = s.blob_count();
+    for (parts, status) in [
+        (
+            vec![
+                ("token", None, UP.as_bytes()),
+                ("file", Some("f.txt"), &b"f"[..]),
+            ],
+            201,
+        ),
+        (
+            vec![
+                ("file", Some("g.txt"), &b"g"[..]),
+                ("token", None, UP.as_bytes()),
+            ],
+            401,
+        ),
+        (vec![("file", Some("h.txt"), &b"h"[..])], 401),
+    ] {
+        let (ct, body) = multipart(&parts);
+        let res = s.post_with("/", &[("Content-Type", ct.as_str())], &body);
+        assert_eq!(
+            res.status(),
+            status,
+            "{:?}",
+            parts.iter().map(|p| p.0).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(
+        s.blob_count(),
+        blobs + 1,
+        "only the form with its token stored a file"
+    );
+    let form_gallery = s.post_with(
+        "/pics?create=1",
+        &form,
+        format!("token={UP}&name=Trip").as_bytes(),
+    );
+    assert_eq!(form_gallery.status(), 201);
+
+    assert_eq!(json(&mut s.get("/api"))["upload_token"], true);
+    let home = text(&mut s.get_with("/", &[("Accept", "text/html")]));
+    assert!(
+        home.contains(r#"name="token""#),
+        "the home form asks for it"
+    );
+}
+
 #[test]
 fn bad_configuration_exits_with_a_message() {
     let out = Command::new(env!("CARGO_BIN_EXE_storesrv"))

@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         fetcher: Arc::new(FakeFetcher::new()),
         coordination: Default::default(),
     };
-    let config = AppConfig { base_url: "http://f".into(), limits: Limits::default(), retain_tokens: RetainTokens::default(), superadmin_token: None };
+    let config = AppConfig { base_url: "http://f".into(), limits: Limits::default(), retain_tokens: RetainTokens::default(), superadmin_token: None, upload_token: Default::default() };
     let (app, _) = App::open(ports, config).unwrap();
     let intake = store_http::body::Intake::unhurried(Arc::new(app));
     let body = bytes::Bytes::copy_from_slice(data);

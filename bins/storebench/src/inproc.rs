@@ -377,6 +377,7 @@ pub fn expiry(bench: &Bench) -> Vec<Row> {
             },
             retain_tokens: RetainTokens::from_csv(""),
             superadmin_token: None,
+            upload_token: Default::default(),
         };
         App::open(ports, config).expect("open")
     };

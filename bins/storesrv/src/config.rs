@@ -19,6 +19,9 @@ pub struct Config {
     /// Comma-separated; empty means retention is off.
     pub retain_tokens: String,
     pub superadmin_token: Option<String>,
+    /// STORE_UPLOAD_TOKEN: when set, creating anything needs it. Its Debug
+    /// never shows it.
+    pub upload_token: store_core::UploadToken,
     /// Every limit, SPEC.md's unless a setting changes it: the pools, the
     /// rate, the show-dir bytes, the file and pics upload sizes and the
     /// single files' ttl bounds (see [`limits`]).
@@ -116,6 +119,10 @@ usage: storesrv [--listen ADDR] [--data DIR] [--base-url URL] [--metrics-listen 
 environment only:
   STORE_RETAIN_TOKEN        comma-separated retain tokens (unset: retention off)
   STORE_SUPERADMIN_TOKEN    administers every gallery
+  STORE_UPLOAD_TOKEN        when set, creating anything (files, bundles, dirs, galleries,
+                            gallery images) needs it or a retain token, as
+                            Authorization: Bearer <token>, token=<token> or a form's token
+                            field; reading stays open
   STORE_RATE_LIMIT_PER_MIN  requests per minute per client IP (default 100; 0 = off)
   STORE_POOL_BYTES          store pool (default 104857600)
   STORE_PICS_POOL_BYTES     pics pool (default 21474836480)
@@ -297,6 +304,7 @@ fn settings(
         base_url,
         retain_tokens: env("STORE_RETAIN_TOKEN").unwrap_or_default(),
         superadmin_token: env("STORE_SUPERADMIN_TOKEN").filter(|t| !t.is_empty()),
+        upload_token: store_core::UploadToken::new(env("STORE_UPLOAD_TOKEN").as_deref()),
         limits: Limits::DEFAULT,
         trusted_proxies: env("STORE_TRUSTED_PROXIES")
             .unwrap_or_default()

@@ -227,6 +227,7 @@ fn open_app(
         limits,
         retain_tokens: RetainTokens::from_csv(&config.retain_tokens),
         superadmin_token: config.superadmin_token.clone(),
+        upload_token: config.upload_token.clone(),
     };
     let (app, recovery) = App::open(ports, app_config).map_err(|e| e.to_string())?;
     tracing::info!(

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use store_core::local::{LocalLedgers, StripedLocks};
 use store_core::pool::PoolLedger;
 use store_core::ports::{BlobStore, Clock, KeyLocks, Ledgers, LockGuard, Pool, Random, Repository};
-use store_core::{Limits, Object, RetainAuth, RetainTokens, Timestamp};
+use store_core::{Limits, Object, RetainAuth, RetainTokens, StoreError, Timestamp, UploadToken};
 
 pub use blobcache::{CacheStats, CachedBlobs};
 pub use bundles::Part;
@@ -100,6 +100,8 @@ pub struct AppConfig {
     pub retain_tokens: RetainTokens,
     /// STORE_SUPERADMIN_TOKEN: administers every gallery.
     pub superadmin_token: Option<String>,
+    /// STORE_UPLOAD_TOKEN: when set, creating anything needs it.
+    pub upload_token: UploadToken,
 }
 
 /// Expired objects removed in one change of the repository (and under
@@ -194,7 +196,19 @@ impl App {
 
     /// Checks a presented retain token against the configured ones.
     pub fn retain_auth(&self, presented: Option<&str>) -> RetainAuth {
+        // The upload token travels where a retain token does; it is not a
+        // wrong retain token, which would be refused.
+        if self.config.upload_token.matches(presented) {
+            return RetainAuth::Absent;
+        }
         self.config.retain_tokens.check(presented)
+    }
+
+    /// Whether a request that presented `presented` may create something
+    /// (STORE_UPLOAD_TOKEN; open when it is unset).
+    pub fn authorize_create(&self, presented: Option<&str>) -> Result<(), StoreError> {
+        let retain = self.retain_auth(presented);
+        store_core::auth::authorize_create(&self.config.upload_token, presented, retain)
     }
 
     /// Bytes the live objects (and writes in progress) hold in the store

@@ -62,6 +62,7 @@ fn pair() -> Pair {
             limits: limits.clone(),
             retain_tokens: RetainTokens::from_csv("secret"),
             superadmin_token: None,
+            upload_token: Default::default(),
         };
         App::open(ports, config).unwrap().0
     };

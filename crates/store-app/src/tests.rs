@@ -56,6 +56,7 @@ fn config(pool_bytes: u64) -> AppConfig {
         },
         retain_tokens: RetainTokens::from_csv("secret"),
         superadmin_token: None,
+        upload_token: Default::default(),
     }
 }
 

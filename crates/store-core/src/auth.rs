@@ -71,6 +71,64 @@ impl RetainTokens {
     }
 }
 
+/// STORE_UPLOAD_TOKEN: when set, creating anything (a file, a bundle, a
+/// dir, a gallery, a gallery image) needs it, or a retain token; reading
+/// stays open. `Default` is unset: anyone may create, as SPEC.md says.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct UploadToken(Option<String>);
+
+impl std::fmt::Debug for UploadToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print a secret, not even in a debug log.
+        let state = if self.is_required() { "set" } else { "unset" };
+        write!(f, "UploadToken({state})")
+    }
+}
+
+impl UploadToken {
+    /// The token, or none for a blank value.
+    pub fn new(token: Option<&str>) -> Self {
+        Self(
+            token
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(String::from),
+        )
+    }
+
+    /// Whether creating needs a token at all.
+    pub fn is_required(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Whether `presented` is the upload token, compared as digests in
+    /// constant time.
+    pub fn matches(&self, presented: Option<&str>) -> bool {
+        match (&self.0, presented) {
+            (Some(token), Some(p)) => constant_time_eq(
+                crate::container::hash_token(token).as_bytes(),
+                crate::container::hash_token(p).as_bytes(),
+            ),
+            _ => false,
+        }
+    }
+}
+
+/// Creating something: open unless an upload token is configured; then
+/// the upload token or a valid retain token (which may do more) opens it.
+pub fn authorize_create(
+    gate: &UploadToken,
+    presented: Option<&str>,
+    retain: RetainAuth,
+) -> Result<(), StoreError> {
+    if !gate.is_required() || retain == RetainAuth::Valid || gate.matches(presented) {
+        return Ok(());
+    }
+    Err(StoreError::WriteDenied(
+        "this server takes uploads with its upload token only: Authorization: Bearer <token>, token=<token>, or a form's token field".into(),
+    ))
+}
+
 /// Equality whose time depends on the lengths only, not on the contents.
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
@@ -117,6 +175,33 @@ pub fn lifetime_for_new(auth: RetainAuth, otherwise: Lifetime) -> Result<Lifetim
 mod tests {
     use super::*;
     use crate::time::Timestamp;
+
+    #[test]
+    fn creating_needs_the_upload_token_only_when_one_is_set() {
+        let open = UploadToken::new(None);
+        assert!(authorize_create(&open, None, RetainAuth::Absent).is_ok());
+        assert!(
+            !UploadToken::new(Some("  ")).is_required(),
+            "blank is unset"
+        );
+        let closed = UploadToken::new(Some("up-secret"));
+        assert!(authorize_create(&closed, Some("up-secret"), RetainAuth::Absent).is_ok());
+        assert!(authorize_create(&closed, Some("retain"), RetainAuth::Valid).is_ok());
+        for (presented, retain) in [
+            (None, RetainAuth::Absent),
+            (Some("up-secreT"), RetainAuth::Invalid),
+            (Some(""), RetainAuth::Invalid),
+        ] {
+            assert_eq!(
+                authorize_create(&closed, presented, retain)
+                    .unwrap_err()
+                    .code(),
+                crate::ErrorCode::WriteDenied,
+                "{presented:?}"
+            );
+        }
+        assert_eq!(format!("{closed:?}"), "UploadToken(set)", "never printed");
+    }
 
     #[test]
     fn tokens() {

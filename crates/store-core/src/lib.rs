@@ -29,7 +29,7 @@ pub mod time;
 pub mod ttl;
 pub mod views;
 
-pub use auth::{RetainAuth, RetainTokens};
+pub use auth::{RetainAuth, RetainTokens, UploadToken};
 pub use container::{BundleRecord, DirAction, DirRecord, DirWrite, HistoryEntry, MemberFile};
 pub use error::{ErrorCode, StoreError};
 pub use lifetime::Lifetime;

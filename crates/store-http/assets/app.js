@@ -197,6 +197,14 @@
         if (f.type === "checkbox") { return f.checked ? f.value : ""; }
         return f.value;
       };
+      // A server closed to anonymous uploads (STORE_UPLOAD_TOKEN) shows a
+      // token field; every request of this upload carries it.
+      var auth = function (headers) {
+        var out = {};
+        Object.keys(headers || {}).forEach(function (k) { out[k] = headers[k]; });
+        if (field("token")) { out.Authorization = "Bearer " + field("token"); }
+        return out;
+      };
       var jobs = [];
       if (kind === "home") {
         var mode = field("mode") || "files";
@@ -204,24 +212,24 @@
         if (mode === "bundle" && files.length > 1) {
           var b = resultItem(list, "Bundle of " + files.length + " files");
           // Burn after reading applies to single files only.
-          jobs.push(send("POST", "/" + query({ ttl: common.ttl }), formData(files), null, b.bar)
+          jobs.push(send("POST", "/" + query({ ttl: common.ttl }), formData(files), auth(null), b.bar)
             .then(function (d) { showResult(b, d); }, function (e) { showError(b, e); }));
         } else if (mode === "dir") {
           var name = field("dirname");
           var d = resultItem(list, name ? "Dir " + name : "New dir");
-          jobs.push(send("POST", "/" + query({ dir: "1", name: name, ttl: field("ttl"), write: field("protect") }), formData(files), null, d.bar)
+          jobs.push(send("POST", "/" + query({ dir: "1", name: name, ttl: field("ttl"), write: field("protect") }), formData(files), auth(null), d.bar)
             .then(function (v) { showResult(d, v); }, function (e) { showError(d, e); }));
         } else {
           files.forEach(function (f) {
             var item = resultItem(list, f.name);
             var params = { name: f.name, ttl: common.ttl, once: common.once };
-            jobs.push(send("POST", "/" + query(params), f, { "Content-Type": f.type || "application/octet-stream" }, item.bar)
+            jobs.push(send("POST", "/" + query(params), f, auth({ "Content-Type": f.type || "application/octet-stream" }), item.bar)
               .then(function (v) { showResult(item, v); }, function (e) { showError(item, e); }));
           });
         }
       } else {
         // A dir or a gallery: one multipart request, then show the new state.
-        var headers = {};
+        var headers = auth(null);
         var token = field("write");
         if (token) { headers["X-Store-Write"] = token; }
         var item2 = resultItem(list, files.length + " file(s)");

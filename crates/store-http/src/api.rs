@@ -41,6 +41,7 @@ pub fn contract(config: &AppConfig) -> Value {
         "pool_bytes": config.limits.pool_bytes,
         "rate_limit_per_min": config.limits.rate_limit_per_min,
         "retention_token": config.retain_tokens.is_enabled(),
+        "upload_token": config.upload_token.is_required(),
         "errors": errors,
         "help": url_for(&config.base_url, RouteId::Help, &[]),
         "openapi": url_for(&config.base_url, RouteId::Openapi, &[]),
@@ -61,6 +62,7 @@ mod tests {
             limits: Limits::default(),
             retain_tokens: RetainTokens::from_csv(""),
             superadmin_token: None,
+            upload_token: Default::default(),
         };
         let c = contract(&config);
         assert_eq!(c["ttl_seconds"], 14_400);

@@ -215,7 +215,7 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
         "import" => import_text(b, l),
         "browse" => browse_text(b, l),
         "galleries" => galleries_text(b, l),
-        "auth" => auth_text(b, l),
+        "auth" => auth_text(b, l, config.upload_token.is_required()),
         "limits" => limits_text(l),
         "operations" => operations_text(b),
         "about" => about_text(b),
@@ -362,19 +362,25 @@ fn galleries_text(b: &str, l: &Limits) -> String {
     )
 }
 
-fn auth_text(b: &str, l: &Limits) -> String {
+fn auth_text(b: &str, l: &Limits, uploads_closed: bool) -> String {
     format!(
         "Reading is open; there is no login.\n\n\
 | Token | Purpose | How to send it |\n|---|---|---|\n\
 | retain token | retain objects; create show-dirs; write or delete retained objects | `Authorization: Bearer <token>` or `token=<token>` |\n\
 | dir write token | write to a dir created with `write=1` | header `X-Store-Write: <token>` or `write=<token>` |\n\
 | gallery admin token | administer one gallery | path segment `/pics/g/<gid>/<token>`, never a query |\n\
-| superadmin token | administer any gallery | the same path segment; set by the operator |\n\n\
+| superadmin token | administer any gallery | the same path segment; set by the operator |\n\
+| upload token | create anything (files, bundles, dirs, galleries, gallery images) when the operator closed uploads ({closed}) | `Authorization: Bearer <token>`, `token=<token>`, or a form's `token` field before its files; a retain token works too |\n\n\
 - A missing or wrong write or retain token answers 401 `write_denied`; a wrong gallery secret answers 404.\n\
 - Likes and the comment cooldown use a pseudonymous visitor fingerprint (IP and user agent, keyed per gallery).\n\
 - Rate limit: {rate} requests per minute per client IP; over it, 429 with Retry-After.\n\n\
 Example: `curl -X POST -H 'Authorization: Bearer <token>' '{b}/<id>?retain=1'`\n",
         rate = l.rate_limit_per_min,
+        closed = if uploads_closed {
+            "this server: closed"
+        } else {
+            "this server: open, no token needed"
+        },
     )
 }
 
@@ -540,6 +546,7 @@ The answer's `url` is the link to share; `expires_at` says when it goes.\n\n\
 ## Rules worth knowing\n\
 - Send Content-Length on every bodied request (curl does).\n\
 - {rate}.\n\
+- {uploads}\n\
 - 429 and 507: wait `retry_after` seconds, then retry unchanged. Any other error: change the request.\n\
 - The whole contract is at {b}/api; topics at {b}/help.\n",
         name = api::SERVICE_NAME,
@@ -554,6 +561,11 @@ The answer's `url` is the link to share; `expires_at` says when it goes.\n\n\
                 "At most {} requests per minute per IP",
                 l.rate_limit_per_min
             )
+        },
+        uploads = if config.upload_token.is_required() {
+            "This server takes uploads with its upload token only: add `-H 'Authorization: Bearer <UPLOAD_TOKEN>'` to every command that creates something; reading needs no token."
+        } else {
+            "Uploads need no token here."
         },
     )
 }
@@ -606,6 +618,7 @@ mod tests {
             limits: Limits::default(),
             retain_tokens: RetainTokens::from_csv(""),
             superadmin_token: None,
+            upload_token: Default::default(),
         }
     }
 

@@ -336,6 +336,7 @@ mod tests {
             limits: Limits::default(),
             retain_tokens: RetainTokens::from_csv(""),
             superadmin_token: None,
+            upload_token: Default::default(),
         })
     }
 

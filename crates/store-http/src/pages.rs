@@ -143,13 +143,26 @@ fn ttl_choices(l: &Limits) -> Vec<(String, String)> {
     .collect()
 }
 
-pub fn home(base_url: &str, limits: &Limits) -> Markup {
+/// The upload token field of a creating form, on a server closed to
+/// anonymous uploads (STORE_UPLOAD_TOKEN). It comes before the files, so
+/// that the server checks it before it writes any.
+fn upload_token_field(required: bool) -> Markup {
+    html! {
+        @if required {
+            label { "Upload token (this server takes uploads with it only) "
+                input type="password" name="token" autocomplete="off" required; }
+        }
+    }
+}
+
+pub fn home(base_url: &str, limits: &Limits, token_required: bool) -> Markup {
     page(
         "Upload",
         html! {
             h1 { "Share a file" }
             p { "Upload a file and get a link. It expires on its own; nothing to clean up." }
             form method="post" action="/" enctype="multipart/form-data" data-upload="home" data-max=(limits.file_bytes_max) {
+                (upload_token_field(token_required))
                 div class="drop" {
                     label { "Choose files " input type="file" name="file" multiple required; }
                     p class="picked muted js-only hidden-js" { "…or drop them here." }
@@ -404,12 +417,13 @@ pub fn dir_index(dirs: &[DirView], q: &str) -> Markup {
     )
 }
 
-pub fn pics_index(list: &[store_app::GalleryEntry]) -> Markup {
+pub fn pics_index(list: &[store_app::GalleryEntry], token_required: bool) -> Markup {
     page(
         "Galleries",
         html! {
             h1 { "Galleries" }
             form method="post" action={ (href(RouteId::CreateGallery)) "?create=1" } {
+                (upload_token_field(token_required))
                 label class="inline" { "New gallery name (optional) " input type="text" name="name" maxlength="32"; }
                 label class="inline" { input type="checkbox" name="listed" value="1"; " List it here" }
                 button type="submit" { "Create" }
@@ -472,7 +486,7 @@ fn comments(view: &store_app::GalleryView, limits: &serde_json::Value) -> Markup
     }
 }
 
-pub fn gallery(view: &store_app::GalleryView, embed: bool) -> Markup {
+pub fn gallery(view: &store_app::GalleryView, embed: bool, token_required: bool) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
     let grid = html! {
         div class="grid" {
@@ -517,6 +531,7 @@ pub fn gallery(view: &store_app::GalleryView, embed: bool) -> Markup {
             (grid)
             h2 { "Add photos" }
             form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="gallery" data-max=(view.limits["upload_bytes_max"].as_u64().unwrap_or(0)) {
+                (upload_token_field(token_required))
                 div class="drop" {
                     label { "Choose images " input type="file" name="file" accept="image/*,.heic,.heif" multiple required; }
                     p class="picked muted js-only hidden-js" { "…or drop them here." }

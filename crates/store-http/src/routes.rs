@@ -492,6 +492,25 @@ pub const GLOBAL_PARAMS: &[Param] = &[
 ];
 
 /// Whether a query key is one the service reads somewhere.
+/// The routes that create something: the ones STORE_UPLOAD_TOKEN closes.
+pub const CREATING: &[RouteId] = &[
+    RouteId::Upload,
+    RouteId::Import,
+    RouteId::CreateDir,
+    RouteId::CreateGallery,
+    RouteId::UploadImage,
+    RouteId::ImportImage,
+];
+
+/// The creating routes a browser form reaches, whose form may carry the
+/// upload token as a `token` field (checked before any file is written).
+pub const CREATING_BY_FORM: &[RouteId] = &[
+    RouteId::Upload,
+    RouteId::CreateDir,
+    RouteId::CreateGallery,
+    RouteId::UploadImage,
+];
+
 pub fn is_known_param(key: &str) -> bool {
     GLOBAL_PARAMS.iter().chain(params()).any(|p| p.name == key)
 }

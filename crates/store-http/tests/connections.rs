@@ -30,6 +30,7 @@ fn start(options: ServeOptions) -> (std::net::SocketAddr, tokio::runtime::Runtim
         limits: Limits::default(),
         retain_tokens: RetainTokens::default(),
         superadmin_token: None,
+        upload_token: Default::default(),
     };
     let (app, _) = App::open(ports, config).unwrap();
     let listener = rt

@@ -60,6 +60,7 @@ impl Server {
             limits,
             retain_tokens: RetainTokens::default(),
             superadmin_token: None,
+            upload_token: Default::default(),
         };
         let (app, _) = App::open(ports, config).unwrap();
         let options = ServeOptions {

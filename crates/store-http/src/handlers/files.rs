@@ -16,7 +16,14 @@ use crate::{api, pages};
 pub(super) fn home(ctx: &Ctx) -> Res {
     let base = &ctx.app.config().base_url;
     if ctx.html {
-        return respond::html(StatusCode::OK, pages::home(base, &ctx.app.config().limits));
+        return respond::html(
+            StatusCode::OK,
+            pages::home(
+                base,
+                &ctx.app.config().limits,
+                ctx.app.config().upload_token.is_required(),
+            ),
+        );
     }
     json(
         StatusCode::OK,

@@ -38,6 +38,9 @@ pub(crate) struct Ctx {
     pub shared: Arc<Shared>,
     /// When the request began: a body's deadline counts from here.
     pub started: tokio::time::Instant,
+    /// A creating request without the upload token in its header or query,
+    /// whose form must carry it in a `token` field (see [`upload_gate`]).
+    pub token_in_form: bool,
 }
 
 impl Ctx {
@@ -69,19 +72,40 @@ impl Ctx {
         ))
     }
 
-    /// The retain token, from `Authorization: Bearer` or `token=`.
+    /// The retain or upload token, from `Authorization: Bearer` or `token=`.
     fn presented_token(&self) -> Option<String> {
-        let bearer = self
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                let (scheme, token) = v.trim().split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then(|| token.trim().to_string())
-            });
-        bearer.or_else(|| self.query.get("token").map(str::to_string))
+        presented_token(&self.headers, &self.query)
+    }
+
+    /// The upload token a form carries in its `token` field, when the
+    /// request needs one there (STORE_UPLOAD_TOKEN); nothing otherwise.
+    pub fn check_form_token(&self, fields: &[(String, String)]) -> AppResult<()> {
+        if !self.token_in_form {
+            return Ok(());
+        }
+        let token = fields.iter().rev().find(|(k, _)| k == "token");
+        Ok(self.app.authorize_create(token.map(|(_, v)| v.as_str()))?)
+    }
+
+    /// `gate`, preceded by the form's upload token check when the request
+    /// needs one: a multipart body's fields before its first file part
+    /// must carry the token, so that no file is written without it.
+    pub fn with_form_token<'a>(
+        &'a self,
+        gate: Option<crate::body::Gate<'a>>,
+    ) -> Option<crate::body::Gate<'a>> {
+        if !self.token_in_form {
+            return gate;
+        }
+        Some(Box::new(move |fields: Vec<(String, String)>| {
+            Box::pin(async move {
+                self.check_form_token(&fields)?;
+                match gate {
+                    Some(gate) => gate(fields).await,
+                    None => Ok(()),
+                }
+            })
+        }))
     }
 
     pub fn retain_auth(&self) -> RetainAuth {
@@ -221,6 +245,10 @@ async fn admit(
     };
     let endpoint = route(&parts.method, parts.uri.path(), &query);
     let name = endpoint.name();
+    let token_in_form = match upload_gate(&app, &endpoint, &parts.headers, &query) {
+        Ok(in_form) => in_form,
+        Err(e) => return (respond::holding(respond::store_error(&e), in_flight), name),
+    };
     let ctx = Ctx {
         html: wants_html(&parts.headers, &query),
         app,
@@ -230,6 +258,7 @@ async fn admit(
         client,
         shared,
         started: tokio::time::Instant::now(),
+        token_in_form,
     };
     let res = dispatch(ctx, endpoint, body)
         .await
@@ -255,6 +284,54 @@ fn check_head(req: &Request<Incoming>) -> Option<(Res, &'static str)> {
             "headers_too_large",
         )
     })
+}
+
+/// The token a request presents in `Authorization: Bearer` or `token=`.
+fn presented_token(headers: &HeaderMap, query: &Query) -> Option<String> {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then(|| token.trim().to_string())
+        });
+    bearer.or_else(|| query.get("token").map(str::to_string))
+}
+
+/// STORE_UPLOAD_TOKEN at the door. A creating route with the upload token
+/// (or a retain token) in its header or query passes. One that presents
+/// none but whose browser form may carry it passes for now, answering
+/// `true`: the form's `token` field is checked before any file is written
+/// ([`Ctx::with_form_token`]). Any other is refused before its body is
+/// read.
+fn upload_gate(
+    app: &App,
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    query: &Query,
+) -> Result<bool, StoreError> {
+    use crate::routes::{RouteId, CREATING, CREATING_BY_FORM};
+    let Some(id) = endpoint.id().filter(|id| CREATING.contains(id)) else {
+        return Ok(false);
+    };
+    let presented = presented_token(headers, query);
+    let Err(refused) = app.authorize_create(presented.as_deref()) else {
+        return Ok(false);
+    };
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let form = content_type.starts_with("multipart/form-data")
+        || (id == RouteId::CreateGallery
+            && content_type.starts_with("application/x-www-form-urlencoded"));
+    if presented.is_none() && form && CREATING_BY_FORM.contains(&id) {
+        return Ok(true);
+    }
+    Err(refused)
 }
 
 /// An auth header that is present but empty is refused, not read as
@@ -577,11 +654,14 @@ pub(crate) async fn container_parts<'a>(
     let intake = ctx.intake(body_limit)?;
     let rules = crate::body::PartRules {
         names_checked: Some(limits),
-        gate,
+        gate: ctx.with_form_token(gate),
         ..crate::body::PartRules::new(limits.file_bytes_max, limits.files_per_container_max)
     };
     let stream = http_body_util::BodyExt::into_data_stream(body);
-    crate::body::read_multipart(&intake, stream, boundary, rules).await
+    let mp = crate::body::read_multipart(&intake, stream, boundary, rules).await?;
+    // Checked again for a form without files, which never reached the gate.
+    ctx.check_form_token(&mp.fields)?;
+    Ok(mp)
 }
 
 /// Multipart fields and URL parameters as one set: the URL's values come

@@ -49,7 +49,10 @@ fn private(mut res: Res) -> Res {
 pub(super) async fn index(ctx: &Ctx) -> AppResult<Res> {
     let list = blocking(ctx, |app| app.list_galleries()).await?;
     if ctx.html {
-        return Ok(respond::html(StatusCode::OK, pages::pics_index(&list)));
+        return Ok(respond::html(
+            StatusCode::OK,
+            pages::pics_index(&list, ctx.app.config().upload_token.is_required()),
+        ));
     }
     Ok(json(StatusCode::OK, &list))
 }
@@ -61,8 +64,11 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
         .get(header::CONTENT_LENGTH)
         .is_some_and(|v| v.as_bytes() != b"0");
     let params = if has_form {
-        super::merged(&ctx.query, form(ctx, body).await?.pairs())
+        let fields = form(ctx, body).await?.pairs();
+        ctx.check_form_token(&fields)?;
+        super::merged(&ctx.query, fields)
     } else {
+        ctx.check_form_token(&[])?;
         ctx.query.clone()
     };
     let name = params
@@ -100,7 +106,10 @@ pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
     let embed = ctx.query.flag("embed")?;
     let view = blocking(ctx, move |app| app.gallery(&gid, page, &stars, None)).await?;
     if ctx.html {
-        let mut res = respond::html(StatusCode::OK, pages::gallery(&view, embed));
+        let mut res = respond::html(
+            StatusCode::OK,
+            pages::gallery(&view, embed, ctx.app.config().upload_token.is_required()),
+        );
         if embed {
             // The embed view is meant to be framed by other sites.
             res.headers_mut().insert(
@@ -161,8 +170,12 @@ async fn receive_images(
     let boundary = boundary?;
     let intake = ctx.intake(limit.saturating_mul(BATCH_FILES_MAX as u64))?;
     let stream = http_body_util::BodyExt::into_data_stream(body);
-    let rules = body::PartRules::new(limit, BATCH_FILES_MAX);
+    let rules = body::PartRules {
+        gate: ctx.with_form_token(None),
+        ..body::PartRules::new(limit, BATCH_FILES_MAX)
+    };
     let mp = body::read_multipart(&intake, stream, boundary, rules).await?;
+    ctx.check_form_token(&mp.fields)?;
     if mp.files.is_empty() {
         return Err(StoreError::bad_request("the multipart body has no file part").into());
     }
