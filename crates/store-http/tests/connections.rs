@@ -1,49 +1,17 @@
 //! The connection guards of the server loop, in process, with a short
 //! header time-out so the test does not wait 30 s.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use store_app::{App, AppConfig, Ports};
-use store_core::{Limits, RetainTokens, Timestamp};
+use store_core::Limits;
 use store_http::ServeOptions;
-use store_testkit::{FakeFetcher, ManualClock, MemoryBlobStore, MemoryRepository, SeededRandom};
 
 fn start(options: ServeOptions) -> (std::net::SocketAddr, tokio::runtime::Runtime) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let ports = Ports {
-        repo: Arc::new(MemoryRepository::new()),
-        blobs: Arc::new(MemoryBlobStore::new()),
-        clock: Arc::new(ManualClock::new(Timestamp::from_secs(1_800_000_000))),
-        random: Arc::new(SeededRandom::new(9)),
-        fetcher: Arc::new(FakeFetcher::new()),
-        coordination: Default::default(),
-    };
-    let config = AppConfig {
-        base_url: "http://test".into(),
-        limits: Limits::default(),
-        retain_tokens: RetainTokens::default(),
-        superadmin_token: None,
-        upload_token: Default::default(),
-    };
-    let (app, _) = App::open(ports, config).unwrap();
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    rt.spawn(store_http::serve(
-        listener,
-        Arc::new(app),
-        options,
-        std::future::pending(),
-    ));
-    (addr, rt)
+    common::start(Limits::default(), options)
 }
 
 /// A connection from `source`, another address of the loopback range, so

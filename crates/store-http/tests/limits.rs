@@ -7,13 +7,11 @@
 //! `Limits` can be set (the binary's flags set only a few of them), and is
 //! spoken to over HTTP on 127.0.0.1.
 
-use std::sync::Arc;
+mod common;
 
 use serde_json::Value;
-use store_app::{App, AppConfig, Ports};
-use store_core::{Limits, RetainTokens, Timestamp};
+use store_core::{Limits, Timestamp};
 use store_http::ServeOptions;
-use store_testkit::{FakeFetcher, ManualClock, MemoryBlobStore, MemoryRepository, SeededRandom};
 
 /// Limits unlike SPEC.md's in every field this test checks.
 fn odd_limits() -> Limits {
@@ -38,41 +36,12 @@ struct Server {
 
 impl Server {
     fn start(limits: Limits) -> Self {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let ports = Ports {
-            repo: Arc::new(MemoryRepository::new()),
-            blobs: Arc::new(MemoryBlobStore::new()),
-            clock: Arc::new(ManualClock::new(Timestamp::from_secs(1_800_000_000))),
-            random: Arc::new(SeededRandom::new(16)),
-            fetcher: Arc::new(FakeFetcher::new()),
-            coordination: Default::default(),
-        };
-        let listener = rt
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let config = AppConfig {
-            base_url: base.clone(),
-            limits,
-            retain_tokens: RetainTokens::default(),
-            superadmin_token: None,
-            upload_token: Default::default(),
-        };
-        let (app, _) = App::open(ports, config).unwrap();
         let options = ServeOptions {
             rate_limit_per_min: 0,
             ..ServeOptions::default()
         };
-        rt.spawn(store_http::serve(
-            listener,
-            Arc::new(app),
-            options,
-            std::future::pending(),
-        ));
+        let (addr, rt) = common::start(limits, options);
+        let base = format!("http://{addr}");
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .proxy(None)
