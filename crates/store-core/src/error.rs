@@ -7,7 +7,7 @@
 //! map, `/help/errors` and every JSON error body come from the same place
 //! ([`ErrorCode`]).
 
-use crate::limits::{binary_size, Limits};
+use crate::limits::{exact_size, Limits};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -277,8 +277,8 @@ impl ErrorCode {
             Self::TooLarge => {
                 too_large = format!(
                     "file over {} (pics: {})",
-                    binary_size(limits.file_bytes_max),
-                    binary_size(limits.pics_upload_bytes_max)
+                    exact_size(limits.file_bytes_max),
+                    exact_size(limits.pics_upload_bytes_max)
                 );
                 (too_large.as_str(), "do not retry unchanged")
             }

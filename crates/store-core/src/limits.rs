@@ -180,3 +180,37 @@ pub fn binary_size(n: u64) -> String {
     }
     format!("{n} B")
 }
+
+/// A size as [`binary_size`] writes it when that is exact (`5 MiB`), and
+/// with the exact count beside it when it is rounded (`2 KiB (2000
+/// bytes)`), so that a limit is never misstated.
+pub fn exact_size(n: u64) -> String {
+    let shown = binary_size(n);
+    let unit = match shown.rsplit_once(' ').map(|(_, u)| u) {
+        Some("GiB") => 1 << 30,
+        Some("MiB") => 1 << 20,
+        Some("KiB") => 1 << 10,
+        _ => 1,
+    };
+    let whole = !shown.contains('.') && n % unit == 0;
+    if whole {
+        shown
+    } else {
+        format!("{shown} ({n} bytes)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_shown_exactly() {
+        assert_eq!(binary_size(5 << 20), "5 MiB");
+        assert_eq!(exact_size(5 << 20), "5 MiB");
+        assert_eq!(exact_size(30 << 20), "30 MiB");
+        assert_eq!(exact_size(512), "512 B");
+        assert_eq!(exact_size(2000), "2 KiB (2000 bytes)");
+        assert_eq!(exact_size(1536), "1.5 KiB (1536 bytes)");
+    }
+}
