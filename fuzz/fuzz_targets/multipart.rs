@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use store_app::{App, AppConfig, Ports};
-use store_core::{Limits, RetainTokens, Timestamp};
+use store_core::Timestamp;
 use store_testkit::{FakeFetcher, ManualClock, MemoryBlobStore, MemoryRepository, SeededRandom};
 
 const FILE_LIMIT: u64 = 64;
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         fetcher: Arc::new(FakeFetcher::new()),
         coordination: Default::default(),
     };
-    let config = AppConfig { base_url: "http://f".into(), limits: Limits::default(), retain_tokens: RetainTokens::default(), superadmin_token: None, upload_token: Default::default() };
+    let config = AppConfig::new("http://f");
     let (app, _) = App::open(ports, config).unwrap();
     let intake = store_http::body::Intake::unhurried(Arc::new(app));
     let body = bytes::Bytes::copy_from_slice(data);

@@ -10,7 +10,7 @@ use std::time::Instant;
 use store_app::{App, AppConfig, Ports};
 use store_core::lifetime::Lifetime;
 use store_core::record::{FileRecord, Object};
-use store_core::{BlobId, Limits, RetainTokens, Timestamp};
+use store_core::{BlobId, Limits, Timestamp};
 use store_media::MediaLimits;
 use store_sled::{FsBlobStore, SledRepository};
 use store_testkit::{FakeFetcher, ManualClock, SeededRandom};
@@ -370,14 +370,11 @@ pub fn expiry(bench: &Bench) -> Vec<Row> {
             coordination: Default::default(),
         };
         let config = AppConfig {
-            base_url: "http://bench".into(),
             limits: Limits {
                 pool_bytes: u64::MAX / 4,
                 ..Limits::default()
             },
-            retain_tokens: RetainTokens::from_csv(""),
-            superadmin_token: None,
-            upload_token: Default::default(),
+            ..AppConfig::new("http://bench")
         };
         App::open(ports, config).expect("open")
     };

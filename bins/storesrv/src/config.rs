@@ -180,33 +180,32 @@ fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
         .map_err(|_| format!("{name} must be a non-negative integer, got {value:?}"))
 }
 
+/// The environment's number `name`, or `default` when it is unset or
+/// empty.
+fn env_number(
+    env: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    default: u64,
+) -> Result<u64, String> {
+    env(name)
+        .filter(|v| !v.is_empty())
+        .map_or(Ok(default), |v| number(name, &v))
+}
+
 /// Parses arguments (without the program name) and the environment, given
 /// as a lookup so that tests need not touch the process environment.
 pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Command, String> {
     let migrating = args.first().is_some_and(|a| a == "migrate");
-    let flags = match flags(&args[usize::from(migrating)..], migrating)? {
+    let mut flags = match flags(&args[usize::from(migrating)..], migrating)? {
         Ok(flags) => flags,
         Err(command) => return Ok(command),
     };
-    let max_file_bytes = flags.max_file_bytes.clone();
-    let mut config = settings(flags.listen, flags.data, flags.base_url, env)?;
-    config.limits = limits(max_file_bytes, env)?;
-    config.metrics_listen = flags
-        .metrics_listen
-        .or_else(|| env("STORE_METRICS_LISTEN"))
-        .filter(|a| !a.trim().is_empty())
-        .map(|a| {
-            a.trim().parse().map_err(|_| {
-                format!("--metrics-listen: {a:?} is not an address like 127.0.0.1:9090")
-            })
-        })
-        .transpose()?;
+    let from_data = flags.from_data.take();
+    let config = settings(flags, env)?;
     if !migrating {
         return Ok(Command::Run(config));
     }
-    let from_data = flags
-        .from_data
-        .ok_or("migrate needs --from-data DIR: the sled store to copy")?;
+    let from_data = from_data.ok_or("migrate needs --from-data DIR: the sled store to copy")?;
     if config.database_url.is_none() {
         return Err(
             "migrate needs STORE_DATABASE_URL: the PostgreSQL database to copy into".into(),
@@ -266,19 +265,16 @@ fn flags(args: &[String], migrating: bool) -> Result<Result<Flags, Command>, Str
 }
 
 /// The configuration from the flags given and the environment.
-fn settings(
-    listen: Option<String>,
-    data: Option<String>,
-    base_url: Option<String>,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Box<Config>, String> {
-    let listen = listen
+fn settings(flags: Flags, env: &dyn Fn(&str) -> Option<String>) -> Result<Box<Config>, String> {
+    let listen = flags
+        .listen
         .or_else(|| env("STORE_LISTEN"))
         .unwrap_or_else(|| "127.0.0.1:8080".into());
     let listen: SocketAddr = listen
         .parse()
         .map_err(|_| format!("--listen: {listen:?} is not an address like 127.0.0.1:8080"))?;
-    let base_url = base_url
+    let base_url = flags
+        .base_url
         .or_else(|| env("STORE_BASE_URL"))
         .filter(|s| !s.is_empty())
         .map(|s| s.trim_end_matches('/').to_string());
@@ -289,23 +285,30 @@ fn settings(
             ));
         }
     }
-    let env_num = |name: &str, default: u64| -> Result<u64, String> {
-        env(name)
-            .filter(|v| !v.is_empty())
-            .map_or(Ok(default), |v| number(name, &v))
-    };
+    let metrics_listen = flags
+        .metrics_listen
+        .or_else(|| env("STORE_METRICS_LISTEN"))
+        .filter(|a| !a.trim().is_empty())
+        .map(|a| {
+            a.trim().parse().map_err(|_| {
+                format!("--metrics-listen: {a:?} is not an address like 127.0.0.1:9090")
+            })
+        })
+        .transpose()?;
     Ok(Box::new(Config {
         listen,
-        metrics_listen: None,
+        metrics_listen,
         data: PathBuf::from(
-            data.or_else(|| env("STORE_DATA"))
+            flags
+                .data
+                .or_else(|| env("STORE_DATA"))
                 .unwrap_or_else(|| "./data".into()),
         ),
         base_url,
         retain_tokens: env("STORE_RETAIN_TOKEN").unwrap_or_default(),
         superadmin_token: env("STORE_SUPERADMIN_TOKEN").filter(|t| !t.is_empty()),
         upload_token: store_core::UploadToken::new(env("STORE_UPLOAD_TOKEN").as_deref()),
-        limits: Limits::DEFAULT,
+        limits: limits(flags.max_file_bytes, env)?,
         trusted_proxies: env("STORE_TRUSTED_PROXIES")
             .unwrap_or_default()
             .split(',')
@@ -314,7 +317,7 @@ fn settings(
             .map(String::from)
             .collect(),
         import_allow_private: env("STORE_IMPORT_ALLOW_PRIVATE").as_deref() == Some("1"),
-        guards: guards(&env_num)?,
+        guards: guards(env)?,
         database_url: env("STORE_DATABASE_URL")
             .filter(|u| !u.trim().is_empty())
             .map(Secret),
@@ -331,7 +334,7 @@ fn limits(
 ) -> Result<Limits, String> {
     let d = Limits::DEFAULT;
     let get = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-    let num = |name: &str, default: u64| get(name).map_or(Ok(default), |v| number(name, &v));
+    let num = |name: &str, default: u64| env_number(env, name, default);
     let file_bytes_max = match max_file_bytes {
         Some(v) => number("--max-file-bytes", &v)?,
         None => num("STORE_MAX_FILE_BYTES", d.file_bytes_max)?,
@@ -383,7 +386,8 @@ fn check_limits(l: &Limits) -> Result<(), String> {
     Ok(())
 }
 
-fn guards(env_num: &dyn Fn(&str, u64) -> Result<u64, String>) -> Result<Guards, String> {
+fn guards(env: &dyn Fn(&str) -> Option<String>) -> Result<Guards, String> {
+    let env_num = |name: &str, default: u64| env_number(env, name, default);
     let secs = |name: &str| -> Result<u64, String> {
         match env_num(name, TIMEOUT_SECS_DEFAULT)? {
             0 => Err(format!("{name} must be at least 1")),

@@ -104,6 +104,20 @@ pub struct AppConfig {
     pub upload_token: UploadToken,
 }
 
+impl AppConfig {
+    /// SPEC.md's limits and no token of any kind: what a test or an
+    /// embedder starts from, changing what it needs.
+    pub fn new(base_url: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            limits: Limits::DEFAULT,
+            retain_tokens: RetainTokens::default(),
+            superadmin_token: None,
+            upload_token: UploadToken::default(),
+        }
+    }
+}
+
 /// Expired objects removed in one change of the repository (and under
 /// their locks at once) by the sweep: large enough that a thousand cost a
 /// few transactions, small enough that the locks are held for a moment.

@@ -58,11 +58,9 @@ fn pair() -> Pair {
             },
         };
         let config = AppConfig {
-            base_url: "http://test".into(),
             limits: limits.clone(),
             retain_tokens: RetainTokens::from_csv("secret"),
-            superadmin_token: None,
-            upload_token: Default::default(),
+            ..AppConfig::new("http://test")
         };
         App::open(ports, config).unwrap().0
     };

@@ -49,14 +49,12 @@ fn ports(
 
 fn config(pool_bytes: u64) -> AppConfig {
     AppConfig {
-        base_url: "http://test".into(),
         limits: Limits {
             pool_bytes,
             ..Limits::default()
         },
         retain_tokens: RetainTokens::from_csv("secret"),
-        superadmin_token: None,
-        upload_token: Default::default(),
+        ..AppConfig::new("http://test")
     }
 }
 

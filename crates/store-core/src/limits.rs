@@ -166,37 +166,39 @@ impl Default for Limits {
     }
 }
 
+/// The binary units sizes are written in, largest first.
+const SIZE_UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+
+/// The unit [`binary_size`] writes `n` in: its name and its bytes.
+fn size_unit(n: u64) -> (&'static str, u64) {
+    SIZE_UNITS
+        .into_iter()
+        .find(|&(_, size)| n >= size)
+        .unwrap_or(("B", 1))
+}
+
 /// `5 MiB`, `1.2 KiB`, `512 B`: a size in binary units, as SPEC.md's
 /// limits are (its "5 MB" is 5242880 bytes), one decimal unless it is
 /// zero.
 pub fn binary_size(n: u64) -> String {
-    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    for (unit, size) in UNITS {
-        if n >= size {
+    match size_unit(n) {
+        ("B", _) => format!("{n} B"),
+        (unit, size) => {
             let shown = format!("{:.1}", n as f64 / size as f64);
             let shown = shown.strip_suffix(".0").unwrap_or(&shown);
-            return format!("{shown} {unit}");
+            format!("{shown} {unit}")
         }
     }
-    format!("{n} B")
 }
 
 /// A size as [`binary_size`] writes it when that is exact (`5 MiB`), and
-/// with the exact count beside it when it is rounded (`2 KiB (2000
-/// bytes)`), so that a limit is never misstated.
+/// with the exact count beside it otherwise (`2 KiB (2000 bytes)`), so
+/// that a limit is never misstated.
 pub fn exact_size(n: u64) -> String {
-    let shown = binary_size(n);
-    let unit = match shown.rsplit_once(' ').map(|(_, u)| u) {
-        Some("GiB") => 1 << 30,
-        Some("MiB") => 1 << 20,
-        Some("KiB") => 1 << 10,
-        _ => 1,
-    };
-    let whole = !shown.contains('.') && n % unit == 0;
-    if whole {
-        shown
+    if n % size_unit(n).1 == 0 {
+        binary_size(n)
     } else {
-        format!("{shown} ({n} bytes)")
+        format!("{} ({n} bytes)", binary_size(n))
     }
 }
 

@@ -53,17 +53,10 @@ pub fn contract(config: &AppConfig) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use store_core::{Limits, RetainTokens};
 
     #[test]
     fn contract_has_every_spec_field() {
-        let config = AppConfig {
-            base_url: "http://h".into(),
-            limits: Limits::default(),
-            retain_tokens: RetainTokens::from_csv(""),
-            superadmin_token: None,
-            upload_token: Default::default(),
-        };
+        let config = AppConfig::new("http://h");
         let c = contract(&config);
         assert_eq!(c["ttl_seconds"], 14_400);
         assert_eq!(c["dir_ttl_seconds"]["min"], 14_400);

@@ -610,16 +610,9 @@ pub fn render_markdown(md: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use store_core::RetainTokens;
 
     fn config() -> AppConfig {
-        AppConfig {
-            base_url: "http://h".into(),
-            limits: Limits::default(),
-            retain_tokens: RetainTokens::from_csv(""),
-            superadmin_token: None,
-            upload_token: Default::default(),
-        }
+        AppConfig::new("http://h")
     }
 
     #[test]

@@ -328,16 +328,9 @@ fn view_schema(gen: &mut SchemaGenerator, view: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use store_core::{Limits, RetainTokens};
 
     fn doc() -> Value {
-        document(&AppConfig {
-            base_url: "http://h".into(),
-            limits: Limits::default(),
-            retain_tokens: RetainTokens::from_csv(""),
-            superadmin_token: None,
-            upload_token: Default::default(),
-        })
+        document(&AppConfig::new("http://h"))
     }
 
     #[test]

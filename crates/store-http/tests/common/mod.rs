@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use store_app::{App, AppConfig, Ports};
-use store_core::{Limits, RetainTokens, Timestamp};
+use store_core::{Limits, Timestamp};
 use store_http::ServeOptions;
 use store_testkit::{FakeFetcher, ManualClock, MemoryBlobStore, MemoryRepository, SeededRandom};
 
@@ -31,11 +31,8 @@ pub fn start(limits: Limits, options: ServeOptions) -> (SocketAddr, tokio::runti
         .unwrap();
     let addr = listener.local_addr().unwrap();
     let config = AppConfig {
-        base_url: format!("http://{addr}"),
         limits,
-        retain_tokens: RetainTokens::default(),
-        superadmin_token: None,
-        upload_token: Default::default(),
+        ..AppConfig::new(format!("http://{addr}"))
     };
     let (app, _) = App::open(ports, config).unwrap();
     rt.spawn(store_http::serve(
