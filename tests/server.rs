@@ -208,6 +208,22 @@ fn an_upload_token_closes_creation_and_leaves_reading_open() {
         blobs + 1,
         "only the form with its token stored a file"
     );
+    // A form without files never meets the gate before a file: checked
+    // once it is read.
+    for (parts, status) in [
+        (vec![("name", None, &b"no-files"[..])], 401),
+        (
+            vec![
+                ("token", None, UP.as_bytes()),
+                ("name", None, &b"no-files"[..]),
+            ],
+            201,
+        ),
+    ] {
+        let (ct, body) = multipart(&parts);
+        let res = s.post_with("/?dir=1", &[("Content-Type", ct.as_str())], &body);
+        assert_eq!(res.status(), status, "a dir form without files");
+    }
     let form_gallery = s.post_with(
         "/pics?create=1",
         &form,

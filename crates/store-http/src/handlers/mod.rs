@@ -320,14 +320,18 @@ fn upload_gate(
     let Err(refused) = app.authorize_create(presented.as_deref()) else {
         return Ok(false);
     };
-    let content_type = headers
+    // A multipart body the way its readers tell one, or the urlencoded
+    // form of "new gallery".
+    let urlencoded = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let form = content_type.starts_with("multipart/form-data")
-        || (id == RouteId::CreateGallery
-            && content_type.starts_with("application/x-www-form-urlencoded"));
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/x-www-form-urlencoded")
+        });
+    let form = crate::body::multipart_boundary(headers).is_some()
+        || (id == RouteId::CreateGallery && urlencoded);
     if presented.is_none() && form && CREATING_BY_FORM.contains(&id) {
         return Ok(true);
     }
@@ -659,8 +663,10 @@ pub(crate) async fn container_parts<'a>(
     };
     let stream = http_body_util::BodyExt::into_data_stream(body);
     let mp = crate::body::read_multipart(&intake, stream, boundary, rules).await?;
-    // Checked again for a form without files, which never reached the gate.
-    ctx.check_form_token(&mp.fields)?;
+    // A form without files never reached the gate.
+    if mp.files.is_empty() {
+        ctx.check_form_token(&mp.fields)?;
+    }
     Ok(mp)
 }
 
