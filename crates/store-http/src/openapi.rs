@@ -389,20 +389,13 @@ mod tests {
     #[test]
     fn a_keyword_is_required_only_alone() {
         let d = doc();
-        let post_root = &d["paths"]["/"]["post"]["parameters"];
-        let url = post_root
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == "url");
-        assert_eq!(url.unwrap()["required"], false);
-        let like = &d["paths"]["/pics/i/{id}"]["post"]["parameters"];
-        let like = like
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == "like");
-        assert_eq!(like.unwrap()["required"], true);
+        let required = |path: &str, name: &str| {
+            let params = d["paths"][path]["post"]["parameters"].as_array().unwrap();
+            let param = params.iter().find(|p| p["name"] == name);
+            param.unwrap_or_else(|| panic!("{path} {name}"))["required"].clone()
+        };
+        assert_eq!(required("/", "url"), false);
+        assert_eq!(required("/pics/i/{id}", "like"), true);
         assert!(crate::routes::Verb::Get.admits(&http::Method::HEAD));
     }
 }

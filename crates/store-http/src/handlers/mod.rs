@@ -313,6 +313,9 @@ fn upload_gate(
     query: &Query,
 ) -> Result<bool, StoreError> {
     use crate::routes::{RouteId, CREATING, CREATING_BY_FORM};
+    if !app.config().upload_token.is_required() {
+        return Ok(false);
+    }
     let Some(id) = endpoint.id().filter(|id| CREATING.contains(id)) else {
         return Ok(false);
     };
