@@ -69,6 +69,19 @@ if [ -n "$spelled" ]; then
     echo "$spelled" >&2
     exit 1
 fi
+# Only the HTTP layer knows the wire (issue 16): store-core and store-app
+# answer records and outcomes, and store-http's `views` turn them into
+# URLs and JSON. So neither may build a URL from the base URL, nor depend
+# on a JSON or JSON Schema crate (store-core's schemars is for the error
+# list's and a history action's schema only; store-app has neither).
+wire=$(grep -rn --include='*.rs' -e 'base_url' -e 'serde_json' -e 'JsonSchema' crates/store-app/src \
+    | grep -v -e '/tests/' -e '/shared_tests\.rs:' -e 'src/lib.rs:' || true)
+wire_core=$(grep -rn --include='*.rs' -e 'base_url' crates/store-core/src || true)
+if [ -n "$wire$wire_core" ] || grep -q -e '^serde_json' -e '^schemars' crates/store-app/Cargo.toml; then
+    echo "invariant broken: URLs or JSON views outside store-http (return a record or an outcome):" >&2
+    echo "$wire$wire_core" >&2
+    exit 1
+fi
 # Library crates log through tracing, never to stderr directly: the binary
 # orders, formats and batches what reaches the log (tests may print).
 printed=$(grep -rn --include='*.rs' 'eprintln!' crates/ | grep -v -e '/tests\.rs:' -e '/tests/' || true)

@@ -8,7 +8,6 @@ use common::{header, json, multipart, text, Server};
 use scraper::{Html, Selector};
 // Percent-encoding of everything but unreserved characters suits a query
 // value as well as a path segment.
-use store_core::views::encode_path_segment;
 
 const BROWSER: (&str, &str) = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
 const HOSTILE: &str = "<img src=x onerror=alert(1)>";
@@ -282,4 +281,17 @@ fn several_files_from_a_plain_form_make_a_bundle_page() {
         texts(&doc, "td a"),
         vec!["a.txt".to_string(), "b.txt".to_string()]
     );
+}
+
+/// Percent-encodes everything but RFC 3986's unreserved characters, as a
+/// client building a URL by hand would.
+fn encode_path_segment(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

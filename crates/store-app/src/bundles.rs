@@ -4,7 +4,6 @@ use store_core::auth::lifetime_for_new;
 use store_core::container::validate_member_names;
 use store_core::content::{self, is_text_type};
 use store_core::names::default_file_name;
-use store_core::views::BundleView;
 use store_core::{
     ttl, BundleRecord, Lifetime, MemberFile, Object, RetainAuth, StoreError, Timestamp,
 };
@@ -79,7 +78,7 @@ impl App {
         req: &NewFile,
         parts: Vec<Part>,
         auth: RetainAuth,
-    ) -> AppResult<BundleView> {
+    ) -> AppResult<BundleRecord> {
         let now = self.now();
         req.validate(&self.config.limits)?;
         if req.once {
@@ -125,12 +124,7 @@ impl App {
             record.id = id.to_string();
             Object::Bundle(record.clone())
         })?;
-        Ok(BundleView::new(&record, &self.config.base_url))
-    }
-
-    /// The view of a live bundle.
-    pub fn bundle_view(&self, b: &BundleRecord) -> BundleView {
-        BundleView::new(b, &self.config.base_url)
+        Ok(record)
     }
 
     /// GET /<id>/<filename>: one file of a bundle.

@@ -7,7 +7,6 @@ use std::ops::ControlFlow;
 use store_core::auth::authorize_retain;
 use store_core::container::{hash_token, validate_custom_write_token, validate_member_names};
 use store_core::names::{apply_tags, validate_file_name, validate_memorable_name};
-use store_core::views::{DirView, HistoryView, PersistenceType, RetainView};
 use store_core::{
     dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Limits,
     Listing, MemberFile, Object, RetainAuth, StoreError, Timestamp,
@@ -15,7 +14,7 @@ use store_core::{
 
 use crate::bundles::Part;
 use crate::files::{Download, SortOrder};
-use crate::{App, AppResult, Staged};
+use crate::{App, AppResult, DirMade, Staged};
 use store_core::Pool;
 
 /// `write=` on creation.
@@ -87,10 +86,6 @@ pub struct DirQuery {
 }
 
 impl App {
-    fn dir_view(&self, d: &DirRecord) -> DirView {
-        DirView::new(d, &self.config.base_url)
-    }
-
     /// Loads a live dir, or answers 404.
     fn live_dir(&self, storage_key: &str, now: Timestamp) -> AppResult<DirRecord> {
         match self.ports.repo.get(storage_key)? {
@@ -101,13 +96,13 @@ impl App {
 
     /// POST /?dir=1 (and share=): create-or-get. Flags apply only when the
     /// dir is created; parts posted to an existing named dir are added to
-    /// it (gates apply). Returns the view and whether it was created.
+    /// it (gates apply).
     pub fn create_dir(
         &self,
         req: &NewDir,
         parts: Vec<Part>,
         access: &DirAccess,
-    ) -> AppResult<(DirView, bool)> {
+    ) -> AppResult<DirMade> {
         let now = self.now();
         req.validate(&self.config.limits)?;
         if access.retain == RetainAuth::Invalid {
@@ -130,7 +125,11 @@ impl App {
                 } else {
                     self.add_locked(d, parts, access, now)?
                 };
-                return Ok((self.dir_view(&d), false));
+                return Ok(DirMade {
+                    dir: d,
+                    created: false,
+                    write_token: None,
+                });
             }
             Some(expired) => {
                 // Expired but not swept yet: it is gone for every reader, so
@@ -139,8 +138,7 @@ impl App {
             }
             None => {}
         }
-        let view = self.make_dir(req, key, parts, access, now)?;
-        Ok((view, true))
+        self.make_dir(req, key, parts, access, now)
     }
 
     /// Makes the dir `key` that `req` asks for, holding `parts`. The caller
@@ -152,7 +150,7 @@ impl App {
         parts: Vec<Part>,
         access: &DirAccess,
         now: Timestamp,
-    ) -> AppResult<DirView> {
+    ) -> AppResult<DirMade> {
         if req.show {
             authorize_retain(access.retain).map_err(|_| {
                 StoreError::WriteDenied("creating a show-dir needs the retain token".into())
@@ -192,9 +190,11 @@ impl App {
             }
         }
         reservation.keep();
-        let mut view = self.dir_view(&dir);
-        view.write_token = write_token;
-        Ok(view)
+        Ok(DirMade {
+            dir,
+            created: true,
+            write_token,
+        })
     }
 
     /// The record of a new dir holding `files` (each in its history as
@@ -296,7 +296,7 @@ impl App {
         key: &str,
         parts: Vec<Part>,
         access: &DirAccess,
-    ) -> AppResult<DirView> {
+    ) -> AppResult<DirRecord> {
         let now = self.now();
         if parts.is_empty() {
             return Err(StoreError::bad_request(
@@ -308,7 +308,7 @@ impl App {
         let _guard = self.lock(&[&storage_key])?;
         let dir = self.live_dir(&storage_key, now)?;
         let dir = self.add_locked(dir, parts, access, now)?;
-        Ok(self.dir_view(&dir))
+        Ok(dir)
     }
 
     /// Checks a dir write before its body is read.
@@ -335,19 +335,14 @@ impl App {
     }
 
     /// GET /d/<key>.
-    pub fn get_dir(&self, key: &str) -> AppResult<DirView> {
-        Ok(self.dir_view(&self.live_dir(&dir_storage_key(key), self.now())?))
-    }
-
-    /// A live dir's record, for zips and pages.
-    pub fn dir_record(&self, key: &str) -> AppResult<DirRecord> {
+    pub fn get_dir(&self, key: &str) -> AppResult<DirRecord> {
         self.live_dir(&dir_storage_key(key), self.now())
     }
 
     /// GET /d/<key>/history: newest first.
-    pub fn dir_history(&self, key: &str) -> AppResult<Vec<HistoryView>> {
+    pub fn dir_history(&self, key: &str) -> AppResult<Vec<HistoryEntry>> {
         let d = self.live_dir(&dir_storage_key(key), self.now())?;
-        Ok(d.history.iter().map(HistoryView::from).collect())
+        Ok(d.history)
     }
 
     /// GET /d/<key>/<file>.
@@ -375,7 +370,7 @@ impl App {
         name: &str,
         upload: Staged,
         access: &DirAccess,
-    ) -> AppResult<DirView> {
+    ) -> AppResult<DirRecord> {
         let now = self.now();
         validate_file_name(&self.config.limits, name)?;
         if !upload.is_utf8_text() {
@@ -393,7 +388,7 @@ impl App {
             body: upload,
         };
         let dir = self.add_locked(dir, vec![part], access, now)?;
-        Ok(self.dir_view(&dir))
+        Ok(dir)
     }
 
     /// PATCH /d/<key>/<file>: appends text to a text file.
@@ -403,7 +398,7 @@ impl App {
         name: &str,
         text: &[u8],
         access: &DirAccess,
-    ) -> AppResult<DirView> {
+    ) -> AppResult<DirRecord> {
         let now = self.now();
         if std::str::from_utf8(text).is_err() || text.contains(&0) {
             return Err(StoreError::bad_request("appended content must be UTF-8 text").into());
@@ -441,7 +436,7 @@ impl App {
         );
         self.put_keeping(&storage_key, &Object::Dir(dir.clone()), reservation)?;
         self.ports.blobs.remove(&file.blob)?;
-        Ok(self.dir_view(&dir))
+        Ok(dir)
     }
 
     /// A new blob holding `old`'s bytes followed by `tail`.
@@ -466,7 +461,12 @@ impl App {
     }
 
     /// DELETE /d/<key>/<file>.
-    pub fn delete_dir_file(&self, key: &str, name: &str, access: &DirAccess) -> AppResult<DirView> {
+    pub fn delete_dir_file(
+        &self,
+        key: &str,
+        name: &str,
+        access: &DirAccess,
+    ) -> AppResult<DirRecord> {
         let now = self.now();
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
@@ -478,7 +478,7 @@ impl App {
             .put(&storage_key, &Object::Dir(dir.clone()))?;
         self.ledgers.freed(Pool::Store, old.size);
         self.ports.blobs.remove(&old.blob)?;
-        Ok(self.dir_view(&dir))
+        Ok(dir)
     }
 
     /// DELETE /d/<key>: the whole dir.
@@ -490,8 +490,8 @@ impl App {
         self.remove_object(&storage_key, &Object::Dir(dir))
     }
 
-    /// POST /d/<key>?retain=1: idempotent.
-    pub fn retain_dir(&self, key: &str, retain: RetainAuth) -> AppResult<RetainView> {
+    /// POST /d/<key>?retain=1: idempotent. Answers the retained dir.
+    pub fn retain_dir(&self, key: &str, retain: RetainAuth) -> AppResult<DirRecord> {
         let now = self.now();
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
@@ -504,15 +504,11 @@ impl App {
                 .repo
                 .put(&storage_key, &Object::Dir(dir.clone()))?;
         }
-        Ok(RetainView::new(
-            key,
-            format!("{}/d/{key}", self.config.base_url),
-            PersistenceType::Dir,
-        ))
+        Ok(dir)
     }
 
     /// POST /d/<key>?show=1: flips a dir to a show-dir; idempotent.
-    pub fn show_dir(&self, key: &str, retain: RetainAuth) -> AppResult<DirView> {
+    pub fn show_dir(&self, key: &str, retain: RetainAuth) -> AppResult<DirRecord> {
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
         let mut dir = self.live_dir(&storage_key, self.now())?;
@@ -525,12 +521,12 @@ impl App {
                 .repo
                 .put(&storage_key, &Object::Dir(dir.clone()))?;
         }
-        Ok(self.dir_view(&dir))
+        Ok(dir)
     }
 
     /// GET /d: live dirs created with listed=1, filtered and sorted, at
     /// most `browse_results_max` of them.
-    pub fn list_dirs(&self, query: &DirQuery) -> AppResult<Vec<DirView>> {
+    pub fn list_dirs(&self, query: &DirQuery) -> AppResult<Vec<DirRecord>> {
         let now = self.now();
         let q = query.q.as_deref().map(str::to_lowercase);
         // Records show whole seconds, so filters compare whole seconds: a
@@ -563,9 +559,6 @@ impl App {
             .then_with(|| a.key.cmp(&b.key))
         };
         self.sort_and_cap(&mut hits, query.order, key);
-        Ok(hits
-            .iter()
-            .map(|d| DirView::summary(d, &self.config.base_url))
-            .collect())
+        Ok(hits)
     }
 }

@@ -11,13 +11,19 @@ use store_core::names::{
     apply_tags, default_file_name, validate_file_name, validate_memorable_name,
 };
 use store_core::ports::{BlobReader, Pool};
-use store_core::views::{BrowseEntry, FileView, PersistenceType, RetainView};
 use store_core::{
     ttl, BundleRecord, FileRecord, Lifetime, Limits, Listing, Object, ReadDecision, ReadIntent,
     RetainAuth, StoreError,
 };
 
-use crate::{App, AppResult, Staged};
+use crate::{App, AppResult, AsOf, Staged};
+
+/// What an upload made: a single file, or a bundle of its parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Uploaded {
+    File(AsOf<FileRecord>),
+    Bundle(BundleRecord),
+}
 
 /// An upload's parameters, checked before its body is read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -136,10 +142,6 @@ impl App {
         items.truncate(self.config.limits.browse_results_max);
     }
 
-    fn view(&self, file: &FileRecord, now: store_core::Timestamp) -> FileView {
-        FileView::new(file, &self.config.base_url, now)
-    }
-
     /// Loads a live single file or bundle, or answers 404.
     pub(crate) fn live_object(&self, id: &str, now: store_core::Timestamp) -> AppResult<Object> {
         match self.ports.repo.get(id)? {
@@ -162,13 +164,33 @@ impl App {
         }
     }
 
-    /// POST /: stores a received body as a new single file.
+    /// POST /: one part makes a single file (named by `name=` or else by
+    /// the part), two or more make a bundle (SPEC.md "Bundles").
+    pub fn upload_parts(
+        &self,
+        req: &NewFile,
+        mut parts: Vec<crate::Part>,
+        auth: RetainAuth,
+    ) -> AppResult<Uploaded> {
+        if parts.len() != 1 {
+            return Ok(Uploaded::Bundle(self.create_bundle(req, parts, auth)?));
+        }
+        let part = parts.pop().expect("one part");
+        let req = NewFile {
+            name: req.name.clone().or(part.name),
+            declared_type: part.declared_type,
+            ..req.clone()
+        };
+        Ok(Uploaded::File(self.create_file(&req, part.body, auth)?))
+    }
+
+    /// Stores a received body as a new single file.
     pub fn create_file(
         &self,
         req: &NewFile,
         upload: Staged,
         auth: RetainAuth,
-    ) -> AppResult<FileView> {
+    ) -> AppResult<AsOf<FileRecord>> {
         self.store_file(req, upload, auth, false)
     }
 
@@ -180,7 +202,7 @@ impl App {
         upload: Staged,
         auth: RetainAuth,
         link: bool,
-    ) -> AppResult<FileView> {
+    ) -> AppResult<AsOf<FileRecord>> {
         let now = self.now();
         req.validate(&self.config.limits)?;
         let tags = apply_tags(&self.config.limits, &[], &req.tags, &[])?;
@@ -225,7 +247,7 @@ impl App {
             record.id = id.to_string();
             Object::File(record.clone())
         })?;
-        Ok(self.view(&record, now))
+        Ok(AsOf { record, now })
     }
 
     /// GET or HEAD /<id>. A once file is burnt by the first GET: the record
@@ -286,10 +308,10 @@ impl App {
     }
 
     /// The record of a live file, for pages and metadata.
-    pub fn file_info(&self, id: &str) -> AppResult<FileView> {
+    pub fn file_info(&self, id: &str) -> AppResult<AsOf<FileRecord>> {
         let now = self.now();
         let record = self.live_file(id, now)?;
-        Ok(self.view(&record, now))
+        Ok(AsOf { record, now })
     }
 
     /// DELETE /<id>: a single file or a whole bundle.
@@ -308,43 +330,38 @@ impl App {
         add: &[String],
         remove: &[String],
         auth: RetainAuth,
-    ) -> AppResult<FileView> {
+    ) -> AppResult<AsOf<FileRecord>> {
         let now = self.now();
         let _guard = self.lock(&[id])?;
         let mut record = self.live_file(id, now)?;
         authorize_write(&record.lifetime, auth)?;
         record.tags = apply_tags(&self.config.limits, &record.tags, add, remove)?;
         self.ports.repo.put(id, &Object::File(record.clone()))?;
-        Ok(self.view(&record, now))
+        Ok(AsOf { record, now })
     }
 
     /// POST /<id>?retain=1 on a single file or a bundle: idempotent.
-    pub fn retain(&self, id: &str, auth: RetainAuth) -> AppResult<RetainView> {
+    /// Answers the retained object.
+    pub fn retain(&self, id: &str, auth: RetainAuth) -> AppResult<Object> {
         let now = self.now();
         let _guard = self.lock(&[id])?;
         let mut obj = self.live_object(id, now)?;
         authorize_retain(auth)?;
-        let kind = match &mut obj {
+        match &mut obj {
             Object::File(f) => {
                 f.lifetime = Lifetime::Indefinite;
                 f.updated_at = now;
-                PersistenceType::Single
             }
             Object::Bundle(b) => {
                 b.lifetime = Lifetime::Indefinite;
                 b.updated_at = now;
-                PersistenceType::Bundle
             }
             Object::Dir(_) | Object::Gallery(_) | Object::Image(_) => {
                 unreachable!("live_object only returns files and bundles")
             }
-        };
+        }
         self.ports.repo.put(id, &obj)?;
-        Ok(RetainView::new(
-            id,
-            format!("{}/{id}", self.config.base_url),
-            kind,
-        ))
+        Ok(obj)
     }
 
     /// Checks that a PUT or PATCH may go ahead before its body is read, so
@@ -358,7 +375,12 @@ impl App {
 
     /// PUT /<id>: replaces a text file's content. With the retain token it
     /// also retains the file.
-    pub fn replace_file(&self, id: &str, upload: Staged, auth: RetainAuth) -> AppResult<FileView> {
+    pub fn replace_file(
+        &self,
+        id: &str,
+        upload: Staged,
+        auth: RetainAuth,
+    ) -> AppResult<AsOf<FileRecord>> {
         let now = self.now();
         if !upload.is_utf8_text() {
             return Err(StoreError::bad_request(
@@ -374,11 +396,16 @@ impl App {
         let grow = self.reserve(new_size.saturating_sub(record.size))?;
         let blob = upload.into_blob();
         self.swap_content(id, &mut record, (blob, new_size), grow, auth, now)?;
-        Ok(self.view(&record, now))
+        Ok(AsOf { record, now })
     }
 
     /// PATCH /<id>: appends text to a text file, up to the file size limit.
-    pub fn append_file(&self, id: &str, text: &[u8], auth: RetainAuth) -> AppResult<FileView> {
+    pub fn append_file(
+        &self,
+        id: &str,
+        text: &[u8],
+        auth: RetainAuth,
+    ) -> AppResult<AsOf<FileRecord>> {
         let now = self.now();
         if std::str::from_utf8(text).is_err() || text.contains(&0) {
             return Err(StoreError::bad_request("appended content must be UTF-8 text").into());
@@ -391,7 +418,7 @@ impl App {
         let grow = self.reserve(text.len() as u64)?;
         let blob = self.concat_blob(&record.blob, text)?;
         self.swap_content(id, &mut record, (blob, new_size), grow, auth, now)?;
-        Ok(self.view(&record, now))
+        Ok(AsOf { record, now })
     }
 
     /// Points a file at new bytes (`content`: the blob and its size),
@@ -426,7 +453,7 @@ impl App {
     /// GET /browse: live single files that carry at least one tag (tagging
     /// is how a file opts in to being listed), minus burn-after-reading
     /// files, filtered, sorted and capped at `browse_results_max`.
-    pub fn browse(&self, query: &BrowseQuery) -> AppResult<Vec<BrowseEntry>> {
+    pub fn browse(&self, query: &BrowseQuery) -> AppResult<Vec<FileRecord>> {
         let now = self.now();
         for tag in &query.tags {
             store_core::names::validate_tag(&self.config.limits, tag)?;
@@ -479,9 +506,6 @@ impl App {
             .then_with(|| a.id.cmp(&b.id))
         };
         self.sort_and_cap(&mut hits, query.order, key);
-        Ok(hits
-            .iter()
-            .map(|f| BrowseEntry::new(f, &self.config.base_url))
-            .collect())
+        Ok(hits)
     }
 }

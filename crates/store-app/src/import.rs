@@ -5,7 +5,6 @@ use std::io::Read;
 
 use store_core::import::{link_document, name_from_url, validate_link_url};
 use store_core::names::validate_file_name;
-use store_core::views::FileView;
 use store_core::{FetchError, RetainAuth, StoreError};
 
 use crate::{App, AppError, AppResult, NewFile};
@@ -32,7 +31,11 @@ pub(crate) fn fetch_error(e: FetchError) -> AppError {
 }
 
 impl App {
-    pub fn import(&self, req: &ImportRequest, auth: RetainAuth) -> AppResult<FileView> {
+    pub fn import(
+        &self,
+        req: &ImportRequest,
+        auth: RetainAuth,
+    ) -> AppResult<crate::AsOf<store_core::FileRecord>> {
         req.file.validate(&self.config.limits)?;
         if req.file.share.is_some() {
             return Err(StoreError::bad_request("share does not apply to import").into());

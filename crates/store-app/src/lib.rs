@@ -19,6 +19,7 @@ mod galleries;
 mod import;
 pub mod migrate;
 mod orphans;
+mod outcomes;
 mod pool;
 pub mod system;
 mod telemetry;
@@ -36,13 +37,11 @@ pub use blobcache::{CacheStats, CachedBlobs};
 pub use bundles::Part;
 pub use dirs::{DirAccess, DirQuery, DirSort, NewDir, WriteRequest};
 pub use error::{AppError, AppResult};
-pub use files::{BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder};
-pub use galleries::{
-    AdminAction, CommentView, Counters, GalleryCreated, GalleryEntry, GalleryView, ImageView,
-    LikeView, Visitor, MEDIA_JOBS_MAX,
-};
+pub use files::{BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder, Uploaded};
+pub use galleries::{AdminAction, Visitor, MEDIA_JOBS_MAX};
 pub use import::ImportRequest;
 pub use orphans::OrphanReport;
+pub use outcomes::{AsOf, DirMade, GalleryMade, GalleryPage, GalleryTally, Liked};
 pub use telemetry::Telemetry;
 pub use upkeep::{Upkeep, SWEEP_BATCH, SWEEP_IDLE_MAX};
 pub use upload::{Staged, Upload};
@@ -94,7 +93,9 @@ impl std::fmt::Debug for Ports {
 /// What the operator configured.
 #[derive(Debug, Clone)]
 pub struct AppConfig {
-    /// Prefix of every URL handed out, without a trailing slash.
+    /// Prefix of every URL handed out, without a trailing slash. The use
+    /// cases never read it (they answer records): it travels here for the
+    /// HTTP layer, whose `views` build every URL from it.
     pub base_url: String,
     pub limits: Limits,
     pub retain_tokens: RetainTokens,

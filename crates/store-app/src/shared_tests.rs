@@ -122,7 +122,10 @@ fn upload(app: &App, size: u8, ttl_hours: u16, once: bool) -> AppResult<String> 
         once,
         ..NewFile::default()
     };
-    Ok(app.create_file(&req, u.finish()?, RetainAuth::Absent)?.id)
+    Ok(app
+        .create_file(&req, u.finish()?, RetainAuth::Absent)?
+        .record
+        .id)
 }
 
 /// The files removed by an upload were due no later than any that stayed.

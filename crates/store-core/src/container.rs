@@ -82,10 +82,19 @@ impl BundleRecord {
         self.files.iter().find(|f| f.name == name)
     }
 
+    /// The page a browser opening the bundle is shown, when the bundle is
+    /// a small site (SPEC.md: a bundle with an `index.html` serves it).
+    pub fn site_index(&self) -> Option<&MemberFile> {
+        self.member(SITE_INDEX_NAME)
+    }
+
     pub fn size(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()
     }
 }
+
+/// The member a bundle serves to browsers as its page.
+pub const SITE_INDEX_NAME: &str = "index.html";
 
 /// What a dir history entry says happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, Deserialize)]

@@ -2,13 +2,16 @@
 //!
 //! The pure domain of storesrv: records and their lifetimes, naming rules,
 //! `ttl`, the state machines of SPEC.md (expiry, burn after reading, sliding
-//! lifetime, retention, write gates), limits, errors, the JSON views, and
-//! the ports the adapters plug into.
+//! lifetime, retention, write gates), limits, errors, and the ports the
+//! adapters plug into. How records look on the wire (URLs, JSON fields) is
+//! not here: that is store-http's `views`.
 //!
 //! Architecture invariant: this crate performs no I/O and never reads the
 //! clock. Time arrives as a [`Timestamp`] argument, randomness through the
-//! [`ports::Random`] port. It depends on serde and thiserror only; CI
-//! checks that tokio, hyper, sled and image stay out of its tree.
+//! [`ports::Random`] port. It depends on serde, thiserror, sha2 and hmac
+//! (token digests), unicode-normalization (names) and schemars (the schema
+//! of the error list `/api` shows); CI checks that tokio, hyper, sled and
+//! image stay out of its tree.
 
 pub mod auth;
 pub mod container;
@@ -27,7 +30,6 @@ pub mod ratelimit;
 pub mod record;
 pub mod time;
 pub mod ttl;
-pub mod views;
 
 pub use auth::{RetainAuth, RetainTokens, UploadToken};
 pub use container::{BundleRecord, DirAction, DirRecord, DirWrite, HistoryEntry, MemberFile};

@@ -281,42 +281,40 @@ fn schema<T: JsonSchema + ?Sized>(gen: &mut SchemaGenerator) -> Value {
 
 /// The schema of a view the route table names.
 fn view_schema(gen: &mut SchemaGenerator, view: &str) -> Value {
-    use store_app as app;
-    use store_core::views as core;
     match view {
-        "FileRecord" => schema::<core::FileView>(gen),
-        "BundleRecord" => schema::<core::BundleView>(gen),
-        "DirRecord" => schema::<core::DirView>(gen),
+        "FileRecord" => schema::<views::FileView>(gen),
+        "BundleRecord" => schema::<views::BundleView>(gen),
+        "DirRecord" => schema::<views::DirView>(gen),
         "Upload" => json!({ "anyOf": [
-            schema::<core::FileView>(gen),
-            schema::<core::BundleView>(gen),
-            schema::<core::DirView>(gen),
+            schema::<views::FileView>(gen),
+            schema::<views::BundleView>(gen),
+            schema::<views::DirView>(gen),
         ] }),
-        "RetainResponse" => schema::<core::RetainView>(gen),
-        "BrowseList" => schema::<Vec<core::BrowseEntry>>(gen),
-        "DirList" => schema::<Vec<core::DirView>>(gen),
-        "History" => schema::<Vec<core::HistoryView>>(gen),
+        "RetainResponse" => schema::<views::RetainView>(gen),
+        "BrowseList" => schema::<Vec<views::BrowseEntry>>(gen),
+        "DirList" => schema::<Vec<views::DirView>>(gen),
+        "History" => schema::<Vec<views::HistoryView>>(gen),
         "Deleted" => schema::<views::Deleted<'_>>(gen),
         "Home" => schema::<views::Pointer>(gen),
         "Status" => schema::<views::Status>(gen),
         "HelpIndex" => schema::<crate::help::Index>(gen),
         "HelpTopic" => schema::<crate::help::TopicPage>(gen),
-        "GalleryList" => schema::<Vec<app::GalleryEntry>>(gen),
+        "GalleryList" => schema::<Vec<views::GalleryEntry>>(gen),
         "Gallery" => json!({ "anyOf": [
-            schema::<app::GalleryView>(gen),
-            schema::<app::GalleryCreated>(gen),
-            schema::<app::Counters>(gen),
+            schema::<views::GalleryView>(gen),
+            schema::<views::GalleryCreated>(gen),
+            schema::<views::Counters>(gen),
         ] }),
-        "Image" => schema::<app::ImageView>(gen),
+        "Image" => schema::<views::ImageView>(gen),
         "ImageUpload" => json!({ "anyOf": [
-            schema::<app::ImageView>(gen),
+            schema::<views::ImageView>(gen),
             schema::<views::ImageBatch>(gen),
         ] }),
-        "Comment" => schema::<app::CommentView>(gen),
-        "Like" => schema::<app::LikeView>(gen),
+        "Comment" => schema::<views::CommentView>(gen),
+        "Like" => schema::<views::LikeView>(gen),
         "AdminResult" => json!({ "anyOf": [
             schema::<views::Done>(gen),
-            schema::<app::GalleryView>(gen),
+            schema::<views::GalleryView>(gen),
         ] }),
         // `/api` and this document: JSON objects whose fields SPEC.md and
         // OpenAPI define.

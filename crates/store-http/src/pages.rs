@@ -6,8 +6,11 @@
 //! server redirects; the script adds progress bars, drag and drop, copy
 //! buttons, local times and likes without a reload.
 
+use crate::views::{
+    BrowseEntry, BundleView, DirView, FileView, GalleryCreated, GalleryEntry, GalleryLimits,
+    GalleryView, HistoryView,
+};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
-use store_core::views::{BrowseEntry, BundleView, DirView, FileView, HistoryView};
 use store_core::{Limits, Timestamp};
 
 use crate::assets;
@@ -417,14 +420,14 @@ pub fn dir_index(dirs: &[DirView], q: &str) -> Markup {
     )
 }
 
-pub fn pics_index(list: &[store_app::GalleryEntry], token_required: bool) -> Markup {
+pub fn pics_index(list: &[GalleryEntry], token_required: bool) -> Markup {
     page(
         "Galleries",
         html! {
             h1 { "Galleries" }
             form method="post" action={ (href(RouteId::CreateGallery)) "?create=1" } {
                 (upload_token_field(token_required))
-                label class="inline" { "New gallery name (optional) " input type="text" name="name" maxlength="32"; }
+                label class="inline" { "New gallery name (optional) " input type="text" name="name" maxlength=(store_core::gallery::GALLERY_DISPLAY_NAME_CHARS_MAX); }
                 label class="inline" { input type="checkbox" name="listed" value="1"; " List it here" }
                 button type="submit" { "Create" }
             }
@@ -441,7 +444,7 @@ pub fn pics_index(list: &[store_app::GalleryEntry], token_required: bool) -> Mar
     )
 }
 
-pub fn gallery_created(v: &store_app::GalleryCreated) -> Markup {
+pub fn gallery_created(v: &GalleryCreated) -> Markup {
     page(
         "Gallery",
         html! {
@@ -456,8 +459,8 @@ pub fn gallery_created(v: &store_app::GalleryCreated) -> Markup {
     )
 }
 
-fn comments(view: &store_app::GalleryView, limits: &serde_json::Value) -> Markup {
-    let cooldown = limits["comment_cooldown_secs"].as_u64().unwrap_or(20);
+fn comments(view: &GalleryView, limits: &GalleryLimits) -> Markup {
+    let cooldown = limits.comment_cooldown_secs;
     html! {
         section id="comments" {
             h2 { "Guestbook" }
@@ -477,8 +480,8 @@ fn comments(view: &store_app::GalleryView, limits: &serde_json::Value) -> Markup
                 }
             }
             form method="post" action={ (local(&view.url)) "?comment=1" } data-comment="" data-cooldown=(cooldown) {
-                label { "Name (optional) " input type="text" name="name" maxlength="40"; }
-                label { "Comment " textarea name="text" maxlength="500" required {} }
+                label { "Name (optional) " input type="text" name="name" maxlength=(limits.comment_name_chars_max); }
+                label { "Comment " textarea name="text" maxlength=(limits.comment_text_chars_max) required {} }
                 button type="submit" { "Post" }
                 " " span class="status muted" role="status" { "One comment per " (cooldown) " s." }
             }
@@ -486,7 +489,7 @@ fn comments(view: &store_app::GalleryView, limits: &serde_json::Value) -> Markup
     }
 }
 
-pub fn gallery(view: &store_app::GalleryView, embed: bool, token_required: bool) -> Markup {
+pub fn gallery(view: &GalleryView, embed: bool, token_required: bool) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
     let grid = html! {
         div class="grid" {
@@ -530,7 +533,7 @@ pub fn gallery(view: &store_app::GalleryView, embed: bool, token_required: bool)
                 (view.images.len()) " images on this page · " (expiry(view.expires_at.as_deref())) }
             (grid)
             h2 { "Add photos" }
-            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="gallery" data-max=(view.limits["upload_bytes_max"].as_u64().unwrap_or(0)) {
+            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="gallery" data-max=(view.limits.upload_bytes_max) {
                 (upload_token_field(token_required))
                 div class="drop" {
                     label { "Choose images " input type="file" name="file" accept="image/*,.heic,.heif" multiple required; }
@@ -546,7 +549,7 @@ pub fn gallery(view: &store_app::GalleryView, embed: bool, token_required: bool)
 }
 
 /// A gallery page link that keeps the embed view and the starred images.
-fn page_link(view: &store_app::GalleryView, p: usize, embed: bool) -> String {
+fn page_link(view: &GalleryView, p: usize, embed: bool) -> String {
     let mut link = format!("{}?p={p}", local(&view.url));
     if embed {
         link.push_str("&embed=1");
@@ -569,7 +572,7 @@ fn embed_page(title: &str, body: Markup) -> Markup {
     }
 }
 
-pub fn gallery_admin(view: &store_app::GalleryView, secret: &str) -> Markup {
+pub fn gallery_admin(view: &GalleryView, secret: &str) -> Markup {
     let admin_url = format!("{}/{secret}", local(&view.url));
     let button = |id: &str, action: &str, label: &str, what: &str| {
         html! {

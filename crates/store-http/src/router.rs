@@ -162,12 +162,27 @@ pub fn url_for(base_url: &str, id: RouteId, args: &[&str]) -> String {
         match capture_name(segment) {
             Some(_) => {
                 let arg = args.next().copied().unwrap_or_default();
-                out.push_str(&store_core::views::encode_path_segment(arg));
+                out.push_str(&encode_path_segment(arg));
             }
             None => out.push_str(segment),
         }
     }
     debug_assert!(args.next().is_none(), "{} takes fewer captures", route.name);
+    out
+}
+
+/// Percent-encodes a capture for a URL path segment: everything but RFC
+/// 3986's unreserved characters, so a file name with `/`, `?` or spaces
+/// stays one segment.
+fn encode_path_segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
     out
 }
 
@@ -188,6 +203,13 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_segments_are_encoded() {
+        assert_eq!(encode_path_segment("a b/c.txt"), "a%20b%2Fc.txt");
+        assert_eq!(encode_path_segment("ré.md"), "r%C3%A9.md");
+        assert_eq!(encode_path_segment("plain-name_1.~x"), "plain-name_1.~x");
+    }
 
     fn check(method: &str, target: &str, want: Endpoint) {
         let (path, q) = target.split_once('?').unwrap_or((target, ""));

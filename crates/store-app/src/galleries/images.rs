@@ -8,7 +8,6 @@ use store_core::record::{gallery_storage_key, image_storage_key};
 use store_core::{ids, BlobId, Lifetime, Object, Pool, StoreError, Timestamp};
 use store_media::{MediaError, MediaLimits};
 
-use super::ImageView;
 use crate::files::Download;
 use crate::import::fetch_error;
 use crate::pool::Reservation;
@@ -38,7 +37,7 @@ impl App {
         gid: &str,
         name: Option<&str>,
         staged: Staged,
-    ) -> AppResult<ImageView> {
+    ) -> AppResult<ImageRecord> {
         let mut bytes = Vec::with_capacity(staged.size() as usize);
         let reader = self.open_blob_staged(&staged)?;
         std::io::Read::take(reader, self.config.limits.pics_upload_bytes_max + 1)
@@ -56,7 +55,7 @@ impl App {
     }
 
     /// POST /pics/g/<gid>?url=: images from public hosts only.
-    pub fn import_image(&self, gid: &str, url: &str, name: Option<&str>) -> AppResult<ImageView> {
+    pub fn import_image(&self, gid: &str, url: &str, name: Option<&str>) -> AppResult<ImageRecord> {
         self.live_gallery(gid, self.now())?;
         let limit = self.config.limits.pics_import_bytes_max;
         let fetched = self.ports.fetcher.fetch(url, limit).map_err(fetch_error)?;
@@ -84,7 +83,7 @@ impl App {
         gid: &str,
         name: Option<&str>,
         bytes: Vec<u8>,
-    ) -> AppResult<ImageView> {
+    ) -> AppResult<ImageRecord> {
         let now = self.now();
         self.live_gallery(gid, now)?;
         if bytes.len() as u64 > self.config.limits.pics_upload_bytes_max {
@@ -153,7 +152,7 @@ impl App {
         image: ImageRecord,
         reservation: Reservation<'_>,
         now: Timestamp,
-    ) -> AppResult<ImageView> {
+    ) -> AppResult<ImageRecord> {
         let key = gallery_storage_key(&image.gallery);
         let ikey = image_storage_key(&image.id);
         let _guard = self.lock(&[&key])?;
@@ -187,7 +186,7 @@ impl App {
         // A failed gallery write may still have landed: keep the image then
         // (at worst it is unlisted and expires on its own).
         self.ports.repo.put(&key, &Object::Gallery(g))?;
-        Ok(self.image_view(&image))
+        Ok(image)
     }
 
     /// GET /pics/i/<id>[?thumb=]: hidden or expired images answer 404.

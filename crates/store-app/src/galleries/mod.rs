@@ -2,31 +2,28 @@
 //! and their previews, likes, comments, and administration.
 //!
 //! The use cases on galleries, their likes, comments and administration
-//! are here; `images` has the image pipeline, `views` the JSON views,
-//! `slots` the media jobs' semaphore.
+//! are here; `images` has the image pipeline, `slots` the media jobs'
+//! semaphore. They answer records and outcomes; the JSON views of them are
+//! store-http's.
 
 use std::collections::BTreeMap;
 
 use store_core::auth::constant_time_eq;
 use store_core::container::hash_token;
 use store_core::gallery::{
-    fingerprint, toggle_like, validate_comment, GalleryRecord, ImageRecord,
+    fingerprint, toggle_like, validate_comment, Comment, GalleryRecord, ImageRecord,
     GALLERY_DISPLAY_NAME_CHARS_MAX,
 };
 use store_core::names::validate_memorable_name;
 use store_core::record::{gallery_storage_key, image_storage_key};
 use store_core::{ids, Lifetime, Listing, Object, Pool, StoreError, Timestamp};
 
-use crate::{App, AppResult};
+use crate::{App, AppResult, GalleryMade, GalleryPage, GalleryTally, Liked};
 
 mod images;
 mod slots;
-mod views;
 
 pub use slots::{Slots, MEDIA_JOBS_MAX};
-pub use views::{
-    CommentView, Counters, GalleryCreated, GalleryEntry, GalleryView, ImageView, LikeView,
-};
 
 /// Who is looking: the client's address and User-Agent. Only their
 /// fingerprint, keyed per gallery, is ever stored.
@@ -45,24 +42,6 @@ pub enum AdminAction {
     Up,
     Down,
     DeleteComment,
-}
-
-impl AdminAction {
-    pub fn parse(s: &str) -> Result<Self, StoreError> {
-        Ok(match s {
-            "hide" => Self::Hide,
-            "unhide" => Self::Unhide,
-            "delete" => Self::Delete,
-            "up" => Self::Up,
-            "down" => Self::Down,
-            "cdel" => Self::DeleteComment,
-            _ => {
-                return Err(StoreError::bad_request(
-                    "action must be hide, unhide, delete, up, down or cdel",
-                ))
-            }
-        })
-    }
 }
 
 /// Images per page of a gallery.
@@ -108,11 +87,7 @@ impl App {
 
     /// POST /pics?create=1: a dir-style name is the key (idempotent);
     /// any other name is a display name on a fresh hex id.
-    pub fn create_gallery(
-        &self,
-        name: Option<&str>,
-        listed: bool,
-    ) -> AppResult<(GalleryCreated, bool)> {
+    pub fn create_gallery(&self, name: Option<&str>, listed: bool) -> AppResult<GalleryMade> {
         let now = self.now();
         let name = name.map(str::trim).filter(|n| !n.is_empty());
         if let Some(n) = name {
@@ -130,7 +105,10 @@ impl App {
         let _guard = self.lock(&[&key])?;
         match self.ports.repo.get(&key)? {
             Some(Object::Gallery(g)) if g.lifetime.is_live(now) => {
-                return Ok((self.created_view(&g, None), false));
+                return Ok(GalleryMade {
+                    gallery: g,
+                    token: None,
+                });
             }
             Some(old) => self.remove_object(&key, &old)?,
             None => {}
@@ -156,34 +134,27 @@ impl App {
         {
             return Err(store_core::StorageError::new("gallery id collision").into());
         }
-        Ok((self.created_view(&g, Some(token)), true))
+        Ok(GalleryMade {
+            gallery: g,
+            token: Some(token),
+        })
     }
 
     /// GET /pics: listed, live galleries, most recently updated first.
-    pub fn list_galleries(&self) -> AppResult<Vec<GalleryEntry>> {
+    pub fn list_galleries(&self) -> AppResult<Vec<GalleryRecord>> {
         let now = self.now();
         let mut out = vec![];
         self.ports.repo.listed(Listing::Galleries, &mut |_, obj| {
             if let Object::Gallery(g) = obj {
                 if g.listed && g.lifetime.is_live(now) {
-                    out.push((
-                        g.updated_at,
-                        GalleryEntry {
-                            id: g.gid.clone(),
-                            url: self.gallery_url(&g.gid),
-                            name: g.name.clone(),
-                            images: g.images.len(),
-                            updated_at: g.updated_at.to_string(),
-                            expires_at: g.lifetime.expires_at().map(|t| t.to_string()),
-                        },
-                    ));
+                    out.push(g.clone());
                 }
             }
             std::ops::ControlFlow::Continue(())
         })?;
-        out.sort_by_key(|e| std::cmp::Reverse(e.0));
+        out.sort_by_key(|g| std::cmp::Reverse(g.updated_at));
         out.truncate(self.config.limits.browse_results_max);
-        Ok(out.into_iter().map(|(_, e)| e).collect())
+        Ok(out)
     }
 
     /// The gallery for visitors (or, with `admin`, with hidden images too).
@@ -194,7 +165,7 @@ impl App {
         page: usize,
         stars: &[String],
         admin: Option<&str>,
-    ) -> AppResult<GalleryView> {
+    ) -> AppResult<GalleryPage> {
         let now = self.now();
         let g = self.live_gallery(gid, now)?;
         if let Some(secret) = admin {
@@ -225,18 +196,23 @@ impl App {
         });
         let pages = images.len().div_ceil(IMAGES_PER_PAGE).max(1);
         let page = page.clamp(1, pages);
-        let shown: Vec<ImageView> = images
-            .iter()
+        let shown: Vec<ImageRecord> = images
+            .into_iter()
             .skip((page - 1) * IMAGES_PER_PAGE)
             .take(IMAGES_PER_PAGE)
-            .map(|i| self.image_view(i))
             .collect();
-        let pool = self.ledgers.usage(Pool::Pics)?;
-        Ok(self.gallery_view(&g, shown, selected, (page, pages), pool))
+        Ok(GalleryPage {
+            gallery: g,
+            images: shown,
+            selected,
+            page,
+            pages,
+            pool: self.ledgers.usage(Pool::Pics)?,
+        })
     }
 
     /// POST /pics/i/<id>?like=1: toggles this visitor's like.
-    pub fn like_image(&self, id: &str, visitor: &Visitor) -> AppResult<LikeView> {
+    pub fn like_image(&self, id: &str, visitor: &Visitor) -> AppResult<Liked> {
         let now = self.now();
         let key = image_storage_key(id);
         let _guard = self.lock(&[&key])?;
@@ -245,7 +221,7 @@ impl App {
         let fp = fingerprint(&g.fingerprint_key, &visitor.ip, &visitor.user_agent);
         let liked = toggle_like(&mut image.likes, &fp);
         self.ports.repo.put(&key, &Object::Image(image.clone()))?;
-        Ok(LikeView {
+        Ok(Liked {
             id: id.to_string(),
             likes: image.likes.len(),
             liked,
@@ -254,26 +230,18 @@ impl App {
     }
 
     /// GET /pics/g/<gid>?likes=1.
-    pub fn counters(&self, gid: &str) -> AppResult<Counters> {
+    pub fn counters(&self, gid: &str) -> AppResult<GalleryTally> {
         let now = self.now();
-        let g = self.live_gallery(gid, now)?;
-        let mut likes = BTreeMap::new();
-        for id in &g.images {
+        let gallery = self.live_gallery(gid, now)?;
+        let mut visible = vec![];
+        for id in &gallery.images {
             if let Some(i) = self.image(id)? {
                 if i.is_visible(now) {
-                    likes.insert(i.id.clone(), i.likes.len());
+                    visible.push(i);
                 }
             }
         }
-        Ok(Counters {
-            likes,
-            cl: g
-                .comments
-                .iter()
-                .map(|c| (c.id.clone(), c.likes.len()))
-                .collect(),
-            comments: g.comments.len(),
-        })
+        Ok(GalleryTally { gallery, visible })
     }
 
     /// POST /pics/g/<gid>?comment=1.
@@ -283,7 +251,7 @@ impl App {
         visitor: &Visitor,
         name: Option<&str>,
         text: &str,
-    ) -> AppResult<CommentView> {
+    ) -> AppResult<Comment> {
         let now = self.now();
         let (name, text) = validate_comment(&self.config.limits, name, text)?;
         let key = gallery_storage_key(gid);
@@ -291,14 +259,15 @@ impl App {
         let mut g = self.live_gallery(gid, now)?;
         let fp = fingerprint(&g.fingerprint_key, &visitor.ip, &visitor.user_agent);
         let id = ids::object_id(self.ports.random.as_ref());
-        let view =
-            CommentView::from(g.add_comment(&self.config.limits, now, &fp, (id, name, text))?);
+        let comment = g
+            .add_comment(&self.config.limits, now, &fp, (id, name, text))?
+            .clone();
         self.ports.repo.put(&key, &Object::Gallery(g))?;
-        Ok(view)
+        Ok(comment)
     }
 
     /// POST /pics/g/<gid>?clike=<cid>.
-    pub fn like_comment(&self, gid: &str, cid: &str, visitor: &Visitor) -> AppResult<LikeView> {
+    pub fn like_comment(&self, gid: &str, cid: &str, visitor: &Visitor) -> AppResult<Liked> {
         let now = self.now();
         let key = gallery_storage_key(gid);
         let _guard = self.lock(&[&key])?;
@@ -310,7 +279,7 @@ impl App {
             .find(|c| c.id == cid)
             .ok_or_else(StoreError::not_found)?;
         let liked = toggle_like(&mut c.likes, &fp);
-        let view = LikeView {
+        let view = Liked {
             id: cid.to_string(),
             likes: c.likes.len(),
             liked,

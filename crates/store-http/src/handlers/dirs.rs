@@ -11,6 +11,7 @@ use crate::body::{self, multipart_boundary, Intake};
 use crate::pages;
 use crate::query::Query;
 use crate::respond::{self, json, Res};
+use crate::views::{DirView, HistoryView, RetainView};
 
 /// POST /?dir=1's parameters.
 fn new_dir(limits: &store_core::Limits, params: &Query) -> Result<NewDir, StoreError> {
@@ -83,8 +84,8 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     let (parts, fields) = read_parts(ctx, body, None, None).await?;
     let req = new_dir(&ctx.app.config().limits, &merged(&ctx.query, fields))?;
     let access = ctx.dir_access(false);
-    let (view, was_created) =
-        blocking(ctx, move |app| app.create_dir(&req, parts, &access)).await?;
+    let made = blocking(ctx, move |app| app.create_dir(&req, parts, &access)).await?;
+    let view = DirView::made(&made, ctx.base());
     let res = if ctx.html {
         respond::html(
             StatusCode::OK,
@@ -93,7 +94,7 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     } else {
         json(StatusCode::OK, &view)
     };
-    Ok(if was_created {
+    Ok(if made.created {
         created(res, &view.url)
     } else {
         res
@@ -135,7 +136,8 @@ pub(super) async fn add(ctx: &Ctx, key: String, body: Incoming) -> AppResult<Res
         access.write_token = form_write_token(fields);
         check_write(ctx, &key, &access).await?;
     }
-    let view = blocking(ctx, move |app| app.add_to_dir(&key, parts, &access)).await?;
+    let dir = blocking(ctx, move |app| app.add_to_dir(&key, parts, &access)).await?;
+    let view = DirView::new(&dir, ctx.base());
     if ctx.html {
         return Ok(respond::redirect(&view.url));
     }
@@ -159,17 +161,17 @@ async fn check_write(ctx: &Ctx, key: &str, access: &store_app::DirAccess) -> App
 /// GET /d/<key>: the listing (JSON or HTML), or `?zip=1`.
 pub(super) async fn get(ctx: &Ctx, key: String) -> AppResult<Res> {
     let zip = ctx.query.flag("zip")?;
-    let record = blocking(ctx, move |app| app.dir_record(&key)).await?;
+    let record = blocking(ctx, move |app| app.get_dir(&key)).await?;
     if zip {
         return Ok(serve_zip(ctx, &record.key, record.files));
     }
-    let view = store_core::views::DirView::new(&record, &ctx.app.config().base_url);
+    let view = DirView::new(&record, ctx.base());
     if ctx.html {
         let history: Vec<_> = record
             .history
             .iter()
             .take(20)
-            .map(store_core::views::HistoryView::from)
+            .map(HistoryView::from)
             .collect();
         return Ok(respond::html(
             StatusCode::OK,
@@ -181,14 +183,14 @@ pub(super) async fn get(ctx: &Ctx, key: String) -> AppResult<Res> {
 
 pub(super) async fn show(ctx: &Ctx, key: String) -> AppResult<Res> {
     let auth = ctx.retain_auth();
-    let view = blocking(ctx, move |app| app.show_dir(&key, auth)).await?;
-    Ok(json(StatusCode::OK, &view))
+    let dir = blocking(ctx, move |app| app.show_dir(&key, auth)).await?;
+    Ok(dir_json(ctx, &dir))
 }
 
 pub(super) async fn retain(ctx: &Ctx, key: String) -> AppResult<Res> {
     let auth = ctx.retain_auth();
-    let view = blocking(ctx, move |app| app.retain_dir(&key, auth)).await?;
-    Ok(json(StatusCode::OK, &view))
+    let dir = blocking(ctx, move |app| app.retain_dir(&key, auth)).await?;
+    Ok(json(StatusCode::OK, &RetainView::of_dir(&dir, ctx.base())))
 }
 
 pub(super) async fn delete(ctx: &Ctx, key: String) -> AppResult<Res> {
@@ -200,13 +202,9 @@ pub(super) async fn delete(ctx: &Ctx, key: String) -> AppResult<Res> {
 
 pub(super) async fn history(ctx: &Ctx, key: String) -> AppResult<Res> {
     if ctx.html {
-        let record = blocking(ctx, move |app| app.dir_record(&key)).await?;
-        let view = store_core::views::DirView::new(&record, &ctx.app.config().base_url);
-        let history: Vec<_> = record
-            .history
-            .iter()
-            .map(store_core::views::HistoryView::from)
-            .collect();
+        let record = blocking(ctx, move |app| app.get_dir(&key)).await?;
+        let view = DirView::new(&record, ctx.base());
+        let history: Vec<_> = record.history.iter().map(HistoryView::from).collect();
         let title = view.name.clone().unwrap_or_else(|| view.id.clone());
         return Ok(respond::html(
             StatusCode::OK,
@@ -214,7 +212,8 @@ pub(super) async fn history(ctx: &Ctx, key: String) -> AppResult<Res> {
         ));
     }
     let entries = blocking(ctx, move |app| app.dir_history(&key)).await?;
-    Ok(json(StatusCode::OK, &entries))
+    let views: Vec<HistoryView> = entries.iter().map(HistoryView::from).collect();
+    Ok(json(StatusCode::OK, &views))
 }
 
 pub(super) async fn get_file(ctx: &Ctx, key: String, name: String) -> AppResult<Res> {
@@ -247,11 +246,11 @@ pub(super) async fn put_file(
 ) -> AppResult<Res> {
     let (limit, intake, access) = file_write_gate(ctx, &key, &name).await?;
     let staged = body::receive(&intake, body, limit).await?;
-    let view = blocking(ctx, move |app| {
+    let dir = blocking(ctx, move |app| {
         app.put_dir_file(&key, &name, staged, &access)
     })
     .await?;
-    Ok(json(StatusCode::OK, &view))
+    Ok(dir_json(ctx, &dir))
 }
 
 /// PATCH /d/<key>/<file>.
@@ -263,17 +262,22 @@ pub(super) async fn append_file(
 ) -> AppResult<Res> {
     let (limit, intake, access) = file_write_gate(ctx, &key, &name).await?;
     let text = body::read_bounded(&intake, body, limit).await?;
-    let view = blocking(ctx, move |app| {
+    let dir = blocking(ctx, move |app| {
         app.append_dir_file(&key, &name, &text, &access)
     })
     .await?;
-    Ok(json(StatusCode::OK, &view))
+    Ok(dir_json(ctx, &dir))
 }
 
 pub(super) async fn delete_file(ctx: &Ctx, key: String, name: String) -> AppResult<Res> {
     let access = ctx.dir_access(true);
-    let view = blocking(ctx, move |app| app.delete_dir_file(&key, &name, &access)).await?;
-    Ok(json(StatusCode::OK, &view))
+    let dir = blocking(ctx, move |app| app.delete_dir_file(&key, &name, &access)).await?;
+    Ok(dir_json(ctx, &dir))
+}
+
+/// A dir's record as JSON.
+fn dir_json(ctx: &Ctx, dir: &store_core::DirRecord) -> Res {
+    json(StatusCode::OK, &DirView::new(dir, ctx.base()))
 }
 
 /// A time filter of GET /d: RFC 3339 or Unix seconds.
@@ -306,7 +310,7 @@ pub(super) async fn list(ctx: &Ctx) -> AppResult<Res> {
             .query
             .get("q")
             .filter(|q| !q.is_empty())
-            .map(str::to_lowercase),
+            .map(str::to_string),
         created_after: time_param(&ctx.query, "created_after")?,
         created_before: time_param(&ctx.query, "created_before")?,
         updated_after: time_param(&ctx.query, "updated_after")?,
@@ -315,7 +319,11 @@ pub(super) async fn list(ctx: &Ctx) -> AppResult<Res> {
         order: order_param(&ctx.query)?,
     };
     let shown_q = ctx.query.get("q").unwrap_or("").to_string();
-    let dirs = blocking(ctx, move |app| app.list_dirs(&q)).await?;
+    let records = blocking(ctx, move |app| app.list_dirs(&q)).await?;
+    let dirs: Vec<DirView> = records
+        .iter()
+        .map(|d| DirView::summary(d, ctx.base()))
+        .collect();
     if ctx.html {
         return Ok(respond::html(
             StatusCode::OK,

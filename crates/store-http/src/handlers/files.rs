@@ -3,18 +3,20 @@
 use http::{header, StatusCode};
 use hyper::body::Incoming;
 use store_app::{
-    AppResult, BrowseQuery, BrowseSort, Download, ImportRequest, NewDir, NewFile, Opened, Part,
+    AppResult, AsOf, BrowseQuery, BrowseSort, Download, ImportRequest, NewDir, NewFile, Opened,
+    Part, Uploaded,
 };
-use store_core::StoreError;
+use store_core::{FileRecord, StoreError};
 
 use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
 use crate::body::{self, multipart_boundary};
 use crate::respond::{self, json, Res};
 use crate::router::{url_for, RouteId};
+use crate::views::{BrowseEntry, BundleView, FileView, RetainView};
 use crate::{api, pages};
 
 pub(super) fn home(ctx: &Ctx) -> Res {
-    let base = &ctx.app.config().base_url;
+    let base = ctx.base();
     if ctx.html {
         return respond::html(
             StatusCode::OK,
@@ -95,32 +97,27 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
         return share_into_dir(ctx, req, share, parts).await;
     }
     let auth = ctx.retain_auth();
-    if parts.len() >= 2 {
-        let view = blocking(ctx, move |app| app.create_bundle(&req, parts, auth)).await?;
-        if ctx.html {
-            return Ok(created(
-                respond::html(StatusCode::OK, pages::bundle(&view)),
-                &view.url,
-            ));
+    let (res, url) = match blocking(ctx, move |app| app.upload_parts(&req, parts, auth)).await? {
+        Uploaded::Bundle(record) => {
+            let view = BundleView::new(&record, ctx.base());
+            let res = if ctx.html {
+                respond::html(StatusCode::OK, pages::bundle(&view))
+            } else {
+                json(StatusCode::OK, &view)
+            };
+            (res, view.url)
         }
-        return Ok(created(json(StatusCode::OK, &view), &view.url));
-    }
-    let part = parts.into_iter().next().expect("one part");
-    let req = NewFile {
-        name: req.name.or(part.name),
-        declared_type: part.declared_type,
-        ..req
+        Uploaded::File(made) => {
+            let view = FileView::new(&made.record, ctx.base(), made.now);
+            let res = if ctx.html {
+                respond::html(StatusCode::OK, pages::file(&view))
+            } else {
+                json(StatusCode::OK, &view)
+            };
+            (res, view.url)
+        }
     };
-    req.validate(&ctx.app.config().limits)?;
-    let staged = part.body;
-    let view = blocking(ctx, move |app| app.create_file(&req, staged, auth)).await?;
-    if ctx.html {
-        return Ok(created(
-            respond::html(StatusCode::OK, pages::file(&view)),
-            &view.url,
-        ));
-    }
-    Ok(created(json(StatusCode::OK, &view), &view.url))
+    Ok(created(res, &url))
 }
 
 /// `share=<name>`: the upload goes into the named dir (create-or-get), with
@@ -138,10 +135,10 @@ async fn share_into_dir(
         ..NewDir::default()
     };
     let access = ctx.dir_access(false);
-    let (view, was_created) =
-        blocking(ctx, move |app| app.create_dir(&new_dir, parts, &access)).await?;
+    let made = blocking(ctx, move |app| app.create_dir(&new_dir, parts, &access)).await?;
+    let view = crate::views::DirView::made(&made, ctx.base());
     let res = json(StatusCode::OK, &view);
-    Ok(if was_created {
+    Ok(if made.created {
         created(res, &view.url)
     } else {
         res
@@ -154,7 +151,8 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     // `?info=1`: the file's page (or record), which never burns a once=1
     // file and never serves its bytes.
     if ctx.query.flag("info")? {
-        let view = blocking(ctx, move |app| app.file_info(&id)).await?;
+        let seen = blocking(ctx, move |app| app.file_info(&id)).await?;
+        let view = FileView::new(&seen.record, ctx.base(), seen.now);
         if ctx.html {
             return Ok(respond::html(StatusCode::OK, pages::file(&view)));
         }
@@ -193,16 +191,16 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
         Opened::File(d) => serve_download(ctx, d).await,
         Opened::Bundle(b) => {
             if ctx.html && !ctx.query.flag("download")? {
-                if b.member("index.html").is_some() {
-                    let id = b.id.clone();
-                    let d = blocking(ctx, move |app| app.open_member(&id, "index.html")).await?;
+                if let Some(page) = b.site_index() {
+                    let (id, name) = (b.id.clone(), page.name.clone());
+                    let d = blocking(ctx, move |app| app.open_member(&id, &name)).await?;
                     return serve_download(ctx, d).await;
                 }
-                let view = ctx.app.bundle_view(&b);
+                let view = BundleView::new(&b, ctx.base());
                 return Ok(respond::html(StatusCode::OK, pages::bundle(&view)));
             }
             if ctx.query.flag("json")? {
-                return Ok(json(StatusCode::OK, &ctx.app.bundle_view(&b)));
+                return Ok(json(StatusCode::OK, &BundleView::new(&b, ctx.base())));
             }
             Ok(serve_zip(ctx, &b.id, b.files))
         }
@@ -230,15 +228,18 @@ pub(super) async fn get_member(ctx: &Ctx, id: String, name: String) -> AppResult
 
 pub(super) async fn retain(ctx: &Ctx, id: String) -> AppResult<Res> {
     let auth = ctx.retain_auth();
-    let view = blocking(ctx, move |app| app.retain(&id, auth)).await?;
-    Ok(json(StatusCode::OK, &view))
+    let kept = blocking(ctx, move |app| app.retain(&id, auth)).await?;
+    Ok(json(
+        StatusCode::OK,
+        &RetainView::of_object(&kept, ctx.base()),
+    ))
 }
 
 pub(super) async fn tag(ctx: &Ctx, id: String) -> AppResult<Res> {
     let (add, remove) = (ctx.query.all("tag"), ctx.query.all("untag"));
     let auth = ctx.retain_auth();
-    let view = blocking(ctx, move |app| app.tag_file(&id, &add, &remove, auth)).await?;
-    Ok(json(StatusCode::OK, &view))
+    let tagged = blocking(ctx, move |app| app.tag_file(&id, &add, &remove, auth)).await?;
+    Ok(file_json(ctx, &tagged))
 }
 
 pub(super) async fn delete(ctx: &Ctx, id: String) -> AppResult<Res> {
@@ -262,8 +263,8 @@ pub(super) async fn replace(ctx: &Ctx, id: String, body: Incoming) -> AppResult<
     let id2 = id.clone();
     blocking(ctx, move |app| app.check_edit(&id2, auth)).await?;
     let staged = body::receive(&intake, body, limit).await?;
-    let view = blocking(ctx, move |app| app.replace_file(&id, staged, auth)).await?;
-    Ok(json(StatusCode::OK, &view))
+    let replaced = blocking(ctx, move |app| app.replace_file(&id, staged, auth)).await?;
+    Ok(file_json(ctx, &replaced))
 }
 
 /// PATCH /<id>.
@@ -275,8 +276,16 @@ pub(super) async fn append(ctx: &Ctx, id: String, body: Incoming) -> AppResult<R
     blocking(ctx, move |app| app.check_edit(&id2, auth)).await?;
     // Bounded by the file size limit, so holding it whole is fine.
     let text = body::read_bounded(&intake, body, limit).await?;
-    let view = blocking(ctx, move |app| app.append_file(&id, &text, auth)).await?;
-    Ok(json(StatusCode::OK, &view))
+    let appended = blocking(ctx, move |app| app.append_file(&id, &text, auth)).await?;
+    Ok(file_json(ctx, &appended))
+}
+
+/// A single file's record as JSON.
+fn file_json(ctx: &Ctx, seen: &AsOf<FileRecord>) -> Res {
+    json(
+        StatusCode::OK,
+        &FileView::new(&seen.record, ctx.base(), seen.now),
+    )
 }
 
 pub(super) async fn browse(ctx: &Ctx) -> AppResult<Res> {
@@ -308,7 +317,11 @@ pub(super) async fn browse(ctx: &Ctx) -> AppResult<Res> {
         sort: ctx.query.get("sort").unwrap_or("created").to_string(),
         order: ctx.query.get("order").unwrap_or("desc").to_string(),
     };
-    let entries = blocking(ctx, move |app| app.browse(&q)).await?;
+    let files = blocking(ctx, move |app| app.browse(&q)).await?;
+    let entries: Vec<BrowseEntry> = files
+        .iter()
+        .map(|f| BrowseEntry::new(f, ctx.base()))
+        .collect();
     if ctx.html {
         Ok(respond::html(
             StatusCode::OK,
@@ -388,6 +401,7 @@ pub(super) async fn import(ctx: &Ctx) -> AppResult<Res> {
         link: ctx.query.flag("link")?,
     };
     let auth = ctx.retain_auth();
-    let view = blocking(ctx, move |app| app.import(&req, auth)).await?;
+    let fetched = blocking(ctx, move |app| app.import(&req, auth)).await?;
+    let view = FileView::new(&fetched.record, ctx.base(), fetched.now);
     Ok(created(json(StatusCode::OK, &view), &view.url))
 }

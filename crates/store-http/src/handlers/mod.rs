@@ -44,6 +44,12 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
+    /// The prefix of every URL an answer carries (`url_for`'s first
+    /// argument).
+    pub fn base(&self) -> &str {
+        &self.app.config().base_url
+    }
+
     /// Checks the declared length of the body against `limit_bytes` (411,
     /// 413), takes its room among the bodies in flight (429 when there is
     /// none), and answers how to read it. Nothing is read before this.

@@ -15,6 +15,9 @@ use crate::body::{self, multipart_boundary};
 use crate::pages;
 use crate::query::Query;
 use crate::respond::{self, json, Res};
+use crate::views::{
+    CommentView, Counters, GalleryCreated, GalleryEntry, GalleryView, ImageView, LikeView,
+};
 
 /// Largest comment or admin form body: a comment is at most 540
 /// characters, a form a few fields.
@@ -47,7 +50,11 @@ fn private(mut res: Res) -> Res {
 }
 
 pub(super) async fn index(ctx: &Ctx) -> AppResult<Res> {
-    let list = blocking(ctx, |app| app.list_galleries()).await?;
+    let records = blocking(ctx, |app| app.list_galleries()).await?;
+    let list: Vec<GalleryEntry> = records
+        .iter()
+        .map(|g| GalleryEntry::new(g, ctx.base()))
+        .collect();
     if ctx.html {
         return Ok(respond::html(
             StatusCode::OK,
@@ -76,15 +83,15 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
         .filter(|n| !n.is_empty())
         .map(str::to_string);
     let listed = params.flag("listed")?;
-    let (view, was_created) =
-        blocking(ctx, move |app| app.create_gallery(name.as_deref(), listed)).await?;
+    let made = blocking(ctx, move |app| app.create_gallery(name.as_deref(), listed)).await?;
+    let view = GalleryCreated::new(&made, ctx.base());
     let res = if ctx.html {
         respond::html(StatusCode::OK, pages::gallery_created(&view))
     } else {
         json(StatusCode::OK, &view)
     };
     let res = private(res);
-    Ok(if was_created {
+    Ok(if made.created() {
         created(res, &view.url)
     } else {
         res
@@ -93,8 +100,8 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
 
 pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
     if ctx.query.flag("likes")? {
-        let counters = blocking(ctx, move |app| app.counters(&gid)).await?;
-        return Ok(json(StatusCode::OK, &counters));
+        let tally = blocking(ctx, move |app| app.counters(&gid)).await?;
+        return Ok(json(StatusCode::OK, &Counters::from(&tally)));
     }
     let page: usize = match ctx.query.get("p") {
         None => 1,
@@ -104,7 +111,8 @@ pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
     };
     let stars = ctx.query.all("stars");
     let embed = ctx.query.flag("embed")?;
-    let view = blocking(ctx, move |app| app.gallery(&gid, page, &stars, None)).await?;
+    let shown = blocking(ctx, move |app| app.gallery(&gid, page, &stars, None)).await?;
+    let view = GalleryView::new(&shown, &ctx.app.config().limits, ctx.base());
     if ctx.html {
         let mut res = respond::html(
             StatusCode::OK,
@@ -140,20 +148,21 @@ pub(super) async fn upload(ctx: &Ctx, gid: String, body: Incoming) -> AppResult<
             .await??;
         images.push(image);
     }
+    let gallery = url_for(ctx.base(), RouteId::Gallery, &[&gid]);
     if ctx.html {
-        let base = &ctx.app.config().base_url;
-        return Ok(respond::redirect(&url_for(base, RouteId::Gallery, &[&gid])));
+        return Ok(respond::redirect(&gallery));
     }
+    let mut images: Vec<ImageView> = images
+        .iter()
+        .map(|i| ImageView::new(i, ctx.base()))
+        .collect();
     if single {
         let image = images.pop().expect("one image");
         let url = image.url.clone();
         return Ok(created(json(StatusCode::OK, &image), &url));
     }
     let res = json(StatusCode::OK, &crate::views::ImageBatch { images });
-    Ok(created(
-        res,
-        &url_for(&ctx.app.config().base_url, RouteId::Gallery, &[&gid]),
-    ))
+    Ok(created(res, &gallery))
 }
 
 /// An upload's images, staged: multipart parts, or one raw body.
@@ -191,9 +200,10 @@ pub(super) async fn import(ctx: &Ctx, gid: String) -> AppResult<Res> {
     let name = ctx.query.get("name").map(str::to_string);
     let ticket = ctx.shared.lanes.media_ticket()?;
     let app = Arc::clone(&ctx.app);
-    let image = ticket
+    let record = ticket
         .run(move || app.import_image(&gid, &url, name.as_deref()))
         .await??;
+    let image = ImageView::new(&record, ctx.base());
     let link = image.url.clone();
     Ok(created(json(StatusCode::OK, &image), &link))
 }
@@ -221,13 +231,12 @@ pub(super) async fn image(ctx: &Ctx, id: String) -> AppResult<Res> {
 
 pub(super) async fn like(ctx: &Ctx, id: String) -> AppResult<Res> {
     let v = visitor(ctx);
-    let view = blocking(ctx, move |app| app.like_image(&id, &v)).await?;
+    let liked = blocking(ctx, move |app| app.like_image(&id, &v)).await?;
     if ctx.html {
-        let base = &ctx.app.config().base_url;
-        let gallery = url_for(base, RouteId::Gallery, &[&view.gallery]);
-        return Ok(respond::redirect(&format!("{gallery}#{}", view.id)));
+        let gallery = url_for(ctx.base(), RouteId::Gallery, &[&liked.gallery]);
+        return Ok(respond::redirect(&format!("{gallery}#{}", liked.id)));
     }
-    Ok(json(StatusCode::OK, &view))
+    Ok(json(StatusCode::OK, &LikeView::from(&liked)))
 }
 
 pub(super) async fn like_comment(ctx: &Ctx, gid: String) -> AppResult<Res> {
@@ -236,13 +245,12 @@ pub(super) async fn like_comment(ctx: &Ctx, gid: String) -> AppResult<Res> {
         .text("clike")?
         .ok_or_else(|| StoreError::bad_request("clike names a comment id"))?;
     let v = visitor(ctx);
-    let view = blocking(ctx, move |app| app.like_comment(&gid, &cid, &v)).await?;
+    let liked = blocking(ctx, move |app| app.like_comment(&gid, &cid, &v)).await?;
     if ctx.html {
-        let base = &ctx.app.config().base_url;
-        let gallery = url_for(base, RouteId::Gallery, &[&view.gallery]);
+        let gallery = url_for(ctx.base(), RouteId::Gallery, &[&liked.gallery]);
         return Ok(respond::redirect(&format!("{gallery}#comments")));
     }
-    Ok(json(StatusCode::OK, &view))
+    Ok(json(StatusCode::OK, &LikeView::from(&liked)))
 }
 
 #[derive(Deserialize)]
@@ -282,18 +290,22 @@ pub(super) async fn comment(ctx: &Ctx, gid: String, body: Incoming) -> AppResult
     let comment = blocking(ctx, move |app| app.comment(&g, &v, name.as_deref(), &text)).await?;
     let location = format!(
         "{}#comments",
-        url_for(&ctx.app.config().base_url, RouteId::Gallery, &[&gid])
+        url_for(ctx.base(), RouteId::Gallery, &[&gid])
     );
     if ctx.html {
         return Ok(respond::redirect(&location));
     }
-    Ok(created(json(StatusCode::OK, &comment), &location))
+    Ok(created(
+        json(StatusCode::OK, &CommentView::from(&comment)),
+        &location,
+    ))
 }
 
 pub(super) async fn admin(ctx: &Ctx, gid: String, secret: String, as_json: bool) -> AppResult<Res> {
     let page: usize = ctx.query.get("p").and_then(|p| p.parse().ok()).unwrap_or(1);
     let s = secret.clone();
-    let view = blocking(ctx, move |app| app.gallery(&gid, page, &[], Some(&s))).await?;
+    let shown = blocking(ctx, move |app| app.gallery(&gid, page, &[], Some(&s))).await?;
+    let view = GalleryView::new(&shown, &ctx.app.config().limits, ctx.base());
     if as_json || !ctx.html {
         return Ok(private(json(StatusCode::OK, &view)));
     }
@@ -313,19 +325,36 @@ pub(super) async fn admin_action(
     let (g, s) = (gid.clone(), secret.clone());
     blocking(ctx, move |app| app.check_gallery_admin(&g, &s)).await?;
     let f = form(ctx, body).await?;
-    let action = AdminAction::parse(f.get("action").unwrap_or(""))?;
+    let action = parse_admin_action(f.get("action").unwrap_or(""))?;
     let target = f
         .text("id")?
         .ok_or_else(|| StoreError::bad_request("id names the image or comment"))?;
     let (g, s) = (gid.clone(), secret.clone());
     blocking(ctx, move |app| app.administer(&g, &s, action, &target)).await?;
     if ctx.html {
-        let base = &ctx.app.config().base_url;
-        let admin = url_for(base, RouteId::GalleryAdmin, &[&gid, &secret]);
+        let admin = url_for(ctx.base(), RouteId::GalleryAdmin, &[&gid, &secret]);
         return Ok(private(respond::redirect(&admin)));
     }
     Ok(private(json(
         StatusCode::OK,
         &crate::views::Done { ok: true },
     )))
+}
+
+/// The admin form's `action` word (SPEC.md galleries, rule 12): the words
+/// are the wire's, the actions the domain's.
+fn parse_admin_action(word: &str) -> Result<AdminAction, StoreError> {
+    Ok(match word {
+        "hide" => AdminAction::Hide,
+        "unhide" => AdminAction::Unhide,
+        "delete" => AdminAction::Delete,
+        "up" => AdminAction::Up,
+        "down" => AdminAction::Down,
+        "cdel" => AdminAction::DeleteComment,
+        _ => {
+            return Err(StoreError::bad_request(
+                "action must be hide, unhide, delete, up, down or cdel",
+            ))
+        }
+    })
 }

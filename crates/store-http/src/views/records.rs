@@ -1,14 +1,14 @@
-//! The JSON shapes of SPEC.md "Resources and their fields". They are plain
-//! data built from a record, the base URL and `now`, so that every adapter
-//! (HTTP today, an embedder tomorrow) answers with the same fields.
+//! The JSON shapes of SPEC.md "Resources and their fields" for files,
+//! bundles and dirs: plain data built from a domain record, the base URL
+//! and `now`. Every URL in them comes from the route table (`url_for`).
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::container::{BundleRecord, DirRecord, HistoryEntry, MemberFile};
-use crate::lifetime::Lifetime;
-use crate::record::FileRecord;
-use crate::time::Timestamp;
+use store_core::container::{DirAction, MemberFile};
+use store_core::{BundleRecord, DirRecord, FileRecord, HistoryEntry, Lifetime, Object, Timestamp};
+
+use crate::router::{url_for, RouteId};
 
 /// `type` of the persistence object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -68,7 +68,7 @@ impl FileView {
         let expires_at = file.lifetime.expires_at();
         Self {
             id: file.id.clone(),
-            url: format!("{base_url}/{}", file.id),
+            url: url_for(base_url, RouteId::GetFile, &[&file.id]),
             size: file.size,
             name: file.name.clone(),
             content_type: file.content_type.clone(),
@@ -94,7 +94,7 @@ pub struct RetainView {
 }
 
 impl RetainView {
-    pub fn new(id: &str, url: String, kind: PersistenceType) -> Self {
+    fn new(id: &str, url: String, kind: PersistenceType) -> Self {
         Self {
             id: id.to_string(),
             url,
@@ -102,6 +102,23 @@ impl RetainView {
             expires_at: None,
             persistence: Persistence::new(kind, &Lifetime::Indefinite),
         }
+    }
+
+    /// The answer to retaining a single file or a bundle.
+    pub fn of_object(obj: &Object, base_url: &str) -> Self {
+        let (id, kind) = match obj {
+            Object::Bundle(b) => (&b.id, PersistenceType::Bundle),
+            Object::File(f) => (&f.id, PersistenceType::Single),
+            // Only files and bundles are retained by id.
+            _ => unreachable!("retain answers a file or a bundle"),
+        };
+        Self::new(id, url_for(base_url, RouteId::GetFile, &[id]), kind)
+    }
+
+    /// The answer to retaining a dir.
+    pub fn of_dir(dir: &DirRecord, base_url: &str) -> Self {
+        let url = url_for(base_url, RouteId::GetDir, &[&dir.key]);
+        Self::new(&dir.key, url, PersistenceType::Dir)
     }
 }
 
@@ -122,7 +139,7 @@ impl BrowseEntry {
     pub fn new(file: &FileRecord, base_url: &str) -> Self {
         Self {
             id: file.id.clone(),
-            url: format!("{base_url}/{}", file.id),
+            url: url_for(base_url, RouteId::GetFile, &[&file.id]),
             name: file.name.clone(),
             content_type: file.content_type.clone(),
             size: file.size,
@@ -131,20 +148,6 @@ impl BrowseEntry {
             expires_at: file.lifetime.expires_at().map(|t| t.to_string()),
         }
     }
-}
-
-/// Percent-encodes a file name for a URL path segment: everything but
-/// RFC 3986's unreserved characters.
-pub fn encode_path_segment(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// A file of a bundle (SPEC.md "Bundle record", `files`).
@@ -171,7 +174,6 @@ pub struct BundleView {
 
 impl BundleView {
     pub fn new(b: &BundleRecord, base_url: &str) -> Self {
-        let url = format!("{base_url}/{}", b.id);
         Self {
             id: b.id.clone(),
             files: b
@@ -179,12 +181,12 @@ impl BundleView {
                 .iter()
                 .map(|f| MemberView {
                     name: f.name.clone(),
-                    url: format!("{url}/{}", encode_path_segment(&f.name)),
+                    url: url_for(base_url, RouteId::GetBundleMember, &[&b.id, &f.name]),
                     size: f.size,
                     content_type: f.content_type.clone(),
                 })
                 .collect(),
-            url,
+            url: url_for(base_url, RouteId::GetFile, &[&b.id]),
             bundle: true,
             editable: false,
             persistence: Persistence::new(PersistenceType::Bundle, &b.lifetime),
@@ -207,10 +209,10 @@ pub struct DirFileView {
 }
 
 impl DirFileView {
-    pub fn new(f: &MemberFile, dir_url: &str) -> Self {
+    pub fn new(f: &MemberFile, key: &str, base_url: &str) -> Self {
         Self {
             name: f.name.clone(),
-            url: format!("{dir_url}/{}", encode_path_segment(&f.name)),
+            url: url_for(base_url, RouteId::GetDirFile, &[key, &f.name]),
             size: f.size,
             content_type: f.content_type.clone(),
             editable: f.text,
@@ -247,12 +249,21 @@ pub struct DirView {
 }
 
 impl DirView {
+    /// The answer to creating a dir: its record, with the write token in
+    /// the clear when this creation set one.
+    pub fn made(made: &store_app::DirMade, base_url: &str) -> Self {
+        Self {
+            write_token: made.write_token.clone(),
+            ..Self::new(&made.dir, base_url)
+        }
+    }
+
     pub fn new(d: &DirRecord, base_url: &str) -> Self {
         let mut v = Self::summary(d, base_url);
         v.files = d
             .files
             .iter()
-            .map(|f| DirFileView::new(f, &v.url))
+            .map(|f| DirFileView::new(f, &d.key, base_url))
             .collect();
         v
     }
@@ -261,7 +272,7 @@ impl DirView {
     pub fn summary(d: &DirRecord, base_url: &str) -> Self {
         Self {
             id: d.key.clone(),
-            url: format!("{base_url}/d/{}", d.key),
+            url: url_for(base_url, RouteId::GetDir, &[&d.key]),
             dir: true,
             editable: false,
             persistence: Persistence::new(PersistenceType::Dir, &d.lifetime),
@@ -286,7 +297,7 @@ impl DirView {
 pub struct HistoryView {
     pub ts: f64,
     pub file: String,
-    pub action: crate::container::DirAction,
+    pub action: DirAction,
     pub bytes: u64,
 }
 
@@ -304,7 +315,7 @@ impl From<&HistoryEntry> for HistoryView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::BlobId;
+    use store_core::BlobId;
 
     #[test]
     fn file_view_has_every_spec_field() {
@@ -349,14 +360,7 @@ mod tests {
 #[cfg(test)]
 mod container_view_tests {
     use super::*;
-    use crate::record::BlobId;
-
-    #[test]
-    fn path_segments_are_encoded() {
-        assert_eq!(encode_path_segment("a b/c.txt"), "a%20b%2Fc.txt");
-        assert_eq!(encode_path_segment("ré.md"), "r%C3%A9.md");
-        assert_eq!(encode_path_segment("plain-name_1.~x"), "plain-name_1.~x");
-    }
+    use store_core::BlobId;
 
     #[test]
     fn dir_view_shapes() {

@@ -1,9 +1,19 @@
-//! The JSON answers the HTTP layer makes itself (the records' views are
-//! store-core's and store-app's): one place, each with its JSON Schema for
-//! `/openapi.json`.
+//! Every JSON answer of the service, in one place, each with its JSON
+//! Schema for `/openapi.json`: the records' views (`records`, `galleries`),
+//! built from store-app's records and outcomes, and the answers the HTTP
+//! layer makes itself (below).
 
 use schemars::JsonSchema;
 use serde::Serialize;
+
+mod galleries;
+mod records;
+
+pub use galleries::{
+    CommentView, Counters, GalleryCreated, GalleryEntry, GalleryLimits, GalleryView, ImageView,
+    LikeView,
+};
+pub use records::{BrowseEntry, BundleView, DirView, FileView, HistoryView, RetainView};
 
 /// `GET /` for agents: where the contract and the help are.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -28,7 +38,7 @@ pub struct Deleted<'a> {
 /// The answer to a multipart gallery upload: every image stored.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ImageBatch {
-    pub images: Vec<store_app::ImageView>,
+    pub images: Vec<ImageView>,
 }
 
 /// The answer to a gallery admin action.
