@@ -6,8 +6,6 @@ mod common;
 
 use common::{header, json, multipart, text, Server};
 use scraper::{Html, Selector};
-// Percent-encoding of everything but unreserved characters suits a query
-// value as well as a path segment.
 
 const BROWSER: (&str, &str) = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
 const HOSTILE: &str = "<img src=x onerror=alert(1)>";
@@ -284,7 +282,8 @@ fn several_files_from_a_plain_form_make_a_bundle_page() {
 }
 
 /// Percent-encodes everything but RFC 3986's unreserved characters, as a
-/// client building a URL by hand would.
+/// client building a URL by hand would: that suits a query value as well
+/// as a path segment.
 fn encode_path_segment(text: &str) -> String {
     text.bytes()
         .map(|b| match b {

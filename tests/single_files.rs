@@ -861,3 +861,79 @@ fn curl_resumes_a_download_cut_in_the_middle() {
         "the resumption is a 206: {log}"
     );
 }
+
+#[test]
+fn owner_tokens_change_the_expiry_and_guard_protected_files() {
+    let s = Server::start();
+    let mut res = s.post("/?name=a.txt&protect=1", b"hello");
+    assert_eq!(res.status(), 201);
+    assert_eq!(header(&res, "cache-control"), "no-store");
+    let token = header(&res, "x-store-owner");
+    let r = json(&mut res);
+    assert_eq!(r["owner_token"], token.as_str(), "{r}");
+    assert!(token.len() >= 22, "at least 128 bits");
+    assert_eq!(r["protected"], true);
+    let id = r["id"].as_str().unwrap();
+    let mut info = s.get(&format!("/{id}?info=1"));
+    let info = json(&mut info);
+    assert!(info.get("owner_token").is_none(), "shown once: {info}");
+    assert_eq!(info["protected"], true);
+
+    let denied = |mut res: Response<Body>| {
+        assert_eq!(res.status(), 401);
+        assert_eq!(json(&mut res)["code"], "write_denied");
+    };
+    denied(s.delete(&format!("/{id}"), &[]));
+    denied(s.delete(&format!("/{id}?owner=not-the-owner-token"), &[]));
+    denied(s.put(&format!("/{id}"), &[], b"other"));
+    denied(s.post_empty(&format!("/{id}?ttl=2d"), &[]));
+    denied(s.post_empty(
+        &format!("/{id}?ttl=2d"),
+        &[("x-store-owner", "not-the-owner-token")],
+    ));
+    let mut res = s.post_empty(&format!("/{id}?ttl=1d&tag=x"), &[("x-store-owner", &token)]);
+    assert_eq!(res.status(), 400, "two keywords: {}", json(&mut res));
+
+    let mut res = s.post_empty(&format!("/{id}?ttl=2d"), &[("x-store-owner", &token)]);
+    assert_eq!(res.status(), 200);
+    let r = json(&mut res);
+    assert_eq!(r["expires_in"], 172_800, "counted from now: {r}");
+    assert!(r.get("owner_token").is_none());
+    let res = s.put(&format!("/{id}"), &[("x-store-owner", &token)], b"new");
+    assert_eq!(res.status(), 200);
+    let res = s.delete(&format!("/{id}?owner={token}"), &[]);
+    assert_eq!(res.status(), 200);
+    assert_eq!(s.get(&format!("/{id}")).status(), 404);
+    assert!(!s.log().contains(&token), "never logged");
+
+    // Without protect=1 a file stays open to anyone with its URL (SPEC.md).
+    let open = s.upload("b.txt", b"b");
+    assert_eq!(open["protected"], false);
+    assert!(open["owner_token"].is_string());
+    let res = s.delete(&format!("/{}", open["id"].as_str().unwrap()), &[]);
+    assert_eq!(res.status(), 200);
+}
+
+#[test]
+fn a_dirs_owner_token_sets_its_sliding_lifetime() {
+    let s = Server::start();
+    let mut res = s.post_empty("/?dir=1&name=owned-dir&write=1", &[]);
+    assert_eq!(res.status(), 201);
+    let token = header(&res, "x-store-owner");
+    let d = json(&mut res);
+    assert_eq!(d["owner_token"], token.as_str(), "{d}");
+    assert_eq!(d["write_protected"], true);
+    let mut again = s.post_empty("/?dir=1&name=owned-dir", &[]);
+    assert_eq!(again.status(), 200);
+    assert!(json(&mut again).get("owner_token").is_none());
+    assert_eq!(s.post_empty("/d/owned-dir?ttl=2d", &[]).status(), 401);
+    let mut res = s.post_empty("/d/owned-dir?ttl=2d", &[("x-store-owner", &token)]);
+    assert_eq!(res.status(), 200);
+    let d = json(&mut res);
+    assert_eq!(d["max_age"], 172_800, "{d}");
+    assert_eq!(d["persistence"]["max_age"], 172_800);
+    // The owner passes the write gate, as the write token does.
+    let res = s.put("/d/owned-dir/a.txt", &[("x-store-owner", &token)], b"a");
+    assert_eq!(res.status(), 200);
+    assert_eq!(s.put("/d/owned-dir/b.txt", &[], b"b").status(), 401);
+}

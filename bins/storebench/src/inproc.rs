@@ -200,6 +200,7 @@ fn file_record(i: usize, now: Timestamp, expires: Timestamp) -> (String, Object)
         text: true,
         link: false,
         thumbs: Default::default(),
+        owner: None,
     };
     (id, Object::File(rec))
 }

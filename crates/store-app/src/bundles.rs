@@ -5,11 +5,11 @@ use store_core::container::validate_member_names;
 use store_core::content::{self, is_text_type};
 use store_core::names::default_file_name;
 use store_core::{
-    ttl, BundleRecord, Lifetime, MemberFile, Object, RetainAuth, StoreError, Timestamp,
+    ids, ttl, BundleRecord, Lifetime, MemberFile, Object, Owner, RetainAuth, StoreError, Timestamp,
 };
 
 use crate::files::Download;
-use crate::{App, AppResult, NewFile, Staged};
+use crate::{App, AppResult, Created, NewFile, Staged};
 
 /// One received file of a multipart body.
 #[derive(Debug)]
@@ -78,7 +78,7 @@ impl App {
         req: &NewFile,
         parts: Vec<Part>,
         auth: RetainAuth,
-    ) -> AppResult<BundleRecord> {
+    ) -> AppResult<Created<BundleRecord>> {
         let now = self.now();
         req.validate(&self.config.limits)?;
         if req.once {
@@ -112,19 +112,25 @@ impl App {
         let total: u64 = parts.iter().map(|p| p.body.size()).sum();
         let reservation = self.reserve(total)?;
         let files = self.commit_parts(parts, now)?;
+        let owner_token = ids::token(self.ports.random.as_ref());
         let mut record = BundleRecord {
             id: String::new(),
             created_at: now,
             updated_at: now,
             lifetime,
             files,
+            owner: Some(Owner::new(&owner_token, req.protect)),
         };
         // Kept even when the insert failed: see `store_file`.
         self.insert_with_fresh_id(reservation, |id| {
             record.id = id.to_string();
             Object::Bundle(record.clone())
         })?;
-        Ok(record)
+        Ok(Created {
+            record,
+            now,
+            owner_token,
+        })
     }
 
     /// GET /<id>/<filename>: one file of a bundle.

@@ -9,12 +9,12 @@ use store_core::container::{hash_token, validate_custom_write_token, validate_me
 use store_core::names::{apply_tags, validate_file_name, validate_memorable_name};
 use store_core::{
     dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Limits,
-    Listing, MemberFile, Object, RetainAuth, StoreError, Timestamp,
+    Listing, MemberFile, Object, Owner, RetainAuth, StoreError, Timestamp,
 };
 
 use crate::bundles::Part;
 use crate::files::{Download, SortOrder};
-use crate::{App, AppResult, DirMade, Staged};
+use crate::{Access, App, AppResult, DirMade, Staged};
 use store_core::Pool;
 
 /// `write=` on creation.
@@ -47,20 +47,6 @@ impl NewDir {
             validate_custom_write_token(t)?;
         }
         Ok(())
-    }
-}
-
-/// What a request presented to a dir's gate.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirAccess {
-    pub retain: RetainAuth,
-    /// From X-Store-Write or `write=<token>`.
-    pub write_token: Option<String>,
-}
-
-impl DirAccess {
-    fn check(&self, dir: &DirRecord, op: DirWrite) -> Result<(), StoreError> {
-        dir.authorize(op, self.retain, self.write_token.as_deref())
     }
 }
 
@@ -101,7 +87,7 @@ impl App {
         &self,
         req: &NewDir,
         parts: Vec<Part>,
-        access: &DirAccess,
+        access: &Access,
     ) -> AppResult<DirMade> {
         let now = self.now();
         req.validate(&self.config.limits)?;
@@ -129,6 +115,7 @@ impl App {
                     dir: d,
                     created: false,
                     write_token: None,
+                    owner_token: None,
                 });
             }
             Some(expired) => {
@@ -148,7 +135,7 @@ impl App {
         req: &NewDir,
         key: String,
         parts: Vec<Part>,
-        access: &DirAccess,
+        access: &Access,
         now: Timestamp,
     ) -> AppResult<DirMade> {
         if req.show {
@@ -168,6 +155,8 @@ impl App {
         let mut dir = self.new_dir_record(req, key, files, now);
         dir.tags = tags;
         dir.write_token_hash = write_token.as_deref().map(hash_token);
+        let owner_token = ids::token(self.ports.random.as_ref());
+        dir.owner = Some(Owner::new(&owner_token, false));
         let settled = reservation.settled();
         let storage_key = dir_storage_key(&dir.key);
         match self
@@ -194,6 +183,7 @@ impl App {
             dir,
             created: true,
             write_token,
+            owner_token: Some(owner_token),
         })
     }
 
@@ -231,6 +221,7 @@ impl App {
             write_token_hash: None,
             files,
             history,
+            owner: None,
         };
         if req.show {
             dir.make_show();
@@ -243,7 +234,7 @@ impl App {
         &self,
         mut dir: DirRecord,
         parts: Vec<Part>,
-        access: &DirAccess,
+        access: &Access,
         now: Timestamp,
     ) -> AppResult<DirRecord> {
         access.check(&dir, DirWrite::File)?;
@@ -291,12 +282,7 @@ impl App {
     }
 
     /// POST /d/<key>: adds (or replaces) files.
-    pub fn add_to_dir(
-        &self,
-        key: &str,
-        parts: Vec<Part>,
-        access: &DirAccess,
-    ) -> AppResult<DirRecord> {
+    pub fn add_to_dir(&self, key: &str, parts: Vec<Part>, access: &Access) -> AppResult<DirRecord> {
         let now = self.now();
         if parts.is_empty() {
             return Err(StoreError::bad_request(
@@ -312,12 +298,7 @@ impl App {
     }
 
     /// Checks a dir write before its body is read.
-    pub fn check_dir_write(
-        &self,
-        key: &str,
-        file: Option<&str>,
-        access: &DirAccess,
-    ) -> AppResult<()> {
+    pub fn check_dir_write(&self, key: &str, file: Option<&str>, access: &Access) -> AppResult<()> {
         let dir = self.live_dir(&dir_storage_key(key), self.now())?;
         access.check(&dir, DirWrite::File)?;
         if let Some(name) = file {
@@ -369,7 +350,7 @@ impl App {
         key: &str,
         name: &str,
         upload: Staged,
-        access: &DirAccess,
+        access: &Access,
     ) -> AppResult<DirRecord> {
         let now = self.now();
         validate_file_name(&self.config.limits, name)?;
@@ -397,7 +378,7 @@ impl App {
         key: &str,
         name: &str,
         text: &[u8],
-        access: &DirAccess,
+        access: &Access,
     ) -> AppResult<DirRecord> {
         let now = self.now();
         if std::str::from_utf8(text).is_err() || text.contains(&0) {
@@ -461,12 +442,7 @@ impl App {
     }
 
     /// DELETE /d/<key>/<file>.
-    pub fn delete_dir_file(
-        &self,
-        key: &str,
-        name: &str,
-        access: &DirAccess,
-    ) -> AppResult<DirRecord> {
+    pub fn delete_dir_file(&self, key: &str, name: &str, access: &Access) -> AppResult<DirRecord> {
         let now = self.now();
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
@@ -482,7 +458,7 @@ impl App {
     }
 
     /// DELETE /d/<key>: the whole dir.
-    pub fn delete_dir(&self, key: &str, access: &DirAccess) -> AppResult<()> {
+    pub fn delete_dir(&self, key: &str, access: &Access) -> AppResult<()> {
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
         let dir = self.live_dir(&storage_key, self.now())?;
@@ -499,6 +475,27 @@ impl App {
         authorize_retain(retain)?;
         if !dir.lifetime.is_retained() {
             dir.lifetime = Lifetime::Indefinite;
+            dir.updated_at = now;
+            self.ports
+                .repo
+                .put(&storage_key, &Object::Dir(dir.clone()))?;
+        }
+        Ok(dir)
+    }
+
+    /// POST /d/<key>?ttl=: the owner gives the dir a new sliding lifetime
+    /// of `ttl_secs` (clamped as at creation) counted from now. A retained
+    /// dir (or a show-dir) keeps its lifetime.
+    pub fn set_dir_ttl(&self, key: &str, ttl_secs: u64, access: &Access) -> AppResult<DirRecord> {
+        let now = self.now();
+        let storage_key = dir_storage_key(key);
+        let _guard = self.lock(&[&storage_key])?;
+        let mut dir = self.live_dir(&storage_key, now)?;
+        access.check_owner(dir.owner.as_ref())?;
+        if !dir.lifetime.is_retained() {
+            let secs = ttl::dir_ttl(&self.config.limits, Some(ttl_secs));
+            dir.lifetime = dir.lifetime.renewed(now, secs);
+            dir.ttl_secs = secs;
             dir.updated_at = now;
             self.ports
                 .repo

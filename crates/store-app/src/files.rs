@@ -5,24 +5,24 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
-use store_core::auth::{authorize_retain, authorize_write, lifetime_for_new};
+use store_core::auth::{authorize_retain, lifetime_for_new};
 use store_core::content::{self, is_text_type};
 use store_core::names::{
     apply_tags, default_file_name, validate_file_name, validate_memorable_name,
 };
 use store_core::ports::{BlobReader, Pool};
 use store_core::{
-    ttl, BundleRecord, FileRecord, Lifetime, Limits, Listing, Object, ReadDecision, ReadIntent,
-    RetainAuth, StoreError,
+    ids, ttl, BundleRecord, FileRecord, Lifetime, Limits, Listing, Object, Owner, ReadDecision,
+    ReadIntent, RetainAuth, StoreError,
 };
 
-use crate::{App, AppResult, AsOf, Staged};
+use crate::{Access, App, AppResult, AsOf, Created, Staged};
 
 /// What an upload made: a single file, or a bundle of its parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Uploaded {
-    File(AsOf<FileRecord>),
-    Bundle(BundleRecord),
+    File(Created<FileRecord>),
+    Bundle(Created<BundleRecord>),
 }
 
 /// An upload's parameters, checked before its body is read.
@@ -38,6 +38,8 @@ pub struct NewFile {
     pub tags: Vec<String>,
     /// `share=<name>`: store into the named dir instead.
     pub share: Option<String>,
+    /// `protect=1`: writes and deletes need the owner token.
+    pub protect: bool,
 }
 
 impl NewFile {
@@ -55,6 +57,11 @@ impl NewFile {
                 ));
             }
             validate_memorable_name(limits, share)?;
+            if self.protect {
+                return Err(StoreError::bad_request(
+                    "protect=1 applies to single files and bundles: a shared dir is guarded by its write token",
+                ));
+            }
         }
         Ok(())
     }
@@ -172,6 +179,9 @@ impl App {
         mut parts: Vec<crate::Part>,
         auth: RetainAuth,
     ) -> AppResult<Uploaded> {
+        if parts.is_empty() {
+            return Err(StoreError::bad_request("the upload has no file").into());
+        }
         if parts.len() != 1 {
             return Ok(Uploaded::Bundle(self.create_bundle(req, parts, auth)?));
         }
@@ -190,7 +200,7 @@ impl App {
         req: &NewFile,
         upload: Staged,
         auth: RetainAuth,
-    ) -> AppResult<AsOf<FileRecord>> {
+    ) -> AppResult<Created<FileRecord>> {
         self.store_file(req, upload, auth, false)
     }
 
@@ -202,7 +212,7 @@ impl App {
         upload: Staged,
         auth: RetainAuth,
         link: bool,
-    ) -> AppResult<AsOf<FileRecord>> {
+    ) -> AppResult<Created<FileRecord>> {
         let now = self.now();
         req.validate(&self.config.limits)?;
         let tags = apply_tags(&self.config.limits, &[], &req.tags, &[])?;
@@ -224,6 +234,7 @@ impl App {
         let size = upload.size();
         let reservation = self.reserve(size)?;
         let blob = upload.into_blob();
+        let owner_token = ids::token(self.ports.random.as_ref());
         let mut record = FileRecord {
             id: String::new(),
             name,
@@ -238,6 +249,7 @@ impl App {
             tags,
             link,
             thumbs: Default::default(),
+            owner: Some(Owner::new(&owner_token, req.protect)),
         };
         // The reservation is kept even when the insert failed: the record
         // may have been written before a failed flush. The next start reads
@@ -247,7 +259,11 @@ impl App {
             record.id = id.to_string();
             Object::File(record.clone())
         })?;
-        Ok(AsOf { record, now })
+        Ok(Created {
+            record,
+            now,
+            owner_token,
+        })
     }
 
     /// GET or HEAD /<id>. A once file is burnt by the first GET: the record
@@ -315,11 +331,11 @@ impl App {
     }
 
     /// DELETE /<id>: a single file or a whole bundle.
-    pub fn delete(&self, id: &str, auth: RetainAuth) -> AppResult<()> {
+    pub fn delete(&self, id: &str, access: &Access) -> AppResult<()> {
         let now = self.now();
         let _guard = self.lock(&[id])?;
         let obj = self.live_object(id, now)?;
-        authorize_write(obj.lifetime(), auth)?;
+        access.check_owned(obj.lifetime(), obj.owner())?;
         self.remove_object(id, &obj)
     }
 
@@ -329,12 +345,12 @@ impl App {
         id: &str,
         add: &[String],
         remove: &[String],
-        auth: RetainAuth,
+        access: &Access,
     ) -> AppResult<AsOf<FileRecord>> {
         let now = self.now();
         let _guard = self.lock(&[id])?;
         let mut record = self.live_file(id, now)?;
-        authorize_write(&record.lifetime, auth)?;
+        access.check_owned(&record.lifetime, record.owner.as_ref())?;
         record.tags = apply_tags(&self.config.limits, &record.tags, add, remove)?;
         self.ports.repo.put(id, &Object::File(record.clone()))?;
         Ok(AsOf { record, now })
@@ -364,11 +380,33 @@ impl App {
         Ok(obj)
     }
 
+    /// POST /<id>?ttl=: the owner gives a single file or a bundle a new
+    /// lifetime of `ttl_secs` (clamped as at upload) counted from now. A
+    /// retained object keeps its lifetime. Answers the object.
+    pub fn set_ttl(&self, id: &str, ttl_secs: u64, access: &Access) -> AppResult<AsOf<Object>> {
+        let now = self.now();
+        let _guard = self.lock(&[id])?;
+        let mut obj = self.live_object(id, now)?;
+        access.check_owner(obj.owner())?;
+        if !obj.lifetime().is_retained() {
+            let secs = ttl::file_ttl(&self.config.limits, Some(ttl_secs));
+            let (lifetime, updated_at) = match &mut obj {
+                Object::File(f) => (&mut f.lifetime, &mut f.updated_at),
+                Object::Bundle(b) => (&mut b.lifetime, &mut b.updated_at),
+                _ => unreachable!("live_object only returns files and bundles"),
+            };
+            *lifetime = lifetime.renewed(now, secs);
+            *updated_at = now;
+            self.ports.repo.put(id, &obj)?;
+        }
+        Ok(AsOf { record: obj, now })
+    }
+
     /// Checks that a PUT or PATCH may go ahead before its body is read, so
     /// that a refused edit costs the client no upload.
-    pub fn check_edit(&self, id: &str, auth: RetainAuth) -> AppResult<()> {
+    pub fn check_edit(&self, id: &str, access: &Access) -> AppResult<()> {
         let record = self.live_file(id, self.now())?;
-        authorize_write(&record.lifetime, auth)?;
+        access.check_owned(&record.lifetime, record.owner.as_ref())?;
         record.ensure_editable()?;
         Ok(())
     }
@@ -379,7 +417,7 @@ impl App {
         &self,
         id: &str,
         upload: Staged,
-        auth: RetainAuth,
+        access: &Access,
     ) -> AppResult<AsOf<FileRecord>> {
         let now = self.now();
         if !upload.is_utf8_text() {
@@ -390,12 +428,12 @@ impl App {
         }
         let _guard = self.lock(&[id])?;
         let mut record = self.live_file(id, now)?;
-        authorize_write(&record.lifetime, auth)?;
+        access.check_owned(&record.lifetime, record.owner.as_ref())?;
         record.ensure_editable()?;
         let new_size = upload.size();
         let grow = self.reserve(new_size.saturating_sub(record.size))?;
         let blob = upload.into_blob();
-        self.swap_content(id, &mut record, (blob, new_size), grow, auth, now)?;
+        self.swap_content(id, &mut record, (blob, new_size), grow, access.retain, now)?;
         Ok(AsOf { record, now })
     }
 
@@ -404,7 +442,7 @@ impl App {
         &self,
         id: &str,
         text: &[u8],
-        auth: RetainAuth,
+        access: &Access,
     ) -> AppResult<AsOf<FileRecord>> {
         let now = self.now();
         if std::str::from_utf8(text).is_err() || text.contains(&0) {
@@ -412,12 +450,12 @@ impl App {
         }
         let _guard = self.lock(&[id])?;
         let mut record = self.live_file(id, now)?;
-        authorize_write(&record.lifetime, auth)?;
+        access.check_owned(&record.lifetime, record.owner.as_ref())?;
         record.ensure_editable()?;
         let new_size = self.appended_size(record.size, text.len())?;
         let grow = self.reserve(text.len() as u64)?;
         let blob = self.concat_blob(&record.blob, text)?;
-        self.swap_content(id, &mut record, (blob, new_size), grow, auth, now)?;
+        self.swap_content(id, &mut record, (blob, new_size), grow, access.retain, now)?;
         Ok(AsOf { record, now })
     }
 
@@ -433,13 +471,13 @@ impl App {
         record: &mut FileRecord,
         (blob, new_size): (store_core::BlobId, u64),
         grow: crate::pool::Reservation<'_>,
-        auth: RetainAuth,
+        retain: RetainAuth,
         now: store_core::Timestamp,
     ) -> AppResult<()> {
         let old_blob = std::mem::replace(&mut record.blob, blob);
         let old_size = std::mem::replace(&mut record.size, new_size);
         record.updated_at = now;
-        if auth == RetainAuth::Valid {
+        if retain == RetainAuth::Valid {
             record.lifetime = Lifetime::Indefinite;
         }
         self.put_keeping(id, &Object::File(record.clone()), grow)?;

@@ -35,7 +35,7 @@ impl App {
         &self,
         req: &ImportRequest,
         auth: RetainAuth,
-    ) -> AppResult<crate::AsOf<store_core::FileRecord>> {
+    ) -> AppResult<crate::Created<store_core::FileRecord>> {
         req.file.validate(&self.config.limits)?;
         if req.file.share.is_some() {
             return Err(StoreError::bad_request("share does not apply to import").into());

@@ -10,6 +10,7 @@
 //! steps leaves at worst an unreferenced blob, which
 //! [`App::collect_orphans`] removes after the next start.
 
+mod access;
 mod blobcache;
 mod bundles;
 mod dirs;
@@ -33,15 +34,16 @@ use store_core::pool::PoolLedger;
 use store_core::ports::{BlobStore, Clock, KeyLocks, Ledgers, LockGuard, Pool, Random, Repository};
 use store_core::{Limits, Object, RetainAuth, RetainTokens, StoreError, Timestamp, UploadToken};
 
+pub use access::Access;
 pub use blobcache::{CacheStats, CachedBlobs};
 pub use bundles::Part;
-pub use dirs::{DirAccess, DirQuery, DirSort, NewDir, WriteRequest};
+pub use dirs::{DirQuery, DirSort, NewDir, WriteRequest};
 pub use error::{AppError, AppResult};
 pub use files::{BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder, Uploaded};
 pub use galleries::{AdminAction, Visitor, MEDIA_JOBS_MAX};
 pub use import::ImportRequest;
 pub use orphans::OrphanReport;
-pub use outcomes::{AsOf, DirMade, GalleryMade, GalleryPage, GalleryTally, Liked};
+pub use outcomes::{AsOf, Created, DirMade, GalleryMade, GalleryPage, GalleryTally, Liked};
 pub use telemetry::Telemetry;
 pub use upkeep::{Upkeep, SWEEP_BATCH, SWEEP_IDLE_MAX};
 pub use upload::{Staged, Upload};

@@ -24,6 +24,24 @@ impl<T> std::ops::Deref for AsOf<T> {
     }
 }
 
+/// A new single file or bundle: its record as of its creation, and its
+/// owner token in the clear, in this answer only (the record keeps a
+/// digest).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created<T> {
+    pub record: T,
+    pub now: Timestamp,
+    pub owner_token: String,
+}
+
+impl<T> std::ops::Deref for Created<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.record
+    }
+}
+
 /// The answer to POST /?dir=1 (and `share=`), which creates or finds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirMade {
@@ -33,6 +51,8 @@ pub struct DirMade {
     /// The write token, in the clear: only in the answer to the creation
     /// that set it, never again (only its digest is stored).
     pub write_token: Option<String>,
+    /// The owner token, in the clear: only when this answer made the dir.
+    pub owner_token: Option<String>,
 }
 
 /// The answer to POST /pics?create=1.

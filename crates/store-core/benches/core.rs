@@ -25,6 +25,7 @@ fn record() -> Object {
         text: false,
         link: false,
         thumbs: Default::default(),
+        owner: None,
     })
 }
 

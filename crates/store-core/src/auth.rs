@@ -4,6 +4,9 @@
 //! (checking it against the configured tokens in constant time); the rules
 //! below decide with that value alone.
 
+use serde::{Deserialize, Serialize};
+
+use crate::container::hash_token;
 use crate::error::StoreError;
 use crate::lifetime::Lifetime;
 
@@ -149,6 +152,91 @@ pub fn authorize_write(lifetime: &Lifetime, auth: RetainAuth) -> Result<(), Stor
     }
 }
 
+/// Who made an object, as the record keeps it: the digest of the owner
+/// token handed out once at creation (never the token), and whether the
+/// owner asked that only they may change it (`protect=1`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub token_hash: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub protected: bool,
+}
+
+impl Owner {
+    /// The owner of a new object, whose token is `token`.
+    pub fn new(token: &str, protected: bool) -> Self {
+        Self {
+            token_hash: hash_token(token),
+            protected,
+        }
+    }
+}
+
+/// What a presented owner token proves about one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnerProof {
+    /// No owner token was presented.
+    Absent,
+    /// The object's owner token, compared as digests in constant time.
+    Owner,
+    /// A token that is not this object's (or the object has no owner:
+    /// objects stored before owner tokens existed have none).
+    Wrong,
+}
+
+impl OwnerProof {
+    pub fn of(owner: Option<&Owner>, presented: Option<&str>) -> Self {
+        match (owner, presented) {
+            (_, None) => Self::Absent,
+            (Some(o), Some(token))
+                if constant_time_eq(o.token_hash.as_bytes(), hash_token(token).as_bytes()) =>
+            {
+                Self::Owner
+            }
+            _ => Self::Wrong,
+        }
+    }
+}
+
+/// A write or delete on an object that may have an owner: a wrong owner
+/// token is refused like a wrong retain token; then the retain rule of
+/// [`authorize_write`] applies (the owner token does not stand in for the
+/// retain token); then a protected object needs its owner token (or a
+/// valid retain token, which administers everything).
+pub fn authorize_owned_write(
+    lifetime: &Lifetime,
+    owner: Option<&Owner>,
+    auth: RetainAuth,
+    proof: OwnerProof,
+) -> Result<(), StoreError> {
+    if proof == OwnerProof::Wrong {
+        return Err(StoreError::WriteDenied(
+            "the owner token does not match this object".into(),
+        ));
+    }
+    authorize_write(lifetime, auth)?;
+    let protected = owner.is_some_and(|o| o.protected);
+    if protected && proof != OwnerProof::Owner && auth != RetainAuth::Valid {
+        return Err(StoreError::WriteDenied(
+            "this object is protected: writes and deletes need its owner token (X-Store-Owner: <token> or owner=<token>)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Changing an object's expiry (`?ttl=`) is the owner's alone.
+pub fn authorize_owner(proof: OwnerProof) -> Result<(), StoreError> {
+    match proof {
+        OwnerProof::Owner => Ok(()),
+        OwnerProof::Absent => Err(StoreError::WriteDenied(
+            "changing the expiry needs the owner token the upload answered (X-Store-Owner: <token> or owner=<token>)".into(),
+        )),
+        OwnerProof::Wrong => Err(StoreError::WriteDenied(
+            "the owner token does not match this object".into(),
+        )),
+    }
+}
+
 /// Retaining needs a valid retain token.
 pub fn authorize_retain(auth: RetainAuth) -> Result<(), StoreError> {
     match auth {
@@ -175,6 +263,53 @@ pub fn lifetime_for_new(auth: RetainAuth, otherwise: Lifetime) -> Result<Lifetim
 mod tests {
     use super::*;
     use crate::time::Timestamp;
+
+    #[test]
+    fn owner_tokens_prove_ownership_in_constant_time_digests() {
+        let owner = Owner::new("tok-aaaaaaaaaaaaaaaa", false);
+        assert_ne!(owner.token_hash, "tok-aaaaaaaaaaaaaaaa", "only a digest");
+        let proof = |p| OwnerProof::of(Some(&owner), p);
+        assert_eq!(proof(None), OwnerProof::Absent);
+        assert_eq!(proof(Some("tok-aaaaaaaaaaaaaaaa")), OwnerProof::Owner);
+        assert_eq!(proof(Some("tok-aaaaaaaaaaaaaaab")), OwnerProof::Wrong);
+        assert_eq!(OwnerProof::of(None, Some("x")), OwnerProof::Wrong);
+        assert_eq!(OwnerProof::of(None, None), OwnerProof::Absent);
+    }
+
+    #[test]
+    fn protected_objects_need_the_owner_and_retained_ones_the_retain_token() {
+        use OwnerProof::{Absent, Owner as Own, Wrong};
+        use RetainAuth::{Absent as NoTok, Invalid, Valid};
+        let now = Timestamp::from_secs(1_000);
+        let fixed = Lifetime::fixed(now, 60);
+        let open = Owner::new("t", false);
+        let guarded = Owner::new("t", true);
+        // (lifetime, owner, retain token, owner proof) -> allowed?
+        let cases: [(&Lifetime, Option<&Owner>, RetainAuth, OwnerProof, bool); 12] = [
+            (&fixed, None, NoTok, Absent, true),
+            (&fixed, Some(&open), NoTok, Absent, true),
+            (&fixed, Some(&open), NoTok, Wrong, false),
+            (&fixed, Some(&open), NoTok, Own, true),
+            (&fixed, Some(&guarded), NoTok, Absent, false),
+            (&fixed, Some(&guarded), NoTok, Own, true),
+            (&fixed, Some(&guarded), Valid, Absent, true),
+            (&fixed, Some(&guarded), Invalid, Own, false),
+            (&Lifetime::Indefinite, Some(&open), NoTok, Own, false),
+            (&Lifetime::Indefinite, Some(&open), Valid, Absent, true),
+            (&Lifetime::Indefinite, Some(&guarded), Valid, Own, true),
+            (&Lifetime::Indefinite, None, NoTok, Absent, false),
+        ];
+        for (i, (lifetime, owner, auth, proof, allowed)) in cases.into_iter().enumerate() {
+            let got = authorize_owned_write(lifetime, owner, auth, proof);
+            assert_eq!(got.is_ok(), allowed, "case {i}: {got:?}");
+            if let Err(e) = got {
+                assert_eq!(e.code(), crate::ErrorCode::WriteDenied, "case {i}");
+            }
+        }
+        assert!(authorize_owner(Own).is_ok());
+        assert!(authorize_owner(Absent).is_err());
+        assert!(authorize_owner(Wrong).is_err());
+    }
 
     #[test]
     fn creating_needs_the_upload_token_only_when_one_is_set() {

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::auth::{constant_time_eq, RetainAuth};
+use crate::auth::{constant_time_eq, Owner, OwnerProof, RetainAuth};
 use crate::error::StoreError;
 use crate::lifetime::Lifetime;
 use crate::limits::Limits;
@@ -75,6 +75,9 @@ pub struct BundleRecord {
     pub updated_at: Timestamp,
     pub lifetime: Lifetime,
     pub files: Vec<MemberFile>,
+    /// Who made it; none for bundles stored before owner tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
 }
 
 impl BundleRecord {
@@ -174,6 +177,10 @@ pub struct DirRecord {
     pub files: Vec<MemberFile>,
     /// Newest first, at most `Limits::history_limit` entries.
     pub history: Vec<HistoryEntry>,
+    /// Who made it; none for dirs stored before owner tokens (and never
+    /// `protected`: a dir's writes are guarded by its write token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
 }
 
 /// Which gate a dir write must pass.
@@ -211,9 +218,15 @@ impl DirRecord {
         op: DirWrite,
         retain: RetainAuth,
         write_token: Option<&str>,
+        owner: OwnerProof,
     ) -> Result<(), StoreError> {
         if retain == RetainAuth::Invalid {
             return Err(StoreError::write_denied());
+        }
+        if owner == OwnerProof::Wrong {
+            return Err(StoreError::WriteDenied(
+                "the owner token does not match this dir".into(),
+            ));
         }
         let admin = retain == RetainAuth::Valid;
         if self.open {
@@ -233,8 +246,10 @@ impl DirRecord {
                 "this dir is retained: writes and deletes need the retain token".into(),
             ));
         }
+        // The owner passes the write gate, as the write token does.
         match (&self.write_token_hash, write_token) {
             (None, _) => Ok(()),
+            _ if owner == OwnerProof::Owner => Ok(()),
             (Some(hash), Some(token)) if constant_time_eq(hash.as_bytes(), hash_token(token).as_bytes()) => Ok(()),
             (Some(_), _) => Err(StoreError::WriteDenied(
                 "this dir is write-protected: send its write token as X-Store-Write or write=<token>".into(),
@@ -376,6 +391,7 @@ mod tests {
             write_token_hash: None,
             files: vec![],
             history: vec![],
+            owner: None,
         }
     }
 
@@ -397,26 +413,50 @@ mod tests {
         let mut d = dir(now);
         use DirWrite::*;
         use RetainAuth::*;
-        assert!(d.authorize(File, Absent, None).is_ok());
-        assert!(d.authorize(File, Invalid, None).is_err());
+        assert!(d.authorize(File, Absent, None, OwnerProof::Absent).is_ok());
+        assert!(d
+            .authorize(File, Invalid, None, OwnerProof::Absent)
+            .is_err());
         d.write_token_hash = Some(hash_token("0123456789abcdef"));
-        assert!(d.authorize(File, Absent, None).is_err());
-        assert!(d.authorize(File, Absent, Some("wrong-token-0000")).is_err());
-        assert!(d.authorize(File, Absent, Some("0123456789abcdef")).is_ok());
-        assert!(d.authorize(WholeDir, Valid, None).is_ok());
+        assert!(d.authorize(File, Absent, None, OwnerProof::Absent).is_err());
+        assert!(d
+            .authorize(File, Absent, Some("wrong-token-0000"), OwnerProof::Absent)
+            .is_err());
+        assert!(d
+            .authorize(File, Absent, Some("0123456789abcdef"), OwnerProof::Absent)
+            .is_ok());
+        assert!(d
+            .authorize(WholeDir, Valid, None, OwnerProof::Absent)
+            .is_ok());
+        // The owner passes the write gate; a wrong owner token is refused
+        // even where no token is needed.
+        d.owner = Some(Owner::new("owner-token", false));
+        assert!(d.authorize(File, Absent, None, OwnerProof::Owner).is_ok());
+        assert!(d
+            .authorize(WholeDir, Absent, None, OwnerProof::Owner)
+            .is_ok());
         d.write_token_hash = None;
+        assert!(d.authorize(File, Absent, None, OwnerProof::Wrong).is_err());
         d.lifetime = Lifetime::Indefinite;
         assert!(
-            d.authorize(File, Absent, None).is_err(),
+            d.authorize(File, Absent, None, OwnerProof::Owner).is_err(),
+            "the owner token does not stand in for the retain token"
+        );
+        assert!(
+            d.authorize(File, Absent, None, OwnerProof::Absent).is_err(),
             "retained dirs need the token"
         );
         d.make_show();
         assert!(
-            d.authorize(File, Absent, None).is_ok(),
+            d.authorize(File, Absent, None, OwnerProof::Absent).is_ok(),
             "show-dirs are open"
         );
-        assert!(d.authorize(WholeDir, Absent, None).is_err());
-        assert!(d.authorize(WholeDir, Valid, None).is_ok());
+        assert!(d
+            .authorize(WholeDir, Absent, None, OwnerProof::Absent)
+            .is_err());
+        assert!(d
+            .authorize(WholeDir, Valid, None, OwnerProof::Absent)
+            .is_ok());
     }
 
     #[test]

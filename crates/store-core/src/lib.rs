@@ -31,7 +31,7 @@ pub mod record;
 pub mod time;
 pub mod ttl;
 
-pub use auth::{RetainAuth, RetainTokens, UploadToken};
+pub use auth::{Owner, OwnerProof, RetainAuth, RetainTokens, UploadToken};
 pub use container::{BundleRecord, DirAction, DirRecord, DirWrite, HistoryEntry, MemberFile};
 pub use error::{ErrorCode, StoreError};
 pub use lifetime::Lifetime;

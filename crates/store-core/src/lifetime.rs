@@ -68,6 +68,18 @@ impl Lifetime {
         }
     }
 
+    /// The owner's `?ttl=`: a new lifetime of `secs` (already clamped by
+    /// the caller, as at upload) counted from `now`, of the same kind. A
+    /// retained lifetime is left as it is: retention is the retain token's
+    /// to give, and no owner's to take back.
+    pub fn renewed(&self, now: Timestamp, secs: u64) -> Self {
+        match self {
+            Self::Fixed { .. } => Self::fixed(now, secs),
+            Self::Sliding { .. } => Self::sliding(now, secs),
+            Self::Indefinite => Self::Indefinite,
+        }
+    }
+
     /// `max_age` of SPEC.md's persistence object: the sliding lifetime, or
     /// null for single files, bundles and retained objects.
     pub fn max_age_secs(&self) -> Option<u64> {
@@ -82,6 +94,25 @@ impl Lifetime {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn renewing_counts_from_now_and_keeps_the_kind() {
+        let (then, now) = (Timestamp::from_secs(1_000), Timestamp::from_secs(5_000));
+        assert_eq!(
+            Lifetime::fixed(then, 60).renewed(now, 7_200),
+            Lifetime::fixed(now, 7_200),
+            "shorter or longer, from now"
+        );
+        assert_eq!(
+            Lifetime::sliding(then, 60).renewed(now, 86_400),
+            Lifetime::sliding(now, 86_400)
+        );
+        assert_eq!(
+            Lifetime::Indefinite.renewed(now, 60),
+            Lifetime::Indefinite,
+            "a retained object keeps its retention"
+        );
+    }
 
     const CAP_SECS: u64 = crate::Limits::DEFAULT.dir_sliding_cap_secs;
 

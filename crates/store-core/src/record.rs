@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::auth::Owner;
 use crate::container::{BundleRecord, DirRecord};
 use crate::error::StoreError;
 use crate::gallery::{GalleryRecord, ImageRecord};
@@ -64,6 +65,9 @@ pub struct FileRecord {
     /// Cached `thumb=` previews of a raster image, by box size.
     #[serde(default)]
     pub thumbs: Thumbs,
+    /// Who made it; none for files stored before owner tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
 }
 
 /// Whether a GET burns the file it serves.
@@ -202,6 +206,17 @@ pub fn dir_storage_key(key: &str) -> String {
 }
 
 impl Object {
+    /// Who made it: single files, bundles and dirs stored since owner
+    /// tokens exist have an owner; galleries have their admin token.
+    pub fn owner(&self) -> Option<&Owner> {
+        match self {
+            Self::File(f) => f.owner.as_ref(),
+            Self::Bundle(b) => b.owner.as_ref(),
+            Self::Dir(d) => d.owner.as_ref(),
+            Self::Gallery(_) | Self::Image(_) => None,
+        }
+    }
+
     pub fn kind(&self) -> ObjectKind {
         match self {
             Self::File(_) => ObjectKind::File,
@@ -310,6 +325,7 @@ mod tests {
             text: true,
             link: false,
             thumbs: Default::default(),
+            owner: None,
         }
     }
 

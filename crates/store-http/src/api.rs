@@ -43,10 +43,22 @@ pub fn contract(config: &AppConfig) -> Value {
         "retention_token": config.retain_tokens.is_enabled(),
         "upload_token": config.upload_token.is_required(),
         "errors": errors,
+        "headers": headers(),
         "help": url_for(&config.base_url, RouteId::Help, &[]),
         "openapi": url_for(&config.base_url, RouteId::Openapi, &[]),
         "endpoints": endpoints,
         "limits": config.limits,
+    })
+}
+
+/// The headers the service reads as credentials, and the one it answers
+/// a creation's owner token in, by the names the handlers use.
+fn headers() -> Value {
+    use crate::handlers::{OWNER_HEADER, WRITE_HEADER};
+    json!({
+        "Authorization": "Bearer <token>: a retain token (retain, write retained objects, create show-dirs) or the upload token (create anything, when the operator set one)",
+        WRITE_HEADER: "a dir's write token (or write=<token>)",
+        OWNER_HEADER: "request: the owner token of the object written (or owner=<token>); response to a creation: the new object's owner token, shown once",
     })
 }
 
@@ -72,6 +84,8 @@ mod tests {
         assert_eq!(c["errors"].as_object().unwrap().len(), 15);
         assert_eq!(c["errors"]["unavailable"]["http"], 503);
         assert_eq!(c["limits"]["history_limit"], 200);
+        assert!(c["headers"]["x-store-owner"].is_string());
+        assert!(c["headers"]["x-store-write"].is_string());
         for field in ["service", "version", "base_url", "endpoints"] {
             assert!(c.get(field).is_some(), "{field}");
         }

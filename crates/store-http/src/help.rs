@@ -55,6 +55,11 @@ pub const TOPICS: &[Topic] = &[
         summary: "Keep a file, bundle or dir indefinitely with the retain token.",
     },
     Topic {
+        slug: "owners",
+        title: "Owner tokens",
+        summary: "The token an upload answers: change the expiry of what you shared, and protect it from others' changes.",
+    },
+    Topic {
         slug: "import",
         title: "Import",
         summary: "Have the service fetch a public http(s) URL, or store a link that redirects.",
@@ -72,7 +77,7 @@ pub const TOPICS: &[Topic] = &[
     Topic {
         slug: "auth",
         title: "Authentication",
-        summary: "Reading is open; the four kinds of token and how to send each.",
+        summary: "Reading is open; the kinds of token and how to send each.",
     },
     Topic {
         slug: "limits",
@@ -212,6 +217,7 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
         "dirs" => dirs_text(b, l),
         "show-dirs" => show_dirs_text(config),
         "retention" => retention_text(config),
+        "owners" => owners_text(b, l),
         "import" => import_text(b, l),
         "browse" => browse_text(b, l),
         "galleries" => galleries_text(b, l),
@@ -292,6 +298,22 @@ fn show_dirs_text(config: &AppConfig) -> String {
     )
 }
 
+fn owners_text(b: &str, l: &Limits) -> String {
+    format!(
+        "Every upload that creates a single file, a bundle or a dir answers an `owner_token`, once (also as the `X-Store-Owner` response header). Only its digest is stored: keep it, it cannot be shown again.\n\n\
+```sh\ncurl -i --data-binary @notes.txt '{b}/?name=notes.txt&protect=1'\ncurl -X POST -H 'X-Store-Owner: <owner_token>' '{b}/<id>?ttl=2d'\ncurl -X DELETE -H 'X-Store-Owner: <owner_token>' '{b}/<id>'\n```\n\n\
+- Send it as the `X-Store-Owner` header or `owner=<token>`. A wrong one answers 401 `write_denied`.\n\
+- `POST /<id>?ttl=<N>h|<N>d` (and `POST /d/<key>?ttl=…`) gives the object a new lifetime counted from now, shorter or longer, clamped as at upload (files [{fmin}, {fmax}], dirs [{dmin}, {dmax}]); it answers the record. Without the owner token: 401 `write_denied`. A retained object keeps its retention.\n\
+- `protect=1` at upload (single files and bundles): DELETE, PUT, PATCH and tag changes then need the owner token (or the retain token). Without `protect=1`, anyone with the URL may change or delete a file, as always.\n\
+- On a dir the owner token passes the write gate, as the write token does.\n\
+- The owner token does not stand in for the retain token: a retained object needs the retain token to change.\n",
+        fmin = duration(l.file_ttl_min_secs),
+        fmax = duration(l.file_ttl_max_secs),
+        dmin = duration(l.dir_ttl_min_secs),
+        dmax = duration(l.dir_ttl_max_secs),
+    )
+}
+
 fn retention_text(config: &AppConfig) -> String {
     let b = &config.base_url;
     format!(
@@ -368,10 +390,11 @@ fn auth_text(b: &str, l: &Limits, uploads_closed: bool) -> String {
 | Token | Purpose | How to send it |\n|---|---|---|\n\
 | retain token | retain objects; create show-dirs; write or delete retained objects | `Authorization: Bearer <token>` or `token=<token>` |\n\
 | dir write token | write to a dir created with `write=1` | header `X-Store-Write: <token>` or `write=<token>` |\n\
+| owner token | answered once by every upload that creates a file, bundle or dir: change its expiry (`?ttl=`), and write to it when it is protected (`protect=1`) | header `X-Store-Owner: <token>` or `owner=<token>` |\n\
 | gallery admin token | administer one gallery | path segment `/pics/g/<gid>/<token>`, never a query |\n\
 | superadmin token | administer any gallery | the same path segment; set by the operator |\n\
 | upload token | create anything (files, bundles, dirs, galleries, gallery images) when the operator closed uploads ({closed}) | `Authorization: Bearer <token>`, `token=<token>`, or a form's `token` field before its files; a retain token works too |\n\n\
-- A missing or wrong write or retain token answers 401 `write_denied`; a wrong gallery secret answers 404.\n\
+- A missing or wrong write, owner or retain token answers 401 `write_denied`; a wrong gallery secret answers 404.\n\
 - Likes and the comment cooldown use a pseudonymous visitor fingerprint (IP and user agent, keyed per gallery).\n\
 - Rate limit: {rate} requests per minute per client IP; over it, 429 with Retry-After.\n\n\
 Example: `curl -X POST -H 'Authorization: Bearer <token>' '{b}/<id>?retain=1'`\n",
@@ -539,6 +562,9 @@ The answer's `url` is the link to share; `expires_at` says when it goes.\n\n\
 ```sh\ncurl -X POST '{b}/?dir=1&name=agent-notes&write=1'          # keep the write_token it returns\ncurl -F file=@plan.md -H 'X-Store-Write: <write_token>' '{b}/d/agent-notes'\ncurl -X PATCH --data-binary 'one more line' -H 'X-Store-Write: <write_token>' '{b}/d/agent-notes/plan.md'\ncurl -X PUT --data-binary @plan.md -H 'X-Store-Write: <write_token>' '{b}/d/agent-notes/plan.md'\ncurl -X DELETE -H 'X-Store-Write: <write_token>' '{b}/d/agent-notes/old.md'\n```\n\n\
 ## Edit a single text file\n\
 ```sh\ncurl -X PUT --data-binary @notes.txt '{b}/<id>'\ncurl -X PATCH --data-binary 'appended' '{b}/<id>'\n```\n\n\
+## Change or protect what you uploaded (owner token)\n\
+Every upload answers an `owner_token` once (also the `X-Store-Owner` header): keep it.\n\
+```sh\ncurl --data-binary @report.md '{b}/?name=report.md&protect=1'   # only the owner may change or delete it\ncurl -X POST -H 'X-Store-Owner: <owner_token>' '{b}/<id>?ttl=2d'     # a new expiry, counted from now\ncurl -X DELETE -H 'X-Store-Owner: <owner_token>' '{b}/<id>'\n```\n\n\
 ## Import from a URL instead of uploading\n\
 ```sh\ncurl -X POST '{b}/?url=https://example.org/data.csv'\n```\n\n\
 ## Keep something indefinitely (needs the operator's retain token)\n\

@@ -283,6 +283,10 @@ fn schema<T: JsonSchema + ?Sized>(gen: &mut SchemaGenerator) -> Value {
 fn view_schema(gen: &mut SchemaGenerator, view: &str) -> Value {
     match view {
         "FileRecord" => schema::<views::FileView>(gen),
+        "OwnedRecord" => json!({ "anyOf": [
+            schema::<views::FileView>(gen),
+            schema::<views::BundleView>(gen),
+        ] }),
         "BundleRecord" => schema::<views::BundleView>(gen),
         "DirRecord" => schema::<views::DirView>(gen),
         "Upload" => json!({ "anyOf": [

@@ -205,6 +205,7 @@ pub fn file(view: &FileView) -> Markup {
         html! {
             h1 { (view.name) }
             p { a href=(local(&view.url)) data-result-url="" { (view.url) } " " (copy(&view.url)) }
+            (owner_notice(view.owner_token.as_deref()))
             dl class="facts" {
                 dt { "Size" } dd { (size(view.size)) }
                 dt { "Type" } dd { (view.content_type) }
@@ -282,12 +283,29 @@ pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
     )
 }
 
+/// The owner token of what was just made, shown once, with what it is
+/// for: without it the uploader can neither change the expiry nor, when
+/// the object is protected, change or delete it.
+fn owner_notice(token: Option<&str>) -> Markup {
+    html! {
+        @if let Some(token) = token {
+            p class="notice secret" {
+                strong { "Owner token, shown once: " } code { (token) } " " (copy(token))
+                br;
+                "Keep it to change the expiry (" code { "POST …?ttl=2d" } " with header " code { "X-Store-Owner" } ") or, if protected, to edit or delete. "
+                a href=(url_for("", RouteId::HelpTopic, &["owners"])) { "About owner tokens" }
+            }
+        }
+    }
+}
+
 pub fn bundle(view: &BundleView) -> Markup {
     page(
         "Bundle",
         html! {
             h1 { "Bundle " code { (view.id) } }
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
+            (owner_notice(view.owner_token.as_deref()))
             p { a href={ (local(&view.url)) "?download=1" } { "Download all as zip" } " · " (expiry(view.expires_at.as_deref())) }
             table class="wide" {
                 thead { tr { th { "File" } th { "Type" } th class="num" { "Size" } } }
@@ -310,6 +328,7 @@ pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
             @if let Some(token) = &view.write_token {
                 p class="notice secret" { strong { "Write token, shown once: " } code { (token) } " " (copy(token)) }
             }
+            (owner_notice(view.owner_token.as_deref()))
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
             p {
                 (view.file_count) @if view.file_count == 1 { " file, " } @else { " files, " } (size(view.bytes)) " · " (expiry(view.expires_at.as_deref()))

@@ -282,7 +282,15 @@ mod tests {
             "POST",
             "/abc123",
             MissingKeyword {
-                keys: vec!["retain", "tag", "untag"],
+                keys: vec!["retain", "tag", "untag", "ttl"],
+            },
+        );
+        check("POST", "/abc123?ttl=2d", SetFileTtl { id: id("abc123") });
+        check(
+            "POST",
+            "/abc123?ttl=2d&tag=a",
+            ConflictingKeywords {
+                keys: vec!["tag", "ttl"],
             },
         );
         check(
@@ -377,6 +385,7 @@ mod tests {
         check("POST", "/d/proj", AddToDir { key: id("proj") });
         check("POST", "/d/proj?show=1", ShowDir { key: id("proj") });
         check("POST", "/d/proj?retain=1", RetainDir { key: id("proj") });
+        check("POST", "/d/proj?ttl=1d", SetDirTtl { key: id("proj") });
         check(
             "POST",
             "/d/proj?retain=1&show=1",
@@ -510,12 +519,12 @@ mod tests {
     fn usage_lines() {
         assert_eq!(
             RouteId::Import.route().usage(),
-            "POST /?url=<url>[&name=<name>][&link=1][&tag=<t>][&ttl=<N>h|<N>d][&token=<retain token>]"
+            "POST /?url=<url>[&name=<name>][&link=1][&tag=<t>][&ttl=<N>h|<N>d][&protect=1][&token=<retain token>]"
         );
         assert_eq!(RouteId::HelpTopic.route().usage(), "GET /help/<topic>");
         assert_eq!(
             RouteId::DeleteDirFile.route().usage(),
-            "DELETE /d/<key>/<file>[?write=1|<token>]"
+            "DELETE /d/<key>/<file>[?write=1|<token>][&owner=<owner token>]"
         );
     }
 }

@@ -215,6 +215,9 @@ const THUMB: Param = Param::opt(
     Shape::Choice(&["1", "160", "320", "640"]),
 );
 const WRITE: Param = Param::opt("write", "1|<token>", Shape::Text);
+/// The owner token an upload answered (or the X-Store-Owner header).
+const OWNER: Param = Param::opt("owner", "<owner token>", Shape::Text);
+const PROTECT: Param = Param::opt("protect", "1", Shape::Flag);
 const Q: Param = Param::opt("q", "<substr>", Shape::Text);
 const ORDER: Param = Param::opt("order", "asc|desc", Shape::Choice(&["asc", "desc"]));
 const LISTED: Param = Param::opt("listed", "1", Shape::Flag);
@@ -292,13 +295,13 @@ route_table! {
         takes: Takes::Nothing, answers: Answer::Page("Home") },
     /// POST /: raw or multipart upload (one part: a file; 2+: a bundle).
     Upload => Route { name: "upload", verb: Verb::Post, path: "/", keywords: &[],
-        params: &[NAME, TTL, ONCE, TAG, SHARE, TOKEN],
+        params: &[NAME, TTL, ONCE, TAG, SHARE, PROTECT, TOKEN],
         topic: "files",
-        does: "upload raw bytes, or multipart/form-data: one file part answers the single file record, 2+ file parts create an immutable bundle (the bundle record); share=<name> uploads into that named dir (create-or-get)",
+        does: "upload raw bytes, or multipart/form-data: one file part answers the single file record, 2+ file parts create an immutable bundle (the bundle record); share=<name> uploads into that named dir (create-or-get); the answer carries owner_token (also in X-Store-Owner), once; protect=1: changes need it",
         takes: Takes::Bytes, answers: Answer::Json("Upload") },
     /// POST /?url=: import a remote document.
     Import => Route { name: "import", verb: Verb::Post, path: "/", keywords: &["url"],
-        params: &[URL, Param::opt("name", "<name>", Shape::Text), LINK, TAG, TTL, TOKEN],
+        params: &[URL, Param::opt("name", "<name>", Shape::Text), LINK, TAG, TTL, PROTECT, TOKEN],
         topic: "import",
         does: "import a public http(s) document ({import_bytes_max} at most), or with link=1 store the URL as a redirect document",
         takes: Takes::Nothing, answers: Answer::Json("FileRecord") },
@@ -370,16 +373,21 @@ route_table! {
         topic: "retention", does: "retain indefinitely; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("RetainResponse") },
     /// POST /<id>?tag=..&untag=..
     TagFile { id } => Route { name: "tag_file", verb: Verb::Post, path: "/{id}", keywords: &["tag", "untag"],
-        params: &[TAG, UNTAG],
+        params: &[TAG, UNTAG, OWNER],
         topic: "browse", does: "add or remove tags; content and expiry untouched", takes: Takes::Nothing, answers: Answer::Json("FileRecord") },
+    /// POST /<id>?ttl=: the owner sets a new expiry.
+    SetFileTtl { id } => Route { name: "set_file_ttl", verb: Verb::Post, path: "/{id}", keywords: &["ttl"],
+        params: &[TTL.req(), OWNER],
+        topic: "owners", does: "with the owner token: a new lifetime counted from now, clamped as at upload (a retained object keeps its own)",
+        takes: Takes::Nothing, answers: Answer::Json("OwnedRecord") },
     /// PUT /<id>.
-    ReplaceFile { id } => Route { name: "replace_file", verb: Verb::Put, path: "/{id}", keywords: &[], params: &[TOKEN],
+    ReplaceFile { id } => Route { name: "replace_file", verb: Verb::Put, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
         topic: "files", does: "replace a text file's content", takes: Takes::Text, answers: Answer::Json("FileRecord") },
     /// PATCH /<id>.
-    AppendFile { id } => Route { name: "append_file", verb: Verb::Patch, path: "/{id}", keywords: &[], params: &[TOKEN],
+    AppendFile { id } => Route { name: "append_file", verb: Verb::Patch, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
         topic: "files", does: "append text to a text file", takes: Takes::Text, answers: Answer::Json("FileRecord") },
     /// DELETE /<id>.
-    DeleteFile { id } => Route { name: "delete_file", verb: Verb::Delete, path: "/{id}", keywords: &[], params: &[TOKEN],
+    DeleteFile { id } => Route { name: "delete_file", verb: Verb::Delete, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
         topic: "files", does: "delete a file or a bundle", takes: Takes::Nothing, answers: Answer::Json("Deleted") },
     /// GET /d: listed dirs.
     ListDirs => Route { name: "list_dirs", verb: Verb::Get, path: "/d", keywords: &[],
@@ -394,7 +402,7 @@ route_table! {
         topic: "dirs", does: "the dir listing, or with zip=1 a zip of every file", takes: Takes::Nothing, answers: Answer::Page("DirRecord") },
     /// POST /d/<key>: add files.
     AddToDir { key } => Route { name: "add_to_dir", verb: Verb::Post, path: "/d/{key}", keywords: &[],
-        params: &[NAME, WRITE],
+        params: &[NAME, WRITE, OWNER],
         topic: "dirs", does: "add files (multipart parts, or a raw body with name=)", takes: Takes::Bytes, answers: Answer::Json("DirRecord") },
     /// POST /d/<key>?show=1.
     ShowDir { key } => Route { name: "show_dir", verb: Verb::Post, path: "/d/{key}", keywords: &["show"],
@@ -404,8 +412,13 @@ route_table! {
     RetainDir { key } => Route { name: "retain_dir", verb: Verb::Post, path: "/d/{key}", keywords: &["retain"],
         params: &[RETAIN, TOKEN],
         topic: "retention", does: "retain a dir; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("RetainResponse") },
+    /// POST /d/<key>?ttl=: the owner sets a new sliding lifetime.
+    SetDirTtl { key } => Route { name: "set_dir_ttl", verb: Verb::Post, path: "/d/{key}", keywords: &["ttl"],
+        params: &[TTL.req(), OWNER],
+        topic: "owners", does: "with the owner token: a new sliding lifetime counted from now, clamped as at creation (a retained dir keeps its own)",
+        takes: Takes::Nothing, answers: Answer::Json("DirRecord") },
     /// DELETE /d/<key>.
-    DeleteDir { key } => Route { name: "delete_dir", verb: Verb::Delete, path: "/d/{key}", keywords: &[], params: &[WRITE, TOKEN],
+    DeleteDir { key } => Route { name: "delete_dir", verb: Verb::Delete, path: "/d/{key}", keywords: &[], params: &[WRITE, OWNER, TOKEN],
         topic: "dirs", does: "delete the whole dir", takes: Takes::Nothing, answers: Answer::Json("Deleted") },
     /// GET /d/<key>/history.
     DirHistory { key } => Route { name: "dir_history", verb: Verb::Get, path: "/d/{key}/history", keywords: &[], params: &[],
@@ -415,13 +428,13 @@ route_table! {
         params: &[DOWNLOAD, THUMB],
         topic: "dirs", does: "one file of a dir", takes: Takes::Nothing, answers: Answer::Bytes },
     /// PUT /d/<key>/<file>.
-    PutDirFile { key, file } => Route { name: "put_dir_file", verb: Verb::Put, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE],
+    PutDirFile { key, file } => Route { name: "put_dir_file", verb: Verb::Put, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE, OWNER],
         topic: "dirs", does: "replace (or create) a text file", takes: Takes::Text, answers: Answer::Json("DirRecord") },
     /// PATCH /d/<key>/<file>.
-    AppendDirFile { key, file } => Route { name: "append_dir_file", verb: Verb::Patch, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE],
+    AppendDirFile { key, file } => Route { name: "append_dir_file", verb: Verb::Patch, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE, OWNER],
         topic: "dirs", does: "append text to a text file", takes: Takes::Text, answers: Answer::Json("DirRecord") },
     /// DELETE /d/<key>/<file>.
-    DeleteDirFile { key, file } => Route { name: "delete_dir_file", verb: Verb::Delete, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE],
+    DeleteDirFile { key, file } => Route { name: "delete_dir_file", verb: Verb::Delete, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE, OWNER],
         topic: "dirs", does: "delete one file", takes: Takes::Nothing, answers: Answer::Json("DirRecord") },
     /// GET /pics: listed galleries.
     PicsIndex => Route { name: "pics_index", verb: Verb::Get, path: "/pics", keywords: &[], params: &[],

@@ -32,6 +32,7 @@ pub fn sample_file(key: &str, expires_secs: Option<i64>, tags: &[&str]) -> Objec
         text: true,
         link: false,
         thumbs: Default::default(),
+        owner: None,
     })
 }
 
@@ -50,6 +51,7 @@ pub fn sample_dir(key: &str, listed: bool) -> Object {
         write_token_hash: None,
         files: vec![],
         history: vec![],
+        owner: None,
     })
 }
 

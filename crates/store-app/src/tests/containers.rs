@@ -12,11 +12,8 @@ fn part(app: &App, name: &str, bytes: &[u8]) -> Part {
     }
 }
 
-fn open_access() -> DirAccess {
-    DirAccess {
-        retain: RetainAuth::Absent,
-        write_token: None,
-    }
+fn open_access() -> Access {
+    Access::retain_only(RetainAuth::Absent)
 }
 
 fn read_dir_file(app: &App, key: &str, name: &str) -> AppResult<Vec<u8>> {
@@ -59,11 +56,11 @@ fn bundles_are_immutable_snapshots() {
     m.reader.read_to_string(&mut s).unwrap();
     assert_eq!(s, "aa");
     assert_eq!(
-        code(w.app.check_edit(&b.id, RetainAuth::Absent)),
+        code(w.app.check_edit(&b.id, &RetainAuth::Absent.into())),
         ErrorCode::Forbidden
     );
     assert_eq!(
-        code(w.app.append_file(&b.id, b"x", RetainAuth::Absent)),
+        code(w.app.append_file(&b.id, b"x", &RetainAuth::Absent.into())),
         ErrorCode::Forbidden
     );
     assert_eq!(w.app.pool_used_bytes().unwrap(), 10);
@@ -73,7 +70,7 @@ fn bundles_are_immutable_snapshots() {
         w.app.read(&b.id, ReadIntent::Get).is_ok(),
         "a retained bundle never expires"
     );
-    w.app.delete(&b.id, RetainAuth::Valid).unwrap();
+    w.app.delete(&b.id, &RetainAuth::Valid.into()).unwrap();
     assert_eq!(w.blobs.count(), 0);
     assert_eq!(w.app.pool_used_bytes().unwrap(), 0);
 }
@@ -231,7 +228,7 @@ fn activity_slides_expiry_and_records_history() {
 }
 
 /// One write to a dir, as the gate tables run it.
-type DirWriteFn = fn(&App, &DirAccess) -> AppResult<()>;
+type DirWriteFn = fn(&App, &Access) -> AppResult<()>;
 
 #[test]
 fn write_tokens_gate_writes_but_not_reads() {
@@ -277,13 +274,15 @@ fn write_tokens_gate_writes_but_not_reads() {
         }),
         ("delete the dir", |app, a| app.delete_dir("locked", a)),
     ];
-    let wrong = DirAccess {
+    let wrong = Access {
         retain: RetainAuth::Absent,
         write_token: Some("not-the-token-at-all".into()),
+        owner: None,
     };
-    let ok = DirAccess {
+    let ok = Access {
         retain: RetainAuth::Absent,
         write_token: Some(token),
+        owner: None,
     };
     for (what, write) in gated {
         let before = w.app.get_dir("locked").unwrap();
@@ -307,9 +306,10 @@ fn write_tokens_gate_writes_but_not_reads() {
         ..named("mine1")
     };
     w.app.create_dir(&custom, vec![], &open_access()).unwrap();
-    let mine = DirAccess {
+    let mine = Access {
         retain: RetainAuth::Absent,
         write_token: Some("my-own-token-1234".into()),
+        owner: None,
     };
     w.app
         .add_to_dir("mine1", vec![part(&w.app, "c", b"c")], &mine)
@@ -335,9 +335,10 @@ fn show_dirs_are_open_to_writers_and_never_expire() {
         code(w.app.create_dir(&req, vec![], &open_access())),
         ErrorCode::WriteDenied
     );
-    let admin = DirAccess {
+    let admin = Access {
         retain: RetainAuth::Valid,
         write_token: None,
+        owner: None,
     };
     let v = w.app.create_dir(&req, vec![], &admin).unwrap().dir;
     assert!(v.open);
@@ -401,9 +402,10 @@ fn retained_dirs_need_the_token_to_write() {
 #[test]
 fn a_dir_is_evicted_as_a_whole_and_show_dirs_never() {
     let w = world_with(30);
-    let admin = DirAccess {
+    let admin = Access {
         retain: RetainAuth::Valid,
         write_token: None,
+        owner: None,
     };
     w.app
         .create_dir(

@@ -33,17 +33,17 @@ fn binary_files_are_not_editable() {
     assert_eq!(v.content_type, "image/png");
     assert!(!v.text);
     assert_eq!(
-        code(w.app.check_edit(&v.id, RetainAuth::Absent)),
+        code(w.app.check_edit(&v.id, &RetainAuth::Absent.into())),
         ErrorCode::Forbidden
     );
     assert_eq!(
-        code(w.app.append_file(&v.id, b"x", RetainAuth::Absent)),
+        code(w.app.append_file(&v.id, b"x", &RetainAuth::Absent.into())),
         ErrorCode::Forbidden
     );
     assert_eq!(
         code(
             w.app
-                .replace_file(&v.id, upload(&w.app, b"x"), RetainAuth::Absent)
+                .replace_file(&v.id, upload(&w.app, b"x"), &RetainAuth::Absent.into())
         ),
         ErrorCode::Forbidden
     );
@@ -239,22 +239,24 @@ fn retention_needs_the_token_and_lasts() {
     assert_eq!(read(&w.app, &v.id).unwrap(), b"hi");
     // Writes and deletes now need the token.
     assert_eq!(
-        code(w.app.delete(&v.id, RetainAuth::Absent)),
+        code(w.app.delete(&v.id, &RetainAuth::Absent.into())),
         ErrorCode::WriteDenied
     );
     assert_eq!(
-        code(w.app.append_file(&v.id, b"!", RetainAuth::Absent)),
+        code(w.app.append_file(&v.id, b"!", &RetainAuth::Absent.into())),
         ErrorCode::WriteDenied
     );
     assert_eq!(
         code(
             w.app
-                .tag_file(&v.id, &["x".into()], &[], RetainAuth::Absent)
+                .tag_file(&v.id, &["x".into()], &[], &RetainAuth::Absent.into())
         ),
         ErrorCode::WriteDenied
     );
-    w.app.append_file(&v.id, b"!", RetainAuth::Valid).unwrap();
-    w.app.delete(&v.id, RetainAuth::Valid).unwrap();
+    w.app
+        .append_file(&v.id, b"!", &RetainAuth::Valid.into())
+        .unwrap();
+    w.app.delete(&v.id, &RetainAuth::Valid.into()).unwrap();
     assert_eq!(code(read(&w.app, &v.id)), ErrorCode::NotFound);
 }
 
@@ -295,7 +297,7 @@ fn edit_with_token_retains_implicitly() {
     );
     let after = w
         .app
-        .replace_file(&v.id, upload(&w.app, b"new"), RetainAuth::Valid)
+        .replace_file(&v.id, upload(&w.app, b"new"), &RetainAuth::Valid.into())
         .unwrap();
     assert_eq!(after.lifetime.expires_at(), None);
     assert_eq!(read(&w.app, &v.id).unwrap(), b"new");
@@ -313,7 +315,7 @@ fn put_replaces_and_patch_appends() {
     );
     let r = w
         .app
-        .replace_file(&v.id, upload(&w.app, b"bye"), RetainAuth::Absent)
+        .replace_file(&v.id, upload(&w.app, b"bye"), &RetainAuth::Absent.into())
         .unwrap();
     assert_eq!(r.size, 3);
     assert_eq!(
@@ -323,19 +325,22 @@ fn put_replaces_and_patch_appends() {
     );
     let r = w
         .app
-        .append_file(&v.id, b" now", RetainAuth::Absent)
+        .append_file(&v.id, b" now", &RetainAuth::Absent.into())
         .unwrap();
     assert_eq!(r.size, 7);
     assert_eq!(read(&w.app, &v.id).unwrap(), b"bye now");
     assert_eq!(w.blobs.count(), 1, "old bytes are freed");
     assert_eq!(w.app.pool_used_bytes().unwrap(), 7);
     assert_eq!(
-        code(w.app.append_file(&v.id, b"\xff", RetainAuth::Absent)),
+        code(
+            w.app
+                .append_file(&v.id, b"\xff", &RetainAuth::Absent.into())
+        ),
         ErrorCode::BadRequest
     );
     let big = vec![b'a'; store_core::Limits::DEFAULT.file_bytes_max as usize];
     assert_eq!(
-        code(w.app.append_file(&v.id, &big, RetainAuth::Absent)),
+        code(w.app.append_file(&v.id, &big, &RetainAuth::Absent.into())),
         ErrorCode::TooLarge
     );
     assert_eq!(
@@ -361,7 +366,7 @@ fn concurrent_appends_all_land() {
             let id = v.id.clone();
             std::thread::spawn(move || {
                 w.app
-                    .append_file(&id, format!("{i}\n").as_bytes(), RetainAuth::Absent)
+                    .append_file(&id, format!("{i}\n").as_bytes(), &RetainAuth::Absent.into())
                     .unwrap()
             })
         })
@@ -390,7 +395,12 @@ fn tags_change_without_touching_content_or_expiry() {
     );
     let t = w
         .app
-        .tag_file(&v.id, &["two".into()], &["one".into()], RetainAuth::Absent)
+        .tag_file(
+            &v.id,
+            &["two".into()],
+            &["one".into()],
+            &RetainAuth::Absent.into(),
+        )
         .unwrap();
     assert_eq!(t.tags, ["two"]);
     assert_eq!(t.lifetime.expires_at(), v.lifetime.expires_at());
@@ -398,7 +408,7 @@ fn tags_change_without_touching_content_or_expiry() {
     assert_eq!(
         code(
             w.app
-                .tag_file(&v.id, &["Bad".into()], &[], RetainAuth::Absent)
+                .tag_file(&v.id, &["Bad".into()], &[], &RetainAuth::Absent.into())
         ),
         ErrorCode::BadRequest
     );

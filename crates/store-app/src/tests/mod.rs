@@ -77,7 +77,7 @@ fn put_file(
     bytes: &[u8],
     req: NewFile,
     auth: RetainAuth,
-) -> AsOf<FileRecord> {
+) -> Created<FileRecord> {
     let req = NewFile {
         name: Some(name.into()),
         ..req
@@ -87,7 +87,7 @@ fn put_file(
 
 /// Seconds the file has left as the use case saw it: the `expires_in`
 /// an answer shows.
-fn expires_in(v: &AsOf<FileRecord>) -> Option<u64> {
+fn expires_in(v: &Created<FileRecord>) -> Option<u64> {
     v.lifetime.expires_at().map(|at| v.now.secs_until(at))
 }
 
@@ -111,5 +111,6 @@ mod containers;
 mod files;
 mod imports;
 mod model;
+mod owners;
 mod pics;
 mod upkeep;

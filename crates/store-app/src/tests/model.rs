@@ -137,7 +137,7 @@ proptest! {
                 Op::Append { pick } if !known.is_empty() => {
                     let n = known.len();
                     let k = &mut known[pick % n];
-                    let _ = w.app.append_file(&k.id, b"+", RetainAuth::Valid);
+                    let _ = w.app.append_file(&k.id, b"+", &RetainAuth::Valid.into());
                     if w.app.file_info(&k.id).is_ok_and(|v| v.lifetime.expires_at().is_none()) {
                         k.expires_at = None;
                     }
@@ -145,7 +145,7 @@ proptest! {
                 Op::Delete { pick } if !known.is_empty() => {
                     let n = known.len();
                     let k = &mut known[pick % n];
-                    if w.app.delete(&k.id, RetainAuth::Valid).is_ok() { k.gone = true; }
+                    if w.app.delete(&k.id, &RetainAuth::Valid.into()).is_ok() { k.gone = true; }
                 }
                 Op::Sweep => { w.app.sweep(1000).unwrap(); }
                 _ => {}

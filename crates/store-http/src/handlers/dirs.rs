@@ -83,7 +83,7 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     new_dir(&ctx.app.config().limits, &ctx.query)?;
     let (parts, fields) = read_parts(ctx, body, None, None).await?;
     let req = new_dir(&ctx.app.config().limits, &merged(&ctx.query, fields))?;
-    let access = ctx.dir_access(false);
+    let access = ctx.access(false);
     let made = blocking(ctx, move |app| app.create_dir(&req, parts, &access)).await?;
     let view = DirView::made(&made, ctx.base());
     let res = if ctx.html {
@@ -94,16 +94,15 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     } else {
         json(StatusCode::OK, &view)
     };
-    Ok(if made.created {
-        created(res, &view.url)
-    } else {
-        res
+    Ok(match &made.owner_token {
+        Some(token) => super::files::with_owner_token(created(res, &view.url), token),
+        None => res,
     })
 }
 
 /// POST /d/<key>: the gate is checked before any body is read.
 pub(super) async fn add(ctx: &Ctx, key: String, body: Incoming) -> AppResult<Res> {
-    let mut access = ctx.dir_access(true);
+    let mut access = ctx.access(true);
     let gate = check_write(ctx, &key, &access).await;
     // A browser form without JavaScript can only send the write token as a
     // form field. The page puts that field before the files, so the gate is
@@ -121,7 +120,7 @@ pub(super) async fn add(ctx: &Ctx, key: String, body: Incoming) -> AppResult<Res
         let (key, access) = (key.clone(), access.clone());
         Box::new(move |fields: Vec<(String, String)>| {
             Box::pin(async move {
-                let with_token = store_app::DirAccess {
+                let with_token = store_app::Access {
                     write_token: form_write_token(fields),
                     ..access
                 };
@@ -153,7 +152,7 @@ fn form_write_token(fields: Vec<(String, String)>) -> Option<String> {
 }
 
 /// Whether `access` may add files to the dir `key`.
-async fn check_write(ctx: &Ctx, key: &str, access: &store_app::DirAccess) -> AppResult<()> {
+async fn check_write(ctx: &Ctx, key: &str, access: &store_app::Access) -> AppResult<()> {
     let (k, a) = (key.to_string(), access.clone());
     blocking(ctx, move |app| app.check_dir_write(&k, None, &a)).await
 }
@@ -193,8 +192,17 @@ pub(super) async fn retain(ctx: &Ctx, key: String) -> AppResult<Res> {
     Ok(json(StatusCode::OK, &RetainView::of_dir(&dir, ctx.base())))
 }
 
+/// POST /d/<key>?ttl=: the owner's new sliding lifetime; answers the dir.
+pub(super) async fn set_ttl(ctx: &Ctx, key: String) -> AppResult<Res> {
+    let secs = ttl_param(&ctx.query)?
+        .ok_or_else(|| StoreError::bad_request("ttl must not be empty: <N>h or <N>d"))?;
+    let access = ctx.access(false);
+    let dir = blocking(ctx, move |app| app.set_dir_ttl(&key, secs, &access)).await?;
+    Ok(dir_json(ctx, &dir))
+}
+
 pub(super) async fn delete(ctx: &Ctx, key: String) -> AppResult<Res> {
-    let access = ctx.dir_access(true);
+    let access = ctx.access(true);
     let k = key.clone();
     blocking(ctx, move |app| app.delete_dir(&k, &access)).await?;
     Ok(deleted(&key))
@@ -228,10 +236,10 @@ async fn file_write_gate(
     ctx: &Ctx,
     key: &str,
     name: &str,
-) -> AppResult<(u64, Intake, store_app::DirAccess)> {
+) -> AppResult<(u64, Intake, store_app::Access)> {
     let limit = ctx.app.config().limits.file_bytes_max;
     let intake = ctx.intake(limit)?;
-    let access = ctx.dir_access(true);
+    let access = ctx.access(true);
     let (k, n, a) = (key.to_string(), name.to_string(), access.clone());
     blocking(ctx, move |app| app.check_dir_write(&k, Some(&n), &a)).await?;
     Ok((limit, intake, access))
@@ -270,7 +278,7 @@ pub(super) async fn append_file(
 }
 
 pub(super) async fn delete_file(ctx: &Ctx, key: String, name: String) -> AppResult<Res> {
-    let access = ctx.dir_access(true);
+    let access = ctx.access(true);
     let dir = blocking(ctx, move |app| app.delete_dir_file(&key, &name, &access)).await?;
     Ok(dir_json(ctx, &dir))
 }

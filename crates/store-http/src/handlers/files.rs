@@ -1,12 +1,12 @@
 //! Single files and bundles.
 
-use http::{header, StatusCode};
+use http::{header, HeaderValue, StatusCode};
 use hyper::body::Incoming;
 use store_app::{
     AppResult, AsOf, BrowseQuery, BrowseSort, Download, ImportRequest, NewDir, NewFile, Opened,
     Part, Uploaded,
 };
-use store_core::{FileRecord, StoreError};
+use store_core::{FileRecord, Object, StoreError};
 
 use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
 use crate::body::{self, multipart_boundary};
@@ -56,6 +56,7 @@ fn new_file(
         once: params.flag("once")?,
         tags: params.all("tag"),
         share: params.text("share")?,
+        protect: params.flag("protect")?,
     };
     req.validate(limits)?;
     Ok(req)
@@ -97,27 +98,40 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
         return share_into_dir(ctx, req, share, parts).await;
     }
     let auth = ctx.retain_auth();
-    let (res, url) = match blocking(ctx, move |app| app.upload_parts(&req, parts, auth)).await? {
-        Uploaded::Bundle(record) => {
-            let view = BundleView::new(&record, ctx.base());
-            let res = if ctx.html {
-                respond::html(StatusCode::OK, pages::bundle(&view))
-            } else {
-                json(StatusCode::OK, &view)
-            };
-            (res, view.url)
-        }
-        Uploaded::File(made) => {
-            let view = FileView::new(&made.record, ctx.base(), made.now);
-            let res = if ctx.html {
-                respond::html(StatusCode::OK, pages::file(&view))
-            } else {
-                json(StatusCode::OK, &view)
-            };
-            (res, view.url)
-        }
-    };
-    Ok(created(res, &url))
+    let (res, url, owner) =
+        match blocking(ctx, move |app| app.upload_parts(&req, parts, auth)).await? {
+            Uploaded::Bundle(made) => {
+                let view = BundleView::created(&made, ctx.base());
+                let res = if ctx.html {
+                    respond::html(StatusCode::OK, pages::bundle(&view))
+                } else {
+                    json(StatusCode::OK, &view)
+                };
+                (res, view.url, made.owner_token)
+            }
+            Uploaded::File(made) => {
+                let view = FileView::created(&made, ctx.base());
+                let res = if ctx.html {
+                    respond::html(StatusCode::OK, pages::file(&view))
+                } else {
+                    json(StatusCode::OK, &view)
+                };
+                (res, view.url, made.owner_token)
+            }
+        };
+    Ok(with_owner_token(created(res, &url), &owner))
+}
+
+/// A creation's answer also carries the owner token as a header, so a
+/// client that keeps headers (`curl -i`, a script) need not parse JSON.
+/// Never cached: the token is shown once.
+pub(super) fn with_owner_token(mut res: Res, token: &str) -> Res {
+    if let Ok(v) = HeaderValue::from_str(token) {
+        res.headers_mut().insert(super::OWNER_HEADER, v);
+        res.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    res
 }
 
 /// `share=<name>`: the upload goes into the named dir (create-or-get), with
@@ -134,14 +148,13 @@ async fn share_into_dir(
         ttl_secs: req.ttl_secs,
         ..NewDir::default()
     };
-    let access = ctx.dir_access(false);
+    let access = ctx.access(false);
     let made = blocking(ctx, move |app| app.create_dir(&new_dir, parts, &access)).await?;
     let view = crate::views::DirView::made(&made, ctx.base());
     let res = json(StatusCode::OK, &view);
-    Ok(if made.created {
-        created(res, &view.url)
-    } else {
-        res
+    Ok(match &made.owner_token {
+        Some(token) => with_owner_token(created(res, &view.url), token),
+        None => res,
     })
 }
 
@@ -237,15 +250,28 @@ pub(super) async fn retain(ctx: &Ctx, id: String) -> AppResult<Res> {
 
 pub(super) async fn tag(ctx: &Ctx, id: String) -> AppResult<Res> {
     let (add, remove) = (ctx.query.all("tag"), ctx.query.all("untag"));
-    let auth = ctx.retain_auth();
-    let tagged = blocking(ctx, move |app| app.tag_file(&id, &add, &remove, auth)).await?;
+    let access = ctx.access(false);
+    let tagged = blocking(ctx, move |app| app.tag_file(&id, &add, &remove, &access)).await?;
     Ok(file_json(ctx, &tagged))
 }
 
+/// POST /<id>?ttl=: the owner's new expiry; answers the record.
+pub(super) async fn set_ttl(ctx: &Ctx, id: String) -> AppResult<Res> {
+    let secs = ttl_param(&ctx.query)?
+        .ok_or_else(|| StoreError::bad_request("ttl must not be empty: <N>h or <N>d"))?;
+    let access = ctx.access(false);
+    let seen = blocking(ctx, move |app| app.set_ttl(&id, secs, &access)).await?;
+    Ok(match &seen.record {
+        Object::Bundle(b) => json(StatusCode::OK, &BundleView::new(b, ctx.base())),
+        Object::File(f) => json(StatusCode::OK, &FileView::new(f, ctx.base(), seen.now)),
+        _ => unreachable!("set_ttl answers a file or a bundle"),
+    })
+}
+
 pub(super) async fn delete(ctx: &Ctx, id: String) -> AppResult<Res> {
-    let auth = ctx.retain_auth();
+    let access = ctx.access(false);
     let id2 = id.clone();
-    blocking(ctx, move |app| app.delete(&id2, auth)).await?;
+    blocking(ctx, move |app| app.delete(&id2, &access)).await?;
     Ok(deleted(&id))
 }
 
@@ -259,11 +285,11 @@ pub(super) fn deleted(id: &str) -> Res {
 pub(super) async fn replace(ctx: &Ctx, id: String, body: Incoming) -> AppResult<Res> {
     let limit = ctx.app.config().limits.file_bytes_max;
     let intake = ctx.intake(limit)?;
-    let auth = ctx.retain_auth();
-    let id2 = id.clone();
-    blocking(ctx, move |app| app.check_edit(&id2, auth)).await?;
+    let access = ctx.access(false);
+    let (id2, a) = (id.clone(), access.clone());
+    blocking(ctx, move |app| app.check_edit(&id2, &a)).await?;
     let staged = body::receive(&intake, body, limit).await?;
-    let replaced = blocking(ctx, move |app| app.replace_file(&id, staged, auth)).await?;
+    let replaced = blocking(ctx, move |app| app.replace_file(&id, staged, &access)).await?;
     Ok(file_json(ctx, &replaced))
 }
 
@@ -271,12 +297,12 @@ pub(super) async fn replace(ctx: &Ctx, id: String, body: Incoming) -> AppResult<
 pub(super) async fn append(ctx: &Ctx, id: String, body: Incoming) -> AppResult<Res> {
     let limit = ctx.app.config().limits.file_bytes_max;
     let intake = ctx.intake(limit)?;
-    let auth = ctx.retain_auth();
-    let id2 = id.clone();
-    blocking(ctx, move |app| app.check_edit(&id2, auth)).await?;
+    let access = ctx.access(false);
+    let (id2, a) = (id.clone(), access.clone());
+    blocking(ctx, move |app| app.check_edit(&id2, &a)).await?;
     // Bounded by the file size limit, so holding it whole is fine.
     let text = body::read_bounded(&intake, body, limit).await?;
-    let appended = blocking(ctx, move |app| app.append_file(&id, &text, auth)).await?;
+    let appended = blocking(ctx, move |app| app.append_file(&id, &text, &access)).await?;
     Ok(file_json(ctx, &appended))
 }
 
@@ -402,6 +428,7 @@ pub(super) async fn import(ctx: &Ctx) -> AppResult<Res> {
     };
     let auth = ctx.retain_auth();
     let fetched = blocking(ctx, move |app| app.import(&req, auth)).await?;
-    let view = FileView::new(&fetched.record, ctx.base(), fetched.now);
-    Ok(created(json(StatusCode::OK, &view), &view.url))
+    let view = FileView::created(&fetched, ctx.base());
+    let res = created(json(StatusCode::OK, &view), &view.url);
+    Ok(with_owner_token(res, &fetched.owner_token))
 }

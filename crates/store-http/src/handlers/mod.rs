@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use http::{header, HeaderMap, HeaderValue, Method, Request, StatusCode};
 use hyper::body::Incoming;
-use store_app::{App, AppError, AppResult, DirAccess, Download};
+use store_app::{Access, App, AppError, AppResult, Download};
 use store_core::content::renders_inline;
 use store_core::{ReadIntent, RetainAuth, StorageError, StoreError};
 
@@ -25,6 +25,12 @@ use crate::server::Shared;
 /// not only HTML, SVG and XML: it costs an image or a text file nothing,
 /// and it stays a backstop should a type ever be misjudged.
 const SANDBOX_CSP: &str = "sandbox allow-scripts allow-forms allow-popups";
+
+/// The header a dir's write token travels in.
+pub(crate) const WRITE_HEADER: &str = "x-store-write";
+/// The header an owner token travels in, both ways: the upload's answer
+/// carries it, and a request presents it.
+pub(crate) const OWNER_HEADER: &str = "x-store-owner";
 
 /// What every handler gets besides the body.
 pub(crate) struct Ctx {
@@ -118,21 +124,33 @@ impl Ctx {
         self.app.retain_auth(self.presented_token().as_deref())
     }
 
-    /// A dir write token: the X-Store-Write header, else `write=` (except
-    /// on creation, where `write=` is the flag that asks for a token).
-    pub fn dir_access(&self, write_query_is_token: bool) -> DirAccess {
-        let header = self
-            .headers
-            .get("x-store-write")
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v.trim().to_string());
+    /// What the request presents to a write's gates: the retain token's
+    /// verdict, a dir write token (the X-Store-Write header, else `write=`,
+    /// except on creation, where `write=` is the flag that asks for one),
+    /// and an owner token (the X-Store-Owner header, else `owner=`).
+    pub fn access(&self, write_query_is_token: bool) -> Access {
         let query = write_query_is_token
             .then(|| self.query.get("write").map(str::to_string))
             .flatten();
-        DirAccess {
+        Access {
             retain: self.retain_auth(),
-            write_token: header.or(query).filter(|t| !t.is_empty()),
+            write_token: self
+                .header_token(WRITE_HEADER)
+                .or(query.filter(|t| !t.is_empty())),
+            owner: self
+                .header_token(OWNER_HEADER)
+                .or_else(|| self.query.get("owner").map(str::to_string))
+                .filter(|t| !t.is_empty()),
         }
+    }
+
+    /// A token sent in header `name`, trimmed; none when absent or empty.
+    fn header_token(&self, name: &str) -> Option<String> {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.trim().to_string())
+            .filter(|t| !t.is_empty())
     }
 
     pub fn intent(&self) -> ReadIntent {
@@ -399,6 +417,7 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
         E::GetBundleMember { id, filename } => files::get_member(&ctx, id, filename).await,
         E::RetainFile { id } => files::retain(&ctx, id).await,
         E::TagFile { id } => files::tag(&ctx, id).await,
+        E::SetFileTtl { id } => files::set_ttl(&ctx, id).await,
         E::ReplaceFile { id } => files::replace(&ctx, id, body).await,
         E::AppendFile { id } => files::append(&ctx, id, body).await,
         E::DeleteFile { id } => files::delete(&ctx, id).await,
@@ -408,6 +427,7 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
         E::AddToDir { key } => dirs::add(&ctx, key, body).await,
         E::ShowDir { key } => dirs::show(&ctx, key).await,
         E::RetainDir { key } => dirs::retain(&ctx, key).await,
+        E::SetDirTtl { key } => dirs::set_ttl(&ctx, key).await,
         E::DeleteDir { key } => dirs::delete(&ctx, key).await,
         E::DirHistory { key } => dirs::history(&ctx, key).await,
         E::GetDirFile { key, file } => dirs::get_file(&ctx, key, file).await,

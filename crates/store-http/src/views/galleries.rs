@@ -130,8 +130,7 @@ impl From<&Liked> for LikeView {
     }
 }
 
-/// Counters response (SPEC.md, `?likes=1`): likes per visible image and
-/// per comment, and how many comments there are.
+/// Counters response (SPEC.md, `?likes=1`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Counters {
     pub likes: BTreeMap<String, usize>,
@@ -165,32 +164,34 @@ pub struct PoolView {
 }
 
 /// What an uploader to a gallery needs to know, from the running limits.
+/// The fields are in alphabetical order, the order the untyped map they
+/// replace was written in, so the answer's bytes did not change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct GalleryLimits {
-    pub upload_bytes_max: u64,
-    pub import_bytes_max: u64,
-    pub downscale_px: u32,
-    pub target_bytes: u64,
-    pub image_lifetime_secs: u64,
+    pub comment_cooldown_secs: u64,
     pub comment_name_chars_max: usize,
     pub comment_text_chars_max: usize,
-    pub comment_cooldown_secs: u64,
+    pub downscale_px: u32,
     /// The image formats an upload may be in.
     pub formats: Vec<&'static str>,
+    pub image_lifetime_secs: u64,
+    pub import_bytes_max: u64,
+    pub target_bytes: u64,
+    pub upload_bytes_max: u64,
 }
 
 impl From<&Limits> for GalleryLimits {
     fn from(l: &Limits) -> Self {
         Self {
-            upload_bytes_max: l.pics_upload_bytes_max,
-            import_bytes_max: l.pics_import_bytes_max,
-            downscale_px: l.pics_downscale_px,
-            target_bytes: l.pics_target_bytes,
-            image_lifetime_secs: l.pics_lifetime_secs,
+            comment_cooldown_secs: l.comment_cooldown_secs,
             comment_name_chars_max: l.comment_name_chars_max,
             comment_text_chars_max: l.comment_text_chars_max,
-            comment_cooldown_secs: l.comment_cooldown_secs,
+            downscale_px: l.pics_downscale_px,
             formats: vec!["jpeg", "png", "webp", "gif", "heic"],
+            image_lifetime_secs: l.pics_lifetime_secs,
+            import_bytes_max: l.pics_import_bytes_max,
+            target_bytes: l.pics_target_bytes,
+            upload_bytes_max: l.pics_upload_bytes_max,
         }
     }
 }
@@ -261,5 +262,24 @@ impl GalleryEntry {
             updated_at: g.updated_at.to_string(),
             expires_at: g.lifetime.expires_at().map(|t| t.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gallery_limits_keep_the_order_agents_saw() {
+        let v = serde_json::to_string(&GalleryLimits::from(&Limits::DEFAULT)).unwrap();
+        let keys: Vec<&str> = v
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|k| k.contains('_') || *k == "formats")
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        assert_eq!(keys, sorted);
     }
 }

@@ -61,6 +61,11 @@ pub struct FileView {
     pub expires_at: Option<String>,
     pub created_at: String,
     pub once: bool,
+    /// Whether changes need the owner token (`protect=1`).
+    pub protected: bool,
+    /// Present once: in the answer to the upload that made the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner_token: Option<String>,
 }
 
 impl FileView {
@@ -79,6 +84,16 @@ impl FileView {
             expires_at: expires_at.map(|t| t.to_string()),
             created_at: file.created_at.to_string(),
             once: file.once,
+            protected: file.owner.as_ref().is_some_and(|o| o.protected),
+            owner_token: None,
+        }
+    }
+
+    /// The answer to the upload that made the file, with its owner token.
+    pub fn created(made: &store_app::Created<FileRecord>, base_url: &str) -> Self {
+        Self {
+            owner_token: Some(made.owner_token.clone()),
+            ..Self::new(&made.record, base_url, made.now)
         }
     }
 }
@@ -170,9 +185,22 @@ pub struct BundleView {
     pub files: Vec<MemberView>,
     pub expires_at: Option<String>,
     pub created_at: String,
+    /// Whether changes need the owner token (`protect=1`).
+    pub protected: bool,
+    /// Present once: in the answer to the upload that made the bundle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner_token: Option<String>,
 }
 
 impl BundleView {
+    /// The answer to the upload that made the bundle, with its owner token.
+    pub fn created(made: &store_app::Created<BundleRecord>, base_url: &str) -> Self {
+        Self {
+            owner_token: Some(made.owner_token.clone()),
+            ..Self::new(&made.record, base_url)
+        }
+    }
+
     pub fn new(b: &BundleRecord, base_url: &str) -> Self {
         Self {
             id: b.id.clone(),
@@ -192,6 +220,8 @@ impl BundleView {
             persistence: Persistence::new(PersistenceType::Bundle, &b.lifetime),
             expires_at: b.lifetime.expires_at().map(|t| t.to_string()),
             created_at: b.created_at.to_string(),
+            protected: b.owner.as_ref().is_some_and(|o| o.protected),
+            owner_token: None,
         }
     }
 }
@@ -246,6 +276,11 @@ pub struct DirView {
     /// Present once: in the answer to the creation that set it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_token: Option<String>,
+    /// Whether writes need a write token (the dir was made with `write=`).
+    pub write_protected: bool,
+    /// Present once: in the answer to the creation that made the dir.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner_token: Option<String>,
 }
 
 impl DirView {
@@ -254,6 +289,7 @@ impl DirView {
     pub fn made(made: &store_app::DirMade, base_url: &str) -> Self {
         Self {
             write_token: made.write_token.clone(),
+            owner_token: made.owner_token.clone(),
             ..Self::new(&made.dir, base_url)
         }
     }
@@ -288,6 +324,8 @@ impl DirView {
             file_count: d.files.len(),
             bytes: d.size(),
             write_token: None,
+            write_protected: d.write_token_hash.is_some(),
+            owner_token: None,
         }
     }
 }
@@ -334,6 +372,7 @@ mod tests {
             text: true,
             link: false,
             thumbs: Default::default(),
+            owner: None,
         };
         let v = serde_json::to_value(FileView::new(&f, "http://h", now)).unwrap();
         assert_eq!(v["url"], "http://h/abc");
@@ -386,6 +425,7 @@ mod container_view_tests {
                 updated_at: now,
             }],
             history: vec![],
+            owner: None,
         };
         let v = serde_json::to_value(DirView::new(&d, "http://h")).unwrap();
         assert_eq!(v["url"], "http://h/d/proj-x");
@@ -398,5 +438,30 @@ mod container_view_tests {
         assert_eq!(v["files"][0]["url"], "http://h/d/proj-x/a%20b.txt");
         assert_eq!(v["files"][0]["editable"], true);
         assert!(v.get("write_token").is_none());
+    }
+    #[test]
+    fn retain_answers_name_their_kind() {
+        let now = Timestamp::from_secs(1_795_359_845);
+        let d = DirRecord {
+            key: "kept-dir".into(),
+            name: Some("kept-dir".into()),
+            created_at: now,
+            updated_at: now,
+            lifetime: Lifetime::Indefinite,
+            ttl_secs: 604_800,
+            listed: false,
+            open: false,
+            tags: vec![],
+            write_token_hash: None,
+            files: vec![],
+            history: vec![],
+            owner: None,
+        };
+        let v = serde_json::to_value(RetainView::of_dir(&d, "http://h")).unwrap();
+        assert_eq!(v["url"], "http://h/d/kept-dir");
+        assert_eq!(v["retention"], "indefinite");
+        assert!(v["expires_at"].is_null());
+        assert_eq!(v["persistence"]["type"], "dir");
+        assert_eq!(v["persistence"]["retention"], "indefinite");
     }
 }
