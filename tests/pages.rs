@@ -237,6 +237,37 @@ fn a_file_page_never_burns_a_once_file() {
 }
 
 #[test]
+fn a_browser_or_a_link_preview_gets_a_page_before_a_once_file_burns() {
+    let s = Server::start();
+    let made = json(&mut s.post("/?name=secret.txt&once=1", b"only once"));
+    let id = made["id"].as_str().unwrap();
+    // A browser, or a chat app's link preview (which asks for HTML too),
+    // gets a page that names the file and links to the download, as many
+    // times as it asks.
+    for _ in 0..3 {
+        let res = s.get_with(&format!("/{id}"), &[BROWSER]);
+        assert_eq!(header(&res, "cache-control"), "no-store");
+        let doc = page(&s, &format!("/{id}"));
+        assert_eq!(texts(&doc, "h1"), vec!["secret.txt".to_string()]);
+        let links: Vec<_> = doc
+            .select(&sel("a[data-burn]"))
+            .map(|a| a.value().attr("href").unwrap().to_string())
+            .collect();
+        assert_eq!(links, vec![format!("/{id}?download=1")]);
+        assert_eq!(doc.select(&sel("img, iframe, video")).count(), 0);
+    }
+    // Following the link is the one download; then it is gone.
+    let mut res = s.get_with(&format!("/{id}?download=1"), &[BROWSER]);
+    assert_eq!(text(&mut res), "only once");
+    assert_eq!(s.get_with(&format!("/{id}"), &[BROWSER]).status(), 404);
+    // An agent gets the bytes at once, as SPEC.md says.
+    let made = json(&mut s.post("/?name=agent.txt&once=1", b"for curl"));
+    let id = made["id"].as_str().unwrap();
+    assert_eq!(text(&mut s.get(&format!("/{id}"))), "for curl");
+    assert_eq!(s.get(&format!("/{id}")).status(), 404);
+}
+
+#[test]
 fn a_protected_dir_takes_its_write_token_from_a_plain_form() {
     let s = Server::start();
     let made = json(&mut s.post_empty("/?dir=1&name=form-token&write=1", &[]));

@@ -114,6 +114,13 @@
     if (data.write_token) {
       item.li.appendChild(el("p", { "class": "notice secret" }, "Write token (shown once): " + data.write_token));
     }
+    if (data.owner_token) {
+      var owner = el("p", { "class": "notice secret" }, "Owner token (shown once, to change the expiry or, if protected, to edit or delete): ");
+      owner.appendChild(el("code", null, data.owner_token));
+      owner.appendChild(document.createTextNode(" "));
+      owner.appendChild(copyButton(data.owner_token));
+      item.li.appendChild(owner);
+    }
     if (data.expires_at) {
       var exp = el("p", { "class": "muted" }, "Expires ");
       var t = el("time", { datetime: data.expires_at, "data-rel": "" }, data.expires_at);

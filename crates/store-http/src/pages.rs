@@ -216,7 +216,11 @@ pub fn file(view: &FileView) -> Markup {
                     dt { "Tags" } dd { @for t in &view.tags { a href={ (href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
                 }
             }
-            p { a href={ (local(&view.url)) "?download=1" } { "Download" } }
+            p {
+                a href={ (local(&view.url)) "?download=1" } rel="nofollow" {
+                    @if view.once { "Download (this deletes it)" } @else { "Download" }
+                }
+            }
             @if !view.once {
                 @if is_image(&view.content_type) {
                     div class="preview" { img src=(local(&view.url)) alt=(view.name); }
@@ -224,6 +228,28 @@ pub fn file(view: &FileView) -> Markup {
                     div class="preview" { iframe src=(local(&view.url)) title={ "Preview of " (view.name) } sandbox="" width="100%" height="320" {} }
                 }
             }
+        },
+    )
+}
+
+/// What a browser sees first at a burn-after-reading file's URL: the
+/// file's name and size, and the one link that downloads (and deletes)
+/// it. Nothing on the page fetches the bytes.
+pub fn once_file(view: &FileView) -> Markup {
+    page(
+        &view.name,
+        html! {
+            h1 { (view.name) }
+            p class="notice" {
+                strong { "This file is deleted when it is downloaded." }
+                " It can be downloaded once; after that the link answers 404."
+            }
+            dl class="facts" {
+                dt { "Size" } dd { (size(view.size)) }
+                dt { "Type" } dd { (view.content_type) }
+                dt { "Lifetime" } dd { (expiry(view.expires_at.as_deref())) }
+            }
+            p { a class="button" href={ (local(&view.url)) "?download=1" } rel="nofollow" data-burn="" { "Download and delete" } }
         },
     )
 }

@@ -361,7 +361,7 @@ route_table! {
     GetFile { id } => Route { name: "get_file", verb: Verb::Get, path: "/{id}", keywords: &[],
         params: &[DOWNLOAD, INFO, THUMB],
         topic: "files",
-        does: "file bytes (a bundle: its index.html for browsers, a zip for agents); ?download=1 forces download; ?info=1 the record; images and text render inline; ETag, Last-Modified, If-None-Match/If-Modified-Since (304) and one Range (206) on every download; HEAD never burns a once=1 file",
+        does: "file bytes (a bundle: its index.html for browsers, a zip for agents); ?download=1 forces download; ?info=1 the record; images and text render inline; ETag, Last-Modified, If-None-Match/If-Modified-Since (304) and one Range (206) on every download; HEAD never burns a once=1 file, and a browser gets a page with a download link before one burns",
         takes: Takes::Nothing, answers: Answer::Bytes },
     /// GET or HEAD /<id>/<filename>: one file of a bundle.
     GetBundleMember { id, filename } => Route { name: "get_bundle_member", verb: Verb::Get, path: "/{id}/{filename}", keywords: &[],

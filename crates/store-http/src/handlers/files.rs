@@ -6,7 +6,7 @@ use store_app::{
     AppResult, AsOf, BrowseQuery, BrowseSort, Download, ImportRequest, NewDir, NewFile, Opened,
     Part, Uploaded,
 };
-use store_core::{FileRecord, Object, StoreError};
+use store_core::{FileRecord, Object, ReadIntent, StoreError};
 
 use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
 use crate::body::{self, multipart_boundary};
@@ -177,25 +177,8 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
             return serve_download(ctx, d).await;
         }
     }
-    // Reads that write nothing (all but burning a once file) run here on
-    // the executor when the records are local: a lookup in sled's cache
-    // and an open(2), a few microseconds that a hop to the blocking pool
-    // would multiply. Records across a socket are read on the pool.
-    // Either way only a burn takes the key's lock: a plain read is one
-    // lookup of the record, wherever it runs.
-    let opened = if ctx.app.reads_wait() {
-        blocking(ctx, move |app| {
-            match app.read_without_writing(&id, intent)? {
-                Some(opened) => Ok(opened),
-                None => app.read(&id, intent),
-            }
-        })
-        .await?
-    } else {
-        match ctx.app.read_without_writing(&id, intent)? {
-            Some(opened) => opened,
-            None => blocking(ctx, move |app| app.read(&id, intent)).await?,
-        }
+    let Some(opened) = open(ctx, id.clone(), intent).await? else {
+        return once_page(ctx, id).await;
     };
     match opened {
         Opened::File(d) if d.link && ctx.html && !ctx.query.flag("download")? => {
@@ -218,6 +201,59 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
             Ok(serve_zip(ctx, &b.id, b.files))
         }
     }
+}
+
+/// Opens a file or bundle for GET or HEAD, or answers `None` for a
+/// browser opening a burn-after-reading file: it gets a page first (see
+/// [`once_page`]).
+///
+/// Reads that write nothing (all but burning a once file) run here on the
+/// executor when the records are local: a lookup in sled's cache and an
+/// open(2), a few microseconds that a hop to the blocking pool would
+/// multiply. Records across a socket are read on the pool. Either way
+/// only a burn takes the key's lock: a plain read is one lookup of the
+/// record, wherever it runs.
+async fn open(ctx: &Ctx, id: String, intent: ReadIntent) -> AppResult<Option<Opened>> {
+    let page_first = ctx.html && !ctx.query.flag("download")?;
+    if ctx.app.reads_wait() {
+        return blocking(ctx, move |app| {
+            match app.read_without_writing(&id, intent)? {
+                Some(opened) => Ok(Some(opened)),
+                None if page_first => Ok(None),
+                None => app.read(&id, intent).map(Some),
+            }
+        })
+        .await;
+    }
+    match ctx.app.read_without_writing(&id, intent)? {
+        Some(opened) => Ok(Some(opened)),
+        None if page_first => Ok(None),
+        None => blocking(ctx, move |app| app.read(&id, intent))
+            .await
+            .map(Some),
+    }
+}
+
+/// The page a browser gets for a burn-after-reading file instead of its
+/// bytes: what it is, and a link that downloads (and so deletes) it. A
+/// chat app's link preview asks for HTML too, so it sees this page and
+/// never uses the file up; only a person who follows the link does. The
+/// page is never cached and never leaks its URL to another site.
+async fn once_page(ctx: &Ctx, id: String) -> AppResult<Res> {
+    let seen = blocking(ctx, move |app| app.file_info(&id)).await?;
+    let view = FileView::new(&seen.record, ctx.base(), seen.now);
+    let mut res = respond::html(StatusCode::OK, pages::once_file(&view));
+    let headers = res.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        "x-robots-tag",
+        HeaderValue::from_static("noindex, nofollow"),
+    );
+    Ok(res)
 }
 
 /// A file's preview, made on a media slot if it does not exist yet.
