@@ -69,27 +69,43 @@ fn wait_until_ready(c: &Cluster) {
 fn a_once_file_is_served_once_in_total() {
     let c = Cluster::start(&[]);
     for round in 0..5 {
-        let id = json(&mut c.a.post(&format!("/?name=o{round}.txt&once=1"), b"secret"))["id"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        let served: Vec<u16> = std::thread::scope(|s| {
-            let readers: Vec<_> = (0..8)
-                .map(|i| {
-                    let server = c.pick(i);
-                    let path = format!("/{id}");
-                    s.spawn(move || server.get(&path).status().as_u16())
-                })
-                .collect();
-            readers.into_iter().map(|r| r.join().unwrap()).collect()
-        });
         assert_eq!(
-            served.iter().filter(|&&s| s == 200).count(),
+            served_in_total(&c, &format!("o{round}.txt&once=1")),
             1,
-            "round {round}: exactly one reader gets the bytes, got {served:?}"
+            "round {round}"
         );
-        assert!(served.iter().all(|&s| s == 200 || s == 404), "{served:?}");
     }
+}
+
+#[test]
+fn a_limited_file_is_served_its_count_in_total() {
+    let c = Cluster::start(&[]);
+    for n in [2, 5] {
+        let query = format!("limited{n}.txt&max_downloads={n}");
+        assert_eq!(served_in_total(&c, &query), n, "max_downloads={n}");
+    }
+}
+
+/// Uploads a file with `query` after `name=`, then has eight readers
+/// across both processes GET it at once: how many got the bytes (each of
+/// the others 404).
+fn served_in_total(c: &Cluster, query: &str) -> usize {
+    let id = json(&mut c.a.post(&format!("/?name={query}"), b"secret"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let served: Vec<u16> = std::thread::scope(|s| {
+        let readers: Vec<_> = (0..8)
+            .map(|i| {
+                let server = c.pick(i);
+                let path = format!("/{id}");
+                s.spawn(move || server.get(&path).status().as_u16())
+            })
+            .collect();
+        readers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    assert!(served.iter().all(|&s| s == 200 || s == 404), "{served:?}");
+    served.iter().filter(|&&s| s == 200).count()
 }
 
 #[test]

@@ -937,3 +937,47 @@ fn a_dirs_owner_token_sets_its_sliding_lifetime() {
     assert_eq!(res.status(), 200);
     assert_eq!(s.put("/d/owned-dir/b.txt", &[], b"b").status(), 401);
 }
+
+#[test]
+fn a_limited_file_is_served_its_count_whole_and_uncached_then_goes() {
+    let s = Server::start();
+    for bad in [
+        "max_downloads=0",
+        "max_downloads=1001",
+        "max_downloads=two",
+        "once=1&max_downloads=2",
+    ] {
+        let mut res = s.post(&format!("/?name=x.txt&{bad}"), b"x");
+        assert_eq!(res.status(), 400, "{bad}: {}", json(&mut res));
+    }
+    let once = s.upload("once.txt", b"x");
+    assert!(once.get("downloads_left").is_none(), "not counted: {once}");
+    let r = json(&mut s.post("/?name=o.txt&once=1", b"x"));
+    assert_eq!(r["downloads_left"], 1, "once=1 is max_downloads=1");
+    let r = json(&mut s.post("/?name=report.txt&max_downloads=3", b"0123456789"));
+    assert_eq!(r["downloads_left"], 3, "{r}");
+    let id = r["id"].as_str().unwrap();
+    for left in [3, 2, 1] {
+        let info = json(&mut s.get(&format!("/{id}?info=1")));
+        assert_eq!(info["downloads_left"], left);
+        // A browser gets a page first, which counts nothing.
+        assert_eq!(
+            header(
+                &s.get_with(&format!("/{id}"), &[("Accept", "text/html")]),
+                "content-type"
+            ),
+            "text/html; charset=utf-8"
+        );
+        assert_eq!(
+            s.head(&format!("/{id}")).status(),
+            200,
+            "HEAD counts nothing"
+        );
+        // Every download is whole and uncached: a range is ignored.
+        let mut res = s.get_with(&format!("/{id}"), &[("Range", "bytes=0-3")]);
+        assert_eq!(res.status(), 200);
+        assert_eq!(header(&res, "cache-control"), "no-store");
+        assert_eq!(bytes(&mut res), b"0123456789");
+    }
+    assert_eq!(s.get(&format!("/{id}")).status(), 404);
+}

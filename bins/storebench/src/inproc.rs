@@ -201,6 +201,7 @@ fn file_record(i: usize, now: Timestamp, expires: Timestamp) -> (String, Object)
         link: false,
         thumbs: Default::default(),
         owner: None,
+        downloads_left: None,
     };
     (id, Object::File(rec))
 }

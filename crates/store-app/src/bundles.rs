@@ -81,9 +81,9 @@ impl App {
     ) -> AppResult<Created<BundleRecord>> {
         let now = self.now();
         req.validate(&self.config.limits)?;
-        if req.once {
+        if req.once || req.max_downloads.is_some() {
             return Err(StoreError::bad_request(
-                "once=1 applies to single files only, not to bundles",
+                "once=1 and max_downloads apply to single files only, not to bundles",
             )
             .into());
         }

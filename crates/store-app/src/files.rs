@@ -40,20 +40,23 @@ pub struct NewFile {
     pub share: Option<String>,
     /// `protect=1`: writes and deletes need the owner token.
     pub protect: bool,
+    /// `max_downloads=N`: removed after its Nth whole download.
+    pub max_downloads: Option<u32>,
 }
 
 impl NewFile {
     /// Every rule that does not need the bytes: file name, tags, share name,
-    /// and the once/share combination.
+    /// download limit, and the once/share combination.
     pub fn validate(&self, limits: &Limits) -> Result<(), StoreError> {
         if let Some(name) = &self.name {
             validate_file_name(limits, name)?;
         }
         apply_tags(limits, &[], &self.tags, &[])?;
+        self.downloads(limits)?;
         if let Some(share) = &self.share {
-            if self.once {
+            if self.once || self.max_downloads.is_some() {
                 return Err(StoreError::bad_request(
-                    "once=1 cannot be combined with share: burn after reading applies to single files only",
+                    "once=1 and max_downloads cannot be combined with share: download limits apply to single files only",
                 ));
             }
             validate_memorable_name(limits, share)?;
@@ -67,6 +70,24 @@ impl NewFile {
     }
 }
 
+impl NewFile {
+    /// The whole downloads the file may have, if they are counted:
+    /// `once=1` is `max_downloads=1`; a count outside 1 to
+    /// `limits.downloads_max`, or `once=1` with another count, is refused.
+    pub fn downloads(&self, limits: &Limits) -> Result<Option<u32>, StoreError> {
+        match (self.once, self.max_downloads) {
+            (_, Some(n)) if n == 0 || n > limits.downloads_max => Err(StoreError::bad_request(
+                format!("max_downloads must be 1 to {}", limits.downloads_max),
+            )),
+            (true, Some(n)) if n != 1 => Err(StoreError::bad_request(
+                "once=1 is max_downloads=1: give one or the other",
+            )),
+            (true, _) => Ok(Some(1)),
+            (false, n) => Ok(n),
+        }
+    }
+}
+
 /// A file ready to be streamed out: a single file, or one file of a bundle
 /// or dir. For a burnt file the record is already gone: `reader` holds the
 /// last handle to its bytes.
@@ -75,7 +96,8 @@ pub struct Download {
     pub content_type: String,
     /// Text (CONTRACT.md), served with `charset=utf-8`.
     pub text: bool,
-    /// A burn-after-reading file: never cache it.
+    /// A file whose downloads are counted (`once=1` or `max_downloads`):
+    /// never cache it, never serve a part of it.
     pub once: bool,
     /// A `link=1` document: browsers are sent on to its target.
     pub link: bool,
@@ -220,6 +242,7 @@ impl App {
             auth,
             Lifetime::fixed(now, ttl::file_ttl(&self.config.limits, req.ttl_secs)),
         )?;
+        let downloads = req.downloads(&self.config.limits)?;
         let utf8 = upload.is_utf8_text();
         let content_type = content::decide(
             upload.head(),
@@ -245,7 +268,8 @@ impl App {
             created_at: now,
             updated_at: now,
             lifetime,
-            once: req.once,
+            once: downloads == Some(1),
+            downloads_left: downloads.filter(|&n| n > 1),
             tags,
             link,
             thumbs: Default::default(),
@@ -266,15 +290,18 @@ impl App {
         })
     }
 
-    /// GET or HEAD /<id>. A once file is burnt by the first GET: the record
-    /// goes under the key's lock, so concurrent readers cannot both get it.
+    /// GET or HEAD /<id>. A once file is burnt by the first GET, and a
+    /// download-limited file counts each GET and is burnt by its last:
+    /// under the key's lock, so concurrent readers never get more
+    /// downloads than it allows.
     pub fn read(&self, id: &str, intent: ReadIntent) -> AppResult<Opened> {
         self.read_inner(id, intent, true)
             .map(|opened| opened.expect("a read that may write always opens"))
     }
 
     /// The same read, but only if it writes nothing: `None` when serving
-    /// would burn a once file, which the caller then does with [`read`].
+    /// would burn or count a download, which the caller then does with
+    /// [`read`].
     /// It never flushes or fsyncs, so a server may run it on its async
     /// executor and keep the blocking pool for work that waits on the disk,
     /// unless [`App::reads_wait`]: then the record is across a socket.
@@ -304,18 +331,27 @@ impl App {
             }
         };
         let decision = record.decide_read(now, intent)?;
-        if decision == ReadDecision::ServeAndBurn && !may_write {
+        if decision != ReadDecision::Serve && !may_write {
             return Ok(None);
         }
         let reader = self.open_record_blob(&record.blob)?;
-        if decision == ReadDecision::ServeAndBurn {
-            self.remove_object(id, &Object::File(record.clone()))?;
+        let counted = record.is_counted();
+        match decision {
+            ReadDecision::ServeAndBurn => self.remove_object(id, &Object::File(record.clone()))?,
+            ReadDecision::ServeAndCount => {
+                // Under the key's lock: concurrent readers count one by
+                // one, in this process and (with shared locks) in others.
+                let mut counted = record.clone();
+                counted.count_download();
+                self.ports.repo.put(id, &Object::File(counted))?;
+            }
+            ReadDecision::Serve => {}
         }
         Ok(Some(Opened::File(Download {
             name: record.name,
             content_type: record.content_type,
             text: record.text,
-            once: record.once,
+            once: counted,
             link: record.link,
             blob: record.blob,
             modified: record.updated_at,
@@ -499,7 +535,7 @@ impl App {
         let q = query.q.as_deref().map(str::to_lowercase);
         let wanted = |f: &FileRecord| {
             f.lifetime.is_live(now)
-                && !f.once
+                && !f.is_counted()
                 && !f.tags.is_empty()
                 && query.tags.iter().all(|t| f.tags.contains(t))
                 && q.as_deref().is_none_or(|q| {

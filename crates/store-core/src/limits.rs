@@ -33,6 +33,8 @@ const DIR_TTL_MAX_SECS: u64 = 1_209_600;
 const DIR_SLIDING_CAP_SECS: u64 = 2_592_000;
 /// Default size of the store pool (100 MiB).
 const POOL_BYTES_DEFAULT: u64 = 104_857_600;
+/// Largest `max_downloads` an upload may ask for (CONTRACT.md: 1 to 1000).
+const DOWNLOADS_MAX: u32 = 1000;
 /// Default requests per minute per client IP.
 const RATE_LIMIT_PER_MIN_DEFAULT: u32 = 100;
 /// Tags on one file or dir.
@@ -119,6 +121,8 @@ pub struct Limits {
     pub browse_results_max: usize,
     /// What anonymous writers may put into one show-dir.
     pub show_dir_bytes_max: u64,
+    /// Largest `max_downloads` of a single file.
+    pub downloads_max: u32,
 }
 
 impl Limits {
@@ -157,6 +161,7 @@ impl Limits {
         files_per_container_max: FILES_PER_CONTAINER_MAX,
         browse_results_max: BROWSE_RESULTS_MAX,
         show_dir_bytes_max: SHOW_DIR_BYTES_DEFAULT,
+        downloads_max: DOWNLOADS_MAX,
     };
 }
 

@@ -55,6 +55,10 @@ pub struct FileRecord {
     pub lifetime: Lifetime,
     /// Burn after reading: the first download deletes it.
     pub once: bool,
+    /// `max_downloads=N` (N of 2 or more; N = 1 is `once`): the whole
+    /// downloads left before the file is removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downloads_left: Option<u32>,
     pub tags: Vec<String>,
     /// A text file (CONTRACT.md): a text-family type and valid UTF-8. Only
     /// these may be replaced or appended to.
@@ -76,6 +80,9 @@ pub enum ReadDecision {
     Serve,
     /// Serve this once, and delete the file in the same step.
     ServeAndBurn,
+    /// Serve it, and count the download in the same step (downloads are
+    /// left after this one).
+    ServeAndCount,
 }
 
 /// GET or HEAD: HEAD never burns a once file.
@@ -87,7 +94,8 @@ pub enum ReadIntent {
 
 impl FileRecord {
     /// Decides a read: expired files are not found; a once file is burnt by
-    /// the first GET (but not by HEAD).
+    /// the first GET (but not by HEAD); a download-limited file counts
+    /// each GET and is burnt by its last.
     pub fn decide_read(
         &self,
         now: Timestamp,
@@ -96,10 +104,38 @@ impl FileRecord {
         if !self.lifetime.is_live(now) {
             return Err(StoreError::not_found());
         }
-        Ok(match (self.once, intent) {
-            (true, ReadIntent::Get) => ReadDecision::ServeAndBurn,
-            _ => ReadDecision::Serve,
+        if intent == ReadIntent::Head {
+            return Ok(ReadDecision::Serve);
+        }
+        Ok(match self.downloads_remaining() {
+            Some(0 | 1) => ReadDecision::ServeAndBurn,
+            Some(_) => ReadDecision::ServeAndCount,
+            None => ReadDecision::Serve,
         })
+    }
+
+    /// Whole downloads left before the file goes: 1 for a once file, the
+    /// count for a `max_downloads` file, none for every other file.
+    pub fn downloads_remaining(&self) -> Option<u32> {
+        if self.once {
+            Some(1)
+        } else {
+            self.downloads_left
+        }
+    }
+
+    /// Whether its downloads are counted (`once=1` or `max_downloads`):
+    /// such a file ignores ranges and validators, is never cached and
+    /// never listed, because every whole GET of it changes it.
+    pub fn is_counted(&self) -> bool {
+        self.downloads_remaining().is_some()
+    }
+
+    /// One whole download served: the count goes down by one.
+    pub fn count_download(&mut self) {
+        if let Some(left) = &mut self.downloads_left {
+            *left = left.saturating_sub(1);
+        }
     }
 
     /// PUT and PATCH apply to text files only.
@@ -261,7 +297,7 @@ impl Object {
     /// listing filters by lifetime when it reads.
     pub fn listing(&self) -> Option<Listing> {
         match self {
-            Self::File(f) if !f.once && !f.tags.is_empty() => Some(Listing::Browse),
+            Self::File(f) if !f.is_counted() && !f.tags.is_empty() => Some(Listing::Browse),
             Self::Dir(d) if d.listed => Some(Listing::Dirs),
             Self::Gallery(g) if g.listed => Some(Listing::Galleries),
             _ => None,
@@ -326,6 +362,7 @@ mod tests {
             link: false,
             thumbs: Default::default(),
             owner: None,
+            downloads_left: None,
         }
     }
 
@@ -364,6 +401,38 @@ mod tests {
             o.decide_read(Timestamp::EPOCH, ReadIntent::Head),
             Ok(ReadDecision::Serve)
         );
+    }
+
+    #[test]
+    fn limited_files_count_each_get_and_burn_on_the_last() {
+        let mut f = FileRecord {
+            downloads_left: Some(3),
+            ..file(false)
+        };
+        let get = |f: &FileRecord| f.decide_read(Timestamp::EPOCH, ReadIntent::Get).unwrap();
+        let mut served = 0;
+        loop {
+            assert_eq!(
+                f.decide_read(Timestamp::EPOCH, ReadIntent::Head),
+                Ok(ReadDecision::Serve),
+                "HEAD never counts"
+            );
+            served += 1;
+            match get(&f) {
+                ReadDecision::ServeAndCount => f.count_download(),
+                ReadDecision::ServeAndBurn => break,
+                ReadDecision::Serve => panic!("a limited file is never served uncounted"),
+            }
+        }
+        assert_eq!(served, 3, "the third whole download is the last");
+        assert!(f.is_counted() && file(true).is_counted() && !file(false).is_counted());
+        assert_eq!(file(true).downloads_remaining(), Some(1));
+        let tagged = FileRecord {
+            downloads_left: Some(2),
+            tags: vec!["t".into()],
+            ..file(false)
+        };
+        assert_eq!(Object::File(tagged).listing(), None, "never browsed");
     }
 
     #[test]

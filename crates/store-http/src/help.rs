@@ -237,6 +237,7 @@ fn files_text(b: &str, l: &Limits) -> String {
 - Size: at most {max}; bigger answers 413 `too_large`. Send Content-Length (411 without).\n\
 - Lifetime: {def} by default; `ttl=<N>h` or `ttl=<N>d` (a bare number is hours) is clamped to [{min}, {tmax}].\n\
 - `once=1`: burn after reading; the first GET of the bytes deletes it (HEAD does not). A browser, or a chat app's link preview, first gets a page with a \"Download and delete\" link (`?download=1`), so a preview never uses the file up; agents get the bytes at once.\n\
+- `max_downloads=N` (1 to {dmax}): the file is removed after its Nth whole download; the record's `downloads_left` counts down. `once=1` is `max_downloads=1`. Such files ignore Range, are never cached and never listed.\n\
 - `tag=<t>` (repeatable, up to {tags}) makes the file show in `/browse`.\n\
 - `share=<name>` puts the upload into the dir `/d/<name>` instead (see /help/dirs); not with `once=1`.\n\
 - `GET /<id>` serves the bytes (images and text inline); `?download=1` forces a download; `?thumb=1` is a small WebP preview of a raster image.\n\
@@ -249,6 +250,7 @@ fn files_text(b: &str, l: &Limits) -> String {
         min = duration(l.file_ttl_min_secs),
         tmax = duration(l.file_ttl_max_secs),
         tags = l.tags_per_object_max,
+        dmax = l.downloads_max,
     )
 }
 
@@ -554,7 +556,7 @@ pub fn write_for_agents(config: &AppConfig) -> String {
         "# Writing to {name} at {b}\n\n\
 You can store files here with curl and hand out the URL. Everything expires on its own unless retained. Answers are JSON; errors are `{{\"error\", \"code\"}}` (see {b}/help/errors).\n\n\
 ## Upload one file (default lifetime {def}, at most {max})\n\
-```sh\ncurl --data-binary @report.md '{b}/?name=report.md'\ncurl --data-binary @report.md '{b}/?name=report.md&ttl=3d&tag=report'\ncurl --data-binary @secret.txt '{b}/?name=secret.txt&once=1'   # burn after reading\n```\n\
+```sh\ncurl --data-binary @report.md '{b}/?name=report.md'\ncurl --data-binary @report.md '{b}/?name=report.md&ttl=3d&tag=report'\ncurl --data-binary @secret.txt '{b}/?name=secret.txt&once=1'   # burn after reading\ncurl --data-binary @build.zip '{b}/?name=build.zip&max_downloads=5'   # gone after 5 downloads\n```\n\
 The answer's `url` is the link to share; `expires_at` says when it goes.\n\n\
 ## Several files as one bundle\n\
 ```sh\ncurl -F file=@a.md -F file=@b.png '{b}/'\n```\n\n\

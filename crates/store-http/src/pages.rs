@@ -212,16 +212,18 @@ pub fn file(view: &FileView) -> Markup {
                 dt { "Uploaded" } dd { (time(&view.created_at, false)) }
                 dt { "Lifetime" } dd { (expiry(view.expires_at.as_deref())) }
                 @if view.once { dt { "Burn after reading" } dd { "the first download deletes it" } }
+                @else if let Some(n) = view.downloads_left { dt { "Downloads left" } dd { (n) " (then it is deleted)" } }
                 @if !view.tags.is_empty() {
                     dt { "Tags" } dd { @for t in &view.tags { a href={ (href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
                 }
             }
             p {
                 a href={ (local(&view.url)) "?download=1" } rel="nofollow" {
-                    @if view.once { "Download (this deletes it)" } @else { "Download" }
+                    @if view.once { "Download (this deletes it)" } @else if view.downloads_left.is_some() { "Download (counts as one of its downloads)" } @else { "Download" }
                 }
             }
-            @if !view.once {
+            // A preview would fetch the bytes: a counted file's page has none.
+            @if view.downloads_left.is_none() {
                 @if is_image(&view.content_type) {
                     div class="preview" { img src=(local(&view.url)) alt=(view.name); }
                 } @else if is_text(&view.content_type) {
@@ -241,15 +243,25 @@ pub fn once_file(view: &FileView) -> Markup {
         html! {
             h1 { (view.name) }
             p class="notice" {
-                strong { "This file is deleted when it is downloaded." }
-                " It can be downloaded once; after that the link answers 404."
+                @match view.downloads_left {
+                    Some(n) if n > 1 => {
+                        strong { "This file is deleted after " (n) " more downloads." }
+                        " Each download counts; after the last the link answers 404."
+                    }
+                    _ => {
+                        strong { "This file is deleted when it is downloaded." }
+                        " It can be downloaded once; after that the link answers 404."
+                    }
+                }
             }
             dl class="facts" {
                 dt { "Size" } dd { (size(view.size)) }
                 dt { "Type" } dd { (view.content_type) }
                 dt { "Lifetime" } dd { (expiry(view.expires_at.as_deref())) }
             }
-            p { a class="button" href={ (local(&view.url)) "?download=1" } rel="nofollow" data-burn="" { "Download and delete" } }
+            p { a class="button" href={ (local(&view.url)) "?download=1" } rel="nofollow" data-burn="" {
+                @if view.downloads_left.is_some_and(|n| n > 1) { "Download" } @else { "Download and delete" }
+            } }
         },
     )
 }

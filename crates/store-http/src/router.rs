@@ -519,7 +519,7 @@ mod tests {
     fn usage_lines() {
         assert_eq!(
             RouteId::Import.route().usage(),
-            "POST /?url=<url>[&name=<name>][&link=1][&tag=<t>][&ttl=<N>h|<N>d][&protect=1][&token=<retain token>]"
+            "POST /?url=<url>[&name=<name>][&link=1][&tag=<t>][&ttl=<N>h|<N>d][&max_downloads=N][&protect=1][&token=<retain token>]"
         );
         assert_eq!(RouteId::HelpTopic.route().usage(), "GET /help/<topic>");
         assert_eq!(

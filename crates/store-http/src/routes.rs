@@ -158,6 +158,7 @@ impl Route {
         let counts = [
             ("{comment_name_chars_max}", limits.comment_name_chars_max),
             ("{comment_text_chars_max}", limits.comment_text_chars_max),
+            ("{downloads_max}", limits.downloads_max as usize),
         ];
         let mut out = self.does.to_string();
         for (key, n) in sizes {
@@ -218,6 +219,7 @@ const WRITE: Param = Param::opt("write", "1|<token>", Shape::Text);
 /// The owner token an upload answered (or the X-Store-Owner header).
 const OWNER: Param = Param::opt("owner", "<owner token>", Shape::Text);
 const PROTECT: Param = Param::opt("protect", "1", Shape::Flag);
+const MAX_DOWNLOADS: Param = Param::opt("max_downloads", "N", Shape::Integer);
 const Q: Param = Param::opt("q", "<substr>", Shape::Text);
 const ORDER: Param = Param::opt("order", "asc|desc", Shape::Choice(&["asc", "desc"]));
 const LISTED: Param = Param::opt("listed", "1", Shape::Flag);
@@ -295,13 +297,13 @@ route_table! {
         takes: Takes::Nothing, answers: Answer::Page("Home") },
     /// POST /: raw or multipart upload (one part: a file; 2+: a bundle).
     Upload => Route { name: "upload", verb: Verb::Post, path: "/", keywords: &[],
-        params: &[NAME, TTL, ONCE, TAG, SHARE, PROTECT, TOKEN],
+        params: &[NAME, TTL, ONCE, MAX_DOWNLOADS, TAG, SHARE, PROTECT, TOKEN],
         topic: "files",
-        does: "upload raw bytes, or multipart/form-data: one file part answers the single file record, 2+ file parts create an immutable bundle (the bundle record); share=<name> uploads into that named dir (create-or-get); the answer carries owner_token (also in X-Store-Owner), once; protect=1: changes need it",
+        does: "upload raw bytes, or multipart/form-data: one file part answers the single file record, 2+ file parts create an immutable bundle (the bundle record); share=<name> uploads into that named dir (create-or-get); the answer carries owner_token (also in X-Store-Owner), once; protect=1: changes need it; max_downloads=N (1 to {downloads_max}): removed after its Nth whole download",
         takes: Takes::Bytes, answers: Answer::Json("Upload") },
     /// POST /?url=: import a remote document.
     Import => Route { name: "import", verb: Verb::Post, path: "/", keywords: &["url"],
-        params: &[URL, Param::opt("name", "<name>", Shape::Text), LINK, TAG, TTL, PROTECT, TOKEN],
+        params: &[URL, Param::opt("name", "<name>", Shape::Text), LINK, TAG, TTL, MAX_DOWNLOADS, PROTECT, TOKEN],
         topic: "import",
         does: "import a public http(s) document ({import_bytes_max} at most), or with link=1 store the URL as a redirect document",
         takes: Takes::Nothing, answers: Answer::Json("FileRecord") },

@@ -33,6 +33,7 @@ pub fn sample_file(key: &str, expires_secs: Option<i64>, tags: &[&str]) -> Objec
         link: false,
         thumbs: Default::default(),
         owner: None,
+        downloads_left: None,
     })
 }
 

@@ -186,17 +186,74 @@ fn once_files_burn_on_first_get_but_not_on_head() {
 
 #[test]
 fn once_files_are_served_once_to_concurrent_readers() {
-    let w = Arc::new(world());
+    let once = NewFile {
+        once: true,
+        ..NewFile::default()
+    };
+    assert_eq!(concurrent_downloads(once), 1);
+}
+
+#[test]
+fn limited_files_are_served_exactly_their_count_to_concurrent_readers() {
+    for n in [2, 5, 15] {
+        let limited = NewFile {
+            max_downloads: Some(n),
+            ..NewFile::default()
+        };
+        assert_eq!(concurrent_downloads(limited), n as usize, "{n}");
+    }
+}
+
+#[test]
+fn download_limits_are_bounded_and_counted_on_the_record() {
+    let w = world();
+    for (once, max) in [(false, 0), (false, 1001), (true, 2)] {
+        let req = NewFile {
+            once,
+            max_downloads: Some(max),
+            ..NewFile::default()
+        };
+        assert_eq!(
+            code(
+                w.app
+                    .create_file(&req, upload(&w.app, b"x"), RetainAuth::Absent)
+            ),
+            ErrorCode::BadRequest,
+            "{once} {max}"
+        );
+    }
     let v = put_file(
         &w.app,
         "a.txt",
-        b"secret",
+        b"abc",
         NewFile {
-            once: true,
+            max_downloads: Some(3),
             ..NewFile::default()
         },
         RetainAuth::Absent,
     );
+    for left in [3, 2, 1] {
+        assert_eq!(
+            w.app.file_info(&v.id).unwrap().downloads_remaining(),
+            Some(left)
+        );
+        let Opened::File(_) = w.app.read(&v.id, ReadIntent::Head).unwrap() else {
+            panic!()
+        };
+        assert_eq!(read(&w.app, &v.id).unwrap(), b"abc");
+    }
+    assert_eq!(code(w.app.file_info(&v.id)), ErrorCode::NotFound);
+    assert_eq!(
+        w.app.pool_used_bytes().unwrap(),
+        0,
+        "its bytes went with it"
+    );
+}
+
+/// Sixteen readers at once of a file uploaded with `req`: how many got it.
+fn concurrent_downloads(req: NewFile) -> usize {
+    let w = Arc::new(world());
+    let v = put_file(&w.app, "a.txt", b"secret", req, RetainAuth::Absent);
     let handles: Vec<_> = (0..16)
         .map(|_| {
             let w = Arc::clone(&w);
@@ -209,7 +266,8 @@ fn once_files_are_served_once_to_concurrent_readers() {
         .map(|h| h.join().unwrap())
         .filter(|ok| *ok)
         .count();
-    assert_eq!(served, 1);
+    assert_eq!(code(read(&w.app, &v.id)), ErrorCode::NotFound, "all used");
+    served
 }
 
 #[test]

@@ -57,6 +57,15 @@ fn new_file(
         tags: params.all("tag"),
         share: params.text("share")?,
         protect: params.flag("protect")?,
+        max_downloads: match params.text("max_downloads")? {
+            None => None,
+            Some(n) => Some(n.parse().map_err(|_| {
+                StoreError::bad_request(format!(
+                    "max_downloads must be a whole number from 1 to {}",
+                    limits.downloads_max
+                ))
+            })?),
+        },
     };
     req.validate(limits)?;
     Ok(req)

@@ -61,6 +61,10 @@ pub struct FileView {
     pub expires_at: Option<String>,
     pub created_at: String,
     pub once: bool,
+    /// Whole downloads left before the file goes (`once=1`: 1;
+    /// `max_downloads`: the count); absent when downloads are not counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub downloads_left: Option<u32>,
     /// Whether changes need the owner token (`protect=1`).
     pub protected: bool,
     /// Present once: in the answer to the upload that made the file.
@@ -84,6 +88,7 @@ impl FileView {
             expires_at: expires_at.map(|t| t.to_string()),
             created_at: file.created_at.to_string(),
             once: file.once,
+            downloads_left: file.downloads_remaining(),
             protected: file.owner.as_ref().is_some_and(|o| o.protected),
             owner_token: None,
         }
@@ -373,6 +378,7 @@ mod tests {
             link: false,
             thumbs: Default::default(),
             owner: None,
+            downloads_left: None,
         };
         let v = serde_json::to_value(FileView::new(&f, "http://h", now)).unwrap();
         assert_eq!(v["url"], "http://h/abc");
