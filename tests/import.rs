@@ -56,7 +56,10 @@ fn imports_name_the_file_from_the_header_or_the_path() {
         &format!("url={}&tag=docs&tag=guide", enc(&o.url("/docs/guide.md"))),
     );
     assert_eq!(res.status(), 201);
+    let owner = header(&res, "x-store-owner");
+    assert_eq!(header(&res, "cache-control"), "no-store");
     let r = json(&mut res);
+    assert_eq!(r["owner_token"], owner.as_str(), "an import is a creation");
     assert_eq!(r["name"], "guide.md");
     assert_eq!(r["content_type"], "text/markdown");
     assert_eq!(r["tags"], serde_json::json!(["docs", "guide"]));

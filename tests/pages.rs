@@ -267,6 +267,56 @@ fn a_browser_or_a_link_preview_gets_a_page_before_a_once_file_burns() {
     assert_eq!(s.get(&format!("/{id}")).status(), 404);
 }
 
+/// The OpenGraph property `name` of a page, if it has one.
+fn og(doc: &Html, name: &str) -> Option<String> {
+    doc.select(&sel(&format!("meta[property=\"og:{name}\"]")))
+        .next()
+        .and_then(|m| m.value().attr("content").map(str::to_string))
+}
+
+#[test]
+fn shared_pages_carry_opengraph_without_spending_a_download() {
+    let s = Server::start();
+    let png = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/pixel.png"
+    ))
+    .unwrap();
+    let g = json(&mut s.post_empty("/pics?create=1&name=og-gallery", &[]));
+    let gallery_url = g["url"].as_str().unwrap();
+    let image = json(&mut s.post("/pics/g/og-gallery?name=p.png", &png));
+    let doc = page(&s, "/pics/g/og-gallery");
+    assert_eq!(og(&doc, "url").as_deref(), Some(gallery_url));
+    assert_eq!(og(&doc, "title").as_deref(), Some("og-gallery"));
+    let preview = og(&doc, "image").expect("a gallery previews its first image");
+    assert_eq!(
+        preview,
+        format!("{}?thumb=640", image["url"].as_str().unwrap())
+    );
+    let path = preview.strip_prefix(&s.base).unwrap();
+    let res = s.get(path);
+    assert_eq!(res.status(), 200);
+    assert!(header(&res, "content-type").starts_with("image/"));
+
+    let file = json(&mut s.post("/?name=p.png", &png));
+    let doc = page(&s, &format!("/{}?info=1", file["id"].as_str().unwrap()));
+    assert_eq!(og(&doc, "title").as_deref(), Some("p.png"));
+    assert!(og(&doc, "image").is_some(), "an image file previews itself");
+
+    // A counted file's pages never point a preview at its bytes.
+    let limited = json(&mut s.post("/?name=p.png&max_downloads=2", &png));
+    let id = limited["id"].as_str().unwrap();
+    for path in [format!("/{id}"), format!("/{id}?info=1")] {
+        let doc = page(&s, &path);
+        assert_eq!(og(&doc, "title").as_deref(), Some("p.png"), "{path}");
+        assert_eq!(og(&doc, "image"), None, "{path}");
+    }
+    assert_eq!(
+        json(&mut s.get(&format!("/{id}?info=1")))["downloads_left"],
+        2
+    );
+}
+
 #[test]
 fn a_protected_dir_takes_its_write_token_from_a_plain_form() {
     let s = Server::start();

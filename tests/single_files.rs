@@ -981,3 +981,75 @@ fn a_limited_file_is_served_its_count_whole_and_uncached_then_goes() {
     }
     assert_eq!(s.get(&format!("/{id}")).status(), 404);
 }
+
+#[test]
+fn owner_tokens_guard_bundles_and_every_change_to_a_protected_file() {
+    let s = Server::start();
+    let (ct, body) = multipart(&[("file", Some("a.txt"), b"a"), ("file", Some("b.txt"), b"b")]);
+    let mut res = s.post_with("/?protect=1", &[("Content-Type", &ct)], &body);
+    assert_eq!(res.status(), 201);
+    let bundle = json(&mut res);
+    let (id, token) = (
+        bundle["id"].as_str().unwrap(),
+        bundle["owner_token"].as_str().unwrap(),
+    );
+    assert_eq!(bundle["protected"], true);
+    assert_eq!(s.delete(&format!("/{id}"), &[]).status(), 401);
+    let mut res = s.post_empty(&format!("/{id}?ttl=1d"), &[("x-store-owner", token)]);
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(&mut res)["bundle"], true);
+    assert_eq!(
+        s.delete(&format!("/{id}"), &[("x-store-owner", token)])
+            .status(),
+        200
+    );
+
+    let mut res = s.post("/?name=p.txt&protect=1", b"p");
+    let token = header(&res, "x-store-owner");
+    let id = json(&mut res)["id"].as_str().unwrap().to_string();
+    let owner = [("x-store-owner", token.as_str())];
+    assert_eq!(s.patch(&format!("/{id}"), &[], b"+").status(), 401);
+    assert_eq!(s.post_empty(&format!("/{id}?tag=t"), &[]).status(), 401);
+    assert_eq!(s.patch(&format!("/{id}"), &owner, b"+").status(), 200);
+    assert_eq!(s.post_empty(&format!("/{id}?tag=t"), &owner).status(), 200);
+    // A body posted with ?ttl= is refused, not dropped.
+    assert_eq!(
+        s.post_with(&format!("/{id}?ttl=1d"), &owner, b"x").status(),
+        400
+    );
+    // An empty owner header is a mistake worth a 400, as for X-Store-Write.
+    assert_eq!(
+        s.delete(&format!("/{id}"), &[("x-store-owner", "")])
+            .status(),
+        400
+    );
+}
+
+#[test]
+fn a_dir_cannot_be_protected_and_a_share_that_creates_answers_a_token() {
+    let s = Server::start();
+    let mut res = s.post_empty("/?dir=1&name=prot-dir&protect=1", &[]);
+    assert_eq!(res.status(), 400, "{}", json(&mut res));
+    assert_eq!(
+        s.post("/?name=a.txt&share=shared-x&protect=1", b"a")
+            .status(),
+        400
+    );
+    let mut res = s.post("/?name=a.txt&share=shared-x", b"a");
+    assert_eq!(res.status(), 201);
+    let token = header(&res, "x-store-owner");
+    assert_eq!(json(&mut res)["owner_token"], token.as_str());
+    let mut res = s.post("/?name=b.txt&share=shared-x", b"b");
+    assert_eq!(res.status(), 200);
+    assert!(
+        json(&mut res).get("owner_token").is_none(),
+        "found, not made"
+    );
+    let wrong = [("x-store-owner", "not-the-owner-token")];
+    assert_eq!(s.put("/d/shared-x/c.txt", &wrong, b"c").status(), 401);
+    assert_eq!(
+        s.delete("/d/shared-x", &[("x-store-owner", &token)])
+            .status(),
+        200
+    );
+}

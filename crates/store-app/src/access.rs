@@ -44,8 +44,12 @@ impl Access {
         authorize_owned_write(lifetime, owner, self.retain, self.proof(owner))
     }
 
-    /// What only the owner may do (changing the expiry).
+    /// What only the owner may do (changing the expiry). A wrong retain
+    /// token is refused here too, as on every write.
     pub(crate) fn check_owner(&self, owner: Option<&Owner>) -> Result<(), StoreError> {
+        if self.retain == RetainAuth::Invalid {
+            return Err(StoreError::write_denied());
+        }
         authorize_owner(self.proof(owner))
     }
 }

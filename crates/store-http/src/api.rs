@@ -56,7 +56,7 @@ pub fn contract(config: &AppConfig) -> Value {
 fn headers() -> Value {
     use crate::handlers::{OWNER_HEADER, WRITE_HEADER};
     json!({
-        "Authorization": "Bearer <token>: a retain token (retain, write retained objects, create show-dirs) or the upload token (create anything, when the operator set one)",
+        "Authorization": "Bearer <token>: a retain token (retain, write retained or protected objects, create show-dirs) or the upload token (create anything, when the operator set one)",
         WRITE_HEADER: "a dir's write token (or write=<token>)",
         OWNER_HEADER: "request: the owner token of the object written (or owner=<token>); response to a creation: the new object's owner token, shown once",
     })

@@ -565,7 +565,7 @@ The answer's `url` is the link to share; `expires_at` says when it goes.\n\n\
 ## Edit a single text file\n\
 ```sh\ncurl -X PUT --data-binary @notes.txt '{b}/<id>'\ncurl -X PATCH --data-binary 'appended' '{b}/<id>'\n```\n\n\
 ## Change or protect what you uploaded (owner token)\n\
-Every upload answers an `owner_token` once (also the `X-Store-Owner` header): keep it.\n\
+Every upload that creates a file, bundle or dir answers an `owner_token` once (also the `X-Store-Owner` header): keep it.\n\
 ```sh\ncurl --data-binary @report.md '{b}/?name=report.md&protect=1'   # only the owner may change or delete it\ncurl -X POST -H 'X-Store-Owner: <owner_token>' '{b}/<id>?ttl=2d'     # a new expiry, counted from now\ncurl -X DELETE -H 'X-Store-Owner: <owner_token>' '{b}/<id>'\n```\n\n\
 ## Import from a URL instead of uploading\n\
 ```sh\ncurl -X POST '{b}/?url=https://example.org/data.csv'\n```\n\n\

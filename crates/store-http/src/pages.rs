@@ -32,12 +32,41 @@ fn href(id: RouteId) -> String {
 
 /// The `<head>` of every page: the stylesheet always, the script unless
 /// the page is meant to run none (the embed view).
-fn head(title: &str, script: bool) -> Markup {
+/// The preview size a link preview's image is asked in: the largest
+/// `thumb=` box, big enough for a chat app's card.
+const PREVIEW_THUMB_PX: u32 = store_core::gallery::THUMB_SIZES[2];
+
+/// What a chat app or a social site shows for a pasted link (OpenGraph):
+/// the page's title and a line about it, and for galleries and images a
+/// preview image. Never an image that would spend a counted download.
+pub struct Og<'a> {
+    pub title: &'a str,
+    pub description: String,
+    /// The page's absolute URL.
+    pub url: &'a str,
+    /// An absolute URL of a preview image.
+    pub image: Option<String>,
+}
+
+fn head(title: &str, script: bool, og: Option<&Og<'_>>) -> Markup {
     html! {
         head {
             meta charset="utf-8";
             meta name="viewport" content="width=device-width, initial-scale=1";
             title { (title) }
+            @if let Some(og) = og {
+                meta property="og:site_name" content="storesrv";
+                meta property="og:type" content="website";
+                meta property="og:title" content=(og.title);
+                meta property="og:description" content=(og.description);
+                meta property="og:url" content=(og.url);
+                @if let Some(image) = &og.image {
+                    meta property="og:image" content=(image);
+                    meta name="twitter:card" content="summary_large_image";
+                } @else {
+                    meta name="twitter:card" content="summary";
+                }
+            }
             link rel="stylesheet" href=(assets::url("app.css"));
             @if script { script src=(assets::url("app.js")) defer {} }
         }
@@ -45,10 +74,15 @@ fn head(title: &str, script: bool) -> Markup {
 }
 
 fn page(title: &str, body: Markup) -> Markup {
+    shared_page(title, None, body)
+}
+
+/// A page meant to be shared: with OpenGraph tags for link previews.
+fn shared_page(title: &str, og: Option<&Og<'_>>, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            (head(&format!("{title} · storesrv"), true))
+            (head(&format!("{title} · storesrv"), true, og))
             body {
                 header class="top" {
                     a class="brand" href="/" { "storesrv" }
@@ -200,8 +234,22 @@ pub fn home(base_url: &str, limits: &Limits, token_required: bool) -> Markup {
 
 /// The page for one single file: after a form upload, and at `?info=1`.
 pub fn file(view: &FileView) -> Markup {
-    page(
+    // A raster image that is not counted previews as its own thumbnail.
+    let image = (view.downloads_left.is_none() && is_image(&view.content_type))
+        .then(|| format!("{}?thumb={PREVIEW_THUMB_PX}", view.url));
+    let og = Og {
+        title: &view.name,
+        description: format!(
+            "{}, {}",
+            crate::help::binary_size(view.size),
+            view.content_type
+        ),
+        url: &view.url,
+        image,
+    };
+    shared_page(
         &view.name,
+        Some(&og),
         html! {
             h1 { (view.name) }
             p { a href=(local(&view.url)) data-result-url="" { (view.url) } " " (copy(&view.url)) }
@@ -238,8 +286,16 @@ pub fn file(view: &FileView) -> Markup {
 /// file's name and size, and the one link that downloads (and deletes)
 /// it. Nothing on the page fetches the bytes.
 pub fn once_file(view: &FileView) -> Markup {
-    page(
+    let og = Og {
+        title: &view.name,
+        description: "A file that is deleted when it is downloaded: open the link to download it."
+            .to_string(),
+        url: &view.url,
+        image: None,
+    };
+    shared_page(
         &view.name,
+        Some(&og),
         html! {
             h1 { (view.name) }
             p class="notice" {
@@ -338,8 +394,15 @@ fn owner_notice(token: Option<&str>) -> Markup {
 }
 
 pub fn bundle(view: &BundleView) -> Markup {
-    page(
+    let og = Og {
+        title: "Bundle",
+        description: format!("{} files, downloadable as one zip", view.files.len()),
+        url: &view.url,
+        image: None,
+    };
+    shared_page(
         "Bundle",
+        Some(&og),
         html! {
             h1 { "Bundle " code { (view.id) } }
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
@@ -359,8 +422,19 @@ pub fn bundle(view: &BundleView) -> Markup {
 
 pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
-    page(
+    let og = Og {
+        title: &title,
+        description: format!(
+            "A shared folder: {} files, {}",
+            view.file_count,
+            crate::help::binary_size(view.bytes)
+        ),
+        url: &view.url,
+        image: None,
+    };
+    shared_page(
         &title,
+        Some(&og),
         html! {
             h1 { "Dir " code { (title) } @if view.open { " (show-dir: anyone may write)" } }
             @if let Some(token) = &view.write_token {
@@ -582,8 +656,19 @@ pub fn gallery(view: &GalleryView, embed: bool, token_required: bool) -> Markup 
     if embed {
         return embed_page(&title, grid);
     }
-    page(
+    let og = Og {
+        title: &title,
+        description: format!("A photo gallery, {} images on this page", view.images.len()),
+        url: &view.url,
+        // The first image's mid-size preview: what a chat app shows.
+        image: view
+            .images
+            .first()
+            .map(|i| i.thumb_url.replace("thumb=320", "thumb=640")),
+    };
+    shared_page(
         &title,
+        Some(&og),
         html! {
             h1 { (title) }
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) " · "
@@ -623,7 +708,7 @@ fn embed_page(title: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            (head(title, false))
+            (head(title, false, None))
             body { main { (body) } }
         }
     }

@@ -305,13 +305,13 @@ route_table! {
     Import => Route { name: "import", verb: Verb::Post, path: "/", keywords: &["url"],
         params: &[URL, Param::opt("name", "<name>", Shape::Text), LINK, TAG, TTL, MAX_DOWNLOADS, PROTECT, TOKEN],
         topic: "import",
-        does: "import a public http(s) document ({import_bytes_max} at most), or with link=1 store the URL as a redirect document",
+        does: "import a public http(s) document ({import_bytes_max} at most), or with link=1 store the URL as a redirect document; the answer carries owner_token, once",
         takes: Takes::Nothing, answers: Answer::Json("FileRecord") },
     /// POST /?dir=1: create a dir.
     CreateDir => Route { name: "create_dir", verb: Verb::Post, path: "/", keywords: &["dir"],
         params: &[Param::opt("dir", "1", Shape::Flag).req(), DIR_NAME, LISTED, TAG, TTL, WRITE, SHOW, TOKEN],
         topic: "dirs",
-        does: "create (or get, when named) a dir; optional multipart parts become its first files",
+        does: "create (or get, when named) a dir; optional multipart parts become its first files; a creation answers owner_token, once",
         takes: Takes::Bytes, answers: Answer::Json("DirRecord") },
     /// GET /api: the contract.
     Api => Route { name: "api", verb: Verb::Get, path: "/api", keywords: &[], params: &[],

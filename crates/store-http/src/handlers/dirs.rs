@@ -15,6 +15,11 @@ use crate::views::{DirView, HistoryView, RetainView};
 
 /// POST /?dir=1's parameters.
 fn new_dir(limits: &store_core::Limits, params: &Query) -> Result<NewDir, StoreError> {
+    if params.flag("protect")? {
+        return Err(StoreError::bad_request(
+            "protect=1 applies to single files and bundles: a dir is guarded by its write token (write=1)",
+        ));
+    }
     let write = match params.get("write") {
         None | Some("0") | Some("false") | Some("no") | Some("off") => None,
         Some("1") | Some("true") | Some("yes") | Some("on") => Some(WriteRequest::Generate),
@@ -194,6 +199,7 @@ pub(super) async fn retain(ctx: &Ctx, key: String) -> AppResult<Res> {
 
 /// POST /d/<key>?ttl=: the owner's new sliding lifetime; answers the dir.
 pub(super) async fn set_ttl(ctx: &Ctx, key: String) -> AppResult<Res> {
+    super::refuse_body(ctx, "POST /d/<key>?ttl=")?;
     let secs = ttl_param(&ctx.query)?
         .ok_or_else(|| StoreError::bad_request("ttl must not be empty: <N>h or <N>d"))?;
     let access = ctx.access(false);

@@ -302,6 +302,7 @@ pub(super) async fn tag(ctx: &Ctx, id: String) -> AppResult<Res> {
 
 /// POST /<id>?ttl=: the owner's new expiry; answers the record.
 pub(super) async fn set_ttl(ctx: &Ctx, id: String) -> AppResult<Res> {
+    super::refuse_body(ctx, "POST /<id>?ttl=")?;
     let secs = ttl_param(&ctx.query)?
         .ok_or_else(|| StoreError::bad_request("ttl must not be empty: <N>h or <N>d"))?;
     let access = ctx.access(false);

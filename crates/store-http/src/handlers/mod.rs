@@ -368,7 +368,7 @@ fn upload_gate(
 /// An auth header that is present but empty is refused, not read as
 /// absent: an empty `X-Store-Write` once hid a valid `?write=` token.
 fn check_auth_headers(headers: &HeaderMap) -> Result<(), StoreError> {
-    for name in ["x-store-write", "authorization"] {
+    for name in [WRITE_HEADER, OWNER_HEADER, "authorization"] {
         for value in headers.get_all(name) {
             let value = value.to_str().unwrap_or("").trim();
             // `Authorization: Bearer` with nothing after the scheme.
@@ -384,6 +384,23 @@ fn check_auth_headers(headers: &HeaderMap) -> Result<(), StoreError> {
                 "the {name} header is given more than once"
             )));
         }
+    }
+    Ok(())
+}
+
+/// Refuses a request body where a route reads none and a body means the
+/// client meant another route (files posted with `?ttl=` would be
+/// dropped, not added).
+pub(crate) fn refuse_body(ctx: &Ctx, what: &str) -> Result<(), StoreError> {
+    let has_body = ctx.headers.contains_key(header::TRANSFER_ENCODING)
+        || ctx
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0");
+    if has_body {
+        return Err(StoreError::bad_request(format!(
+            "{what} takes no body: to upload, leave ttl out of the query"
+        )));
     }
     Ok(())
 }
