@@ -260,6 +260,33 @@ fn a_browser_or_a_link_preview_gets_a_page_before_a_once_file_burns() {
     let mut res = s.get_with(&format!("/{id}?download=1"), &[BROWSER]);
     assert_eq!(text(&mut res), "only once");
     assert_eq!(s.get_with(&format!("/{id}"), &[BROWSER]).status(), 404);
+    // Chat apps' previewers often send `Accept: */*`; they are told by
+    // their User-Agent and shown the page too, even for ?download=1.
+    let made = json(&mut s.post("/?name=chat.txt&once=1", b"for the recipient"));
+    let id = made["id"].as_str().unwrap();
+    for (ua, path) in [
+        (
+            "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
+            format!("/{id}"),
+        ),
+        (
+            "Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)",
+            format!("/{id}?download=1"),
+        ),
+        (
+            "facebookexternalhit/1.1 Facebot Twitterbot/1.0",
+            format!("/{id}"),
+        ),
+    ] {
+        let res = s.get_with(&path, &[("User-Agent", ua), ("Accept", "*/*")]);
+        assert_eq!(res.status(), 200, "{ua}");
+        assert_eq!(
+            header(&res, "content-type"),
+            "text/html; charset=utf-8",
+            "{ua}"
+        );
+    }
+    assert_eq!(text(&mut s.get(&format!("/{id}"))), "for the recipient");
     // An agent gets the bytes at once, as SPEC.md says.
     let made = json(&mut s.post("/?name=agent.txt&once=1", b"for curl"));
     let id = made["id"].as_str().unwrap();

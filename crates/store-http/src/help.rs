@@ -236,7 +236,7 @@ fn files_text(b: &str, l: &Limits) -> String {
 ```sh\ncurl --data-binary @notes.txt '{b}/?name=notes.txt'\ncurl -F file=@photo.jpg '{b}/'\n```\n\n\
 - Size: at most {max}; bigger answers 413 `too_large`. Send Content-Length (411 without).\n\
 - Lifetime: {def} by default; `ttl=<N>h` or `ttl=<N>d` (a bare number is hours) is clamped to [{min}, {tmax}].\n\
-- `once=1`: burn after reading; the first GET of the bytes deletes it (HEAD does not). A browser, or a chat app's link preview, first gets a page with a \"Download and delete\" link (`?download=1`), so a preview never uses the file up; agents get the bytes at once.\n\
+- `once=1`: burn after reading; the first GET of the bytes deletes it (HEAD does not). A browser, or a chat app's link preview (told by its User-Agent), first gets a page with a \"Download and delete\" link (`?download=1`), so a preview never uses the file up; agents get the bytes at once.\n\
 - `max_downloads=N` (1 to {dmax}): the file is removed after its Nth whole download; the record's `downloads_left` counts down. `once=1` is `max_downloads=1`. Such files ignore Range, are never cached and never listed.\n\
 - `tag=<t>` (repeatable, up to {tags}) makes the file show in `/browse`.\n\
 - `share=<name>` puts the upload into the dir `/d/<name>` instead (see /help/dirs); not with `once=1`.\n\

@@ -20,9 +20,87 @@ pub fn wants_html(headers: &HeaderMap, query: &Query) -> bool {
         .any(|v| v.to_ascii_lowercase().contains("text/html"))
 }
 
+/// User-Agent words of the programs that fetch a pasted link to draw its
+/// preview card (chat apps, social sites, search engines' previewers).
+/// They must never spend a counted download: many of them send
+/// `Accept: */*`, so they would pass for agents. Lower case; matched as
+/// substrings of the lower-cased User-Agent.
+const LINK_PREVIEWERS: &[&str] = &[
+    "slackbot",
+    "slack-imgproxy",
+    "discordbot",
+    "facebookexternalhit",
+    "facebot",
+    "twitterbot",
+    "whatsapp",
+    "telegrambot",
+    "linkedinbot",
+    "skypeuripreview",
+    "microsoftpreview",
+    "mattermost",
+    "rocket.chat",
+    "zulip",
+    "iframely",
+    "embedly",
+    "pinterest",
+    "redditbot",
+    "applebot",
+    "googlebot",
+    "bingbot",
+    "bingpreview",
+    "yandex",
+    "duckduckbot",
+    "mastodon",
+    "vkshare",
+    "viber",
+    "line-poker",
+    "kakaotalk",
+    "snapchat",
+];
+
+/// Whether the request comes from a link previewer (see
+/// [`LINK_PREVIEWERS`]): it is shown what a browser is shown first, never
+/// the bytes of a file whose downloads are counted.
+pub fn is_link_previewer(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_ascii_lowercase)
+        .is_some_and(|ua| LINK_PREVIEWERS.iter().any(|bot| ua.contains(bot)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn link_previewers_are_told_apart_from_curl_and_browsers() {
+        let ua = |agent: &str| {
+            let mut m = HeaderMap::new();
+            m.insert(header::USER_AGENT, agent.parse().unwrap());
+            m
+        };
+        for bot in [
+            "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
+            "Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)",
+            "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)",
+            "Mozilla/5.0 (Macintosh) AppleWebKit/601.2.4 (KHTML, like Gecko) Version/9.0.1 Safari/601.2.4 facebookexternalhit/1.1 Facebot Twitterbot/1.0",
+            "WhatsApp/2.23.20.0 A",
+            "TelegramBot (like TwitterBot)",
+            "Mozilla/5.0 (Windows NT 6.1; WOW64) SkypeUriPreview Preview/0.5",
+        ] {
+            assert!(is_link_previewer(&ua(bot)), "{bot}");
+        }
+        for person in [
+            "curl/8.5.0",
+            "Wget/1.21.4",
+            "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
+            "python-requests/2.32",
+        ] {
+            assert!(!is_link_previewer(&ua(person)), "{person}");
+        }
+        assert!(!is_link_previewer(&HeaderMap::new()));
+    }
 
     #[test]
     fn negotiation() {

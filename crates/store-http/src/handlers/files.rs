@@ -213,8 +213,8 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
 }
 
 /// Opens a file or bundle for GET or HEAD, or answers `None` for a
-/// browser opening a burn-after-reading file: it gets a page first (see
-/// [`once_page`]).
+/// browser or a link previewer opening a file whose downloads are
+/// counted: it gets a page first (see [`once_page`]).
 ///
 /// Reads that write nothing (all but burning a once file) run here on the
 /// executor when the records are local: a lookup in sled's cache and an
@@ -223,7 +223,10 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
 /// only a burn takes the key's lock: a plain read is one lookup of the
 /// record, wherever it runs.
 async fn open(ctx: &Ctx, id: String, intent: ReadIntent) -> AppResult<Option<Opened>> {
-    let page_first = ctx.html && !ctx.query.flag("download")?;
+    // A link previewer never spends a counted download, whatever the link
+    // asks for: it is shown the page, as a browser is first.
+    let page_first = crate::negotiate::is_link_previewer(&ctx.headers)
+        || (ctx.html && !ctx.query.flag("download")?);
     if ctx.app.reads_wait() {
         return blocking(ctx, move |app| {
             match app.read_without_writing(&id, intent)? {
