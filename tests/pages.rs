@@ -84,7 +84,7 @@ fn every_page_is_well_formed_strict_and_escapes_hostile_strings() {
     let s = Server::start();
     // A single file with a hostile name and tag.
     let file = json(&mut s.post(
-        &format!("/?name={}&tag=xss", encode_path_segment(HOSTILE)),
+        &format!("/?name={}&tag=xss", common::enc(HOSTILE)),
         b"hello",
     ));
     let id = file["id"]
@@ -121,7 +121,7 @@ fn every_page_is_well_formed_strict_and_escapes_hostile_strings() {
     let up = s.post(
         &format!(
             "/pics/g/page-gallery?name={}",
-            encode_path_segment(&format!("{HOSTILE}.png"))
+            common::enc(&format!("{HOSTILE}.png"))
         ),
         &png,
     );
@@ -387,18 +387,4 @@ fn several_files_from_a_plain_form_make_a_bundle_page() {
         texts(&doc, "td a"),
         vec!["a.txt".to_string(), "b.txt".to_string()]
     );
-}
-
-/// Percent-encodes everything but RFC 3986's unreserved characters, as a
-/// client building a URL by hand would: that suits a query value as well
-/// as a path segment.
-fn encode_path_segment(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

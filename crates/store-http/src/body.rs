@@ -16,6 +16,15 @@ use tokio::time::Instant;
 
 use crate::lanes::Lane;
 
+/// Whether the request says it carries a body: chunked, or a
+/// Content-Length other than 0.
+pub fn declares_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0")
+}
+
 /// The declared length of a bodied request. A chunked body (or any
 /// Transfer-Encoding) or a missing Content-Length is refused with 411, and
 /// a declared length over `limit_bytes` with 413, before a byte is read.

@@ -5,13 +5,7 @@ use super::*;
 #[test]
 fn upload_then_read_back() {
     let w = world();
-    let v = put_file(
-        &w.app,
-        "a.txt",
-        b"hello",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let v = put_plain(&w.app, "a.txt", b"hello");
     assert_eq!(v.size, 5);
     assert_eq!(v.content_type, "text/plain");
     assert!(v.text);
@@ -23,13 +17,7 @@ fn upload_then_read_back() {
 #[test]
 fn binary_files_are_not_editable() {
     let w = world();
-    let v = put_file(
-        &w.app,
-        "x.bin",
-        b"\x89PNG\r\n\x1a\n\0\0",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let v = put_plain(&w.app, "x.bin", b"\x89PNG\r\n\x1a\n\0\0");
     assert_eq!(v.content_type, "image/png");
     assert!(!v.text);
     assert_eq!(
@@ -52,13 +40,7 @@ fn binary_files_are_not_editable() {
 #[test]
 fn expired_files_answer_not_found_and_are_swept() {
     let w = world();
-    let v = put_file(
-        &w.app,
-        "a.txt",
-        b"hello",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let v = put_plain(&w.app, "a.txt", b"hello");
     w.clock.advance_secs(14_399);
     assert!(read(&w.app, &v.id).is_ok());
     w.clock.advance_secs(1);
@@ -74,13 +56,7 @@ fn expired_files_answer_not_found_and_are_swept() {
 #[test]
 fn upkeep_sweeps_collects_and_stops_promptly() {
     let w = world();
-    let v = put_file(
-        &w.app,
-        "a.txt",
-        b"hello",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let v = put_plain(&w.app, "a.txt", b"hello");
     // An orphan: bytes no record names, written behind the app's back (as
     // a crash before this start would have left them).
     let mut orphan = store_core::BlobStore::create(w.blobs.as_ref()).unwrap();
@@ -108,13 +84,7 @@ fn upkeep_sweeps_collects_and_stops_promptly() {
 #[test]
 fn sweep_reports_the_next_deadline_and_leaves_live_files() {
     let w = world();
-    let a = put_file(
-        &w.app,
-        "a.txt",
-        b"a",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let a = put_plain(&w.app, "a.txt", b"a");
     let b = put_file(
         &w.app,
         "b.txt",
@@ -273,13 +243,7 @@ fn concurrent_downloads(req: NewFile) -> usize {
 #[test]
 fn retention_needs_the_token_and_lasts() {
     let w = world();
-    let v = put_file(
-        &w.app,
-        "a.txt",
-        b"hi",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let v = put_plain(&w.app, "a.txt", b"hi");
     assert_eq!(
         code(w.app.retain(&v.id, RetainAuth::Absent)),
         ErrorCode::WriteDenied
@@ -346,13 +310,7 @@ fn upload_with_token_is_retained_and_a_wrong_token_is_refused() {
 #[test]
 fn edit_with_token_retains_implicitly() {
     let w = world();
-    let v = put_file(
-        &w.app,
-        "a.txt",
-        b"hi",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let v = put_plain(&w.app, "a.txt", b"hi");
     let after = w
         .app
         .replace_file(&v.id, upload(&w.app, b"new"), &RetainAuth::Valid.into())
@@ -364,13 +322,7 @@ fn edit_with_token_retains_implicitly() {
 #[test]
 fn put_replaces_and_patch_appends() {
     let w = world();
-    let v = put_file(
-        &w.app,
-        "a.txt",
-        b"hello",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let v = put_plain(&w.app, "a.txt", b"hello");
     let r = w
         .app
         .replace_file(&v.id, upload(&w.app, b"bye"), &RetainAuth::Absent.into())
@@ -411,13 +363,7 @@ fn put_replaces_and_patch_appends() {
 #[test]
 fn concurrent_appends_all_land() {
     let w = Arc::new(world());
-    let v = put_file(
-        &w.app,
-        "log.txt",
-        b"",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let v = put_plain(&w.app, "log.txt", b"");
     let handles: Vec<_> = (0..8)
         .map(|i| {
             let w = Arc::clone(&w);
@@ -542,13 +488,7 @@ fn browse_filters_and_sorts() {
     tagged("beta.txt", &["rust"], false);
     tagged("gamma-longer.txt", &["go"], false);
     tagged("secret.txt", &["rust"], true);
-    put_file(
-        &w.app,
-        "untagged.txt",
-        b"x",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    put_plain(&w.app, "untagged.txt", b"x");
     let names = |q: BrowseQuery| {
         w.app
             .browse(&q)

@@ -85,6 +85,11 @@ fn put_file(
     app.create_file(&req, upload(app, bytes), auth).unwrap()
 }
 
+/// A file uploaded with no parameters and no token.
+fn put_plain(app: &App, name: &str, bytes: &[u8]) -> Created<FileRecord> {
+    put_file(app, name, bytes, NewFile::default(), RetainAuth::Absent)
+}
+
 /// Seconds the file has left as the use case saw it: the `expires_in`
 /// an answer shows.
 fn expires_in(v: &Created<FileRecord>) -> Option<u64> {

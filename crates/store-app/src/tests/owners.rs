@@ -23,20 +23,8 @@ fn protected_file(w: &World) -> Created<FileRecord> {
 #[test]
 fn an_upload_answers_its_owner_token_once_and_keeps_a_digest() {
     let w = world();
-    let a = put_file(
-        &w.app,
-        "a.txt",
-        b"a",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
-    let b = put_file(
-        &w.app,
-        "b.txt",
-        b"b",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let a = put_plain(&w.app, "a.txt", b"a");
+    let b = put_plain(&w.app, "b.txt", b"b");
     assert!(a.owner_token.len() >= 22, "at least 128 bits");
     assert_ne!(a.owner_token, b.owner_token);
     let stored = w.app.file_info(&a.id).unwrap();
@@ -51,13 +39,7 @@ fn an_upload_answers_its_owner_token_once_and_keeps_a_digest() {
 #[test]
 fn the_owner_alone_sets_a_new_expiry_from_now_clamped() {
     let w = world();
-    let f = put_file(
-        &w.app,
-        "a.txt",
-        b"a",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let f = put_plain(&w.app, "a.txt", b"a");
     w.clock.advance_secs(3_600);
     let nobody = Access::retain_only(RetainAuth::Absent);
     let admin = Access::retain_only(RetainAuth::Valid);
@@ -162,13 +144,7 @@ fn protected_files_change_only_with_the_owner_or_the_retain_token() {
 #[test]
 fn unprotected_files_stay_open_but_refuse_a_wrong_owner_token() {
     let w = world();
-    let f = put_file(
-        &w.app,
-        "a.txt",
-        b"a",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    let f = put_plain(&w.app, "a.txt", b"a");
     assert_eq!(
         code(
             w.app

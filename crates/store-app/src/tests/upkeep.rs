@@ -86,7 +86,7 @@ fn orphan(blobs: &MemoryBlobStore, bytes: &[u8]) -> store_core::BlobId {
 #[test]
 fn open_reads_the_totals_and_the_collection_removes_orphans() {
     let w = world();
-    put_file(&w.app, "a", b"abc", NewFile::default(), RetainAuth::Absent);
+    put_plain(&w.app, "a", b"abc");
     orphan(&w.blobs, b"lost");
     assert_eq!(w.blobs.count(), 2);
     let (app, rec) = App::open(ports(&w.clock, &w.blobs, &w.repo), config(1000)).unwrap();
@@ -142,7 +142,7 @@ fn the_collection_spares_bytes_committed_since_opening() {
 #[test]
 fn a_stopped_collection_removes_nothing() {
     let w = world();
-    put_file(&w.app, "a", b"abc", NewFile::default(), RetainAuth::Absent);
+    put_plain(&w.app, "a", b"abc");
     orphan(&w.blobs, b"lost");
     let (app, _) = App::open(ports(&w.clock, &w.blobs, &w.repo), config(1000)).unwrap();
     let report = app.collect_orphans(&AtomicBool::new(true)).unwrap();
@@ -209,13 +209,7 @@ fn listings_read_their_index_never_every_record() {
         ..NewFile::default()
     };
     put_file(&w.app, "a.txt", b"a", tags, RetainAuth::Absent);
-    put_file(
-        &w.app,
-        "b.txt",
-        b"b",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    put_plain(&w.app, "b.txt", b"b");
     let before = w.repo.full_scans();
     assert_eq!(w.app.browse(&BrowseQuery::default()).unwrap().len(), 1);
     w.app.list_dirs(&DirQuery::default()).unwrap();
@@ -232,13 +226,7 @@ fn telemetry_counts_kinds_sweeps_lag_and_refused_imports() {
     let w = world();
     let t = w.app.telemetry().unwrap();
     assert_eq!((t.totals.objects, t.store_pool.used_bytes), (0, 0));
-    put_file(
-        &w.app,
-        "a.txt",
-        b"aa",
-        NewFile::default(),
-        RetainAuth::Absent,
-    );
+    put_plain(&w.app, "a.txt", b"aa");
     let day = NewFile {
         ttl_secs: Some(86_400),
         ..NewFile::default()

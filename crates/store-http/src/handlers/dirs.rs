@@ -52,11 +52,8 @@ async fn read_parts<'a>(
     }
     // No body at all is fine where files are optional; a body must say its
     // length like any other. With `name=` even an empty body is a file.
-    let has_body = ctx.headers.contains_key(header::TRANSFER_ENCODING)
-        || ctx
-            .headers
-            .get(header::CONTENT_LENGTH)
-            .is_some_and(|v| v.as_bytes() != b"0" || raw_name.is_some());
+    let has_body = body::declares_body(&ctx.headers)
+        || (raw_name.is_some() && ctx.headers.contains_key(header::CONTENT_LENGTH));
     if !has_body {
         return Ok((vec![], vec![]));
     }

@@ -223,11 +223,8 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
 /// only a burn takes the key's lock: a plain read is one lookup of the
 /// record, wherever it runs.
 async fn open(ctx: &Ctx, id: String, intent: ReadIntent) -> AppResult<Option<Opened>> {
-    // A link previewer never spends a counted download, whatever the link
-    // asks for: it is shown the page, as a browser is first.
-    let page_first = crate::negotiate::is_link_previewer(&ctx.headers)
-        || (ctx.html && !ctx.query.flag("download")?);
     if ctx.app.reads_wait() {
+        let page_first = page_first(ctx)?;
         return blocking(ctx, move |app| {
             match app.read_without_writing(&id, intent)? {
                 Some(opened) => Ok(Some(opened)),
@@ -237,13 +234,23 @@ async fn open(ctx: &Ctx, id: String, intent: ReadIntent) -> AppResult<Option<Ope
         })
         .await;
     }
+    // The plain read every other GET is asks nothing more of the request:
+    // only a read that would count a download looks at who is asking.
     match ctx.app.read_without_writing(&id, intent)? {
         Some(opened) => Ok(Some(opened)),
-        None if page_first => Ok(None),
+        None if page_first(ctx)? => Ok(None),
         None => blocking(ctx, move |app| app.read(&id, intent))
             .await
             .map(Some),
     }
+}
+
+/// Whether a read that would count a download shows a page instead: to a
+/// link previewer always, whatever the link asks for (it must never spend
+/// a download), and to a browser unless it asked for the download.
+fn page_first(ctx: &Ctx) -> Result<bool, StoreError> {
+    Ok(crate::negotiate::is_link_previewer(&ctx.headers)
+        || (ctx.html && !ctx.query.flag("download")?))
 }
 
 /// The page a browser gets for a burn-after-reading file instead of its

@@ -392,12 +392,7 @@ fn check_auth_headers(headers: &HeaderMap) -> Result<(), StoreError> {
 /// client meant another route (files posted with `?ttl=` would be
 /// dropped, not added).
 pub(crate) fn refuse_body(ctx: &Ctx, what: &str) -> Result<(), StoreError> {
-    let has_body = ctx.headers.contains_key(header::TRANSFER_ENCODING)
-        || ctx
-            .headers
-            .get(header::CONTENT_LENGTH)
-            .is_some_and(|v| v.as_bytes() != b"0");
-    if has_body {
+    if crate::body::declares_body(&ctx.headers) {
         return Err(StoreError::bad_request(format!(
             "{what} takes no body: to upload, leave ttl out of the query"
         )));

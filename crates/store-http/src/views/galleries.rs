@@ -13,7 +13,7 @@ use store_core::Limits;
 use crate::router::{url_for, RouteId};
 
 /// The preview size an image list links to: the gallery grid's.
-const GRID_THUMB_PX: &str = "320";
+const GRID_THUMB_PX: u32 = store_core::gallery::THUMB_SIZES[1];
 
 /// The answer to POST /pics?create=1.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]

@@ -447,22 +447,11 @@ mod container_view_tests {
     }
     #[test]
     fn retain_answers_name_their_kind() {
-        let now = Timestamp::from_secs(1_795_359_845);
-        let d = DirRecord {
-            key: "kept-dir".into(),
-            name: Some("kept-dir".into()),
-            created_at: now,
-            updated_at: now,
-            lifetime: Lifetime::Indefinite,
-            ttl_secs: 604_800,
-            listed: false,
-            open: false,
-            tags: vec![],
-            write_token_hash: None,
-            files: vec![],
-            history: vec![],
-            owner: None,
+        let store_core::Object::Dir(mut d) = store_testkit::suite::sample_dir("kept-dir", false)
+        else {
+            unreachable!("sample_dir makes a dir")
         };
+        d.lifetime = Lifetime::Indefinite;
         let v = serde_json::to_value(RetainView::of_dir(&d, "http://h")).unwrap();
         assert_eq!(v["url"], "http://h/d/kept-dir");
         assert_eq!(v["retention"], "indefinite");
