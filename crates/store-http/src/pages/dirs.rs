@@ -1,0 +1,139 @@
+//! The pages of dirs: a dir with its files and upload form, its history,
+//! and the list of listed dirs.
+
+use maud::{html, Markup};
+use store_core::Limits;
+
+use super::*;
+use crate::views::{DirView, HistoryView};
+
+pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
+    let title = view.name.clone().unwrap_or_else(|| view.id.clone());
+    let og = Og {
+        title: &title,
+        description: format!(
+            "A shared folder: {} files, {}",
+            view.file_count,
+            crate::help::binary_size(view.bytes)
+        ),
+        url: &view.url,
+        image: None,
+    };
+    shared_page(
+        &title,
+        Some(&og),
+        html! {
+            h1 { "Dir " code { (title) } @if view.open { " (show-dir: anyone may write)" } }
+            @if let Some(token) = &view.write_token {
+                p class="notice secret" { strong { "Write token, shown once: " } code { (token) } " " (copy(token)) }
+            }
+            (owner_notice(view.owner_token.as_deref()))
+            p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
+            p {
+                (view.file_count) @if view.file_count == 1 { " file, " } @else { " files, " } (size(view.bytes)) " · " (expiry(view.expires_at.as_deref()))
+                " · " a href={ (local(&view.url)) "?zip=1" } { "Download all as zip" }
+                " · " a href=(url_for("", RouteId::DirHistory, &[&view.id])) { "History" }
+            }
+            @if view.files.is_empty() {
+                p { "No files yet." }
+            } @else {
+                table class="wide" {
+                    thead { tr { th { "File" } th { "Type" } th class="num" { "Size" } th { "Updated" } } }
+                    tbody {
+                        @for f in &view.files {
+                            tr {
+                                td { a href=(local(&f.url)) { (f.name) } }
+                                td { (f.content_type) }
+                                td class="num" { (size(f.size)) }
+                                td { (time(&f.updated_at, false)) }
+                            }
+                        }
+                    }
+                }
+            }
+            h2 { "Add files" }
+            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="dir" data-max=(limits.file_bytes_max) {
+                // The token field comes before the files: a form sends its
+                // fields in this order, and the server checks the token
+                // before it stores the first file.
+                @if !view.open {
+                    label { "Write token (if the dir has one) " input type="password" name="write" autocomplete="off"; }
+                }
+                div class="drop" {
+                    label { "Choose files " input type="file" name="file" multiple required; }
+                    p class="picked muted js-only hidden-js" { "…or drop them here." }
+                }
+                button type="submit" { "Upload" }
+            }
+            ul class="results" aria-live="polite" {}
+            @if !history.is_empty() {
+                h2 { "Recent activity" }
+                ul {
+                    @for h in history {
+                        li { (time(&unix_time(h.ts), false)) " · " (format!("{:?}", h.action).to_lowercase()) " " (h.file) " (" (size(h.bytes)) ")" }
+                    }
+                }
+            }
+        },
+    )
+}
+
+pub fn dir_history(view_url: &str, title: &str, history: &[HistoryView]) -> Markup {
+    page(
+        "History",
+        html! {
+            h1 { "History of " a href=(local(view_url)) { (title) } }
+            @if history.is_empty() { p { "Nothing happened yet." } }
+            table class="wide" {
+                thead { tr { th { "When" } th { "Action" } th { "File" } th class="num" { "Size" } } }
+                tbody {
+                    @for h in history {
+                        tr {
+                            td { (time(&unix_time(h.ts), false)) }
+                            td { (format!("{:?}", h.action).to_lowercase()) }
+                            td { (h.file) }
+                            td class="num" { (size(h.bytes)) }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}
+
+pub fn dir_index(dirs: &[DirView], q: &str) -> Markup {
+    page(
+        "Dirs",
+        html! {
+            h1 { "Listed dirs" }
+            form method="get" action=(href(RouteId::ListDirs)) {
+                label class="inline" { "Search " input type="search" name="q" value=(q); }
+                label class="inline" { "Sort "
+                    select name="sort" {
+                        option value="created" { "created" }
+                        option value="updated" { "updated" }
+                        option value="name" { "name" }
+                    }
+                }
+                button type="submit" { "Go" }
+            }
+            @if dirs.is_empty() {
+                p { "No listed dirs." }
+            } @else {
+                table class="wide" {
+                    thead { tr { th { "Dir" } th class="num" { "Files" } th { "Tags" } th { "Updated" } } }
+                    tbody {
+                        @for d in dirs {
+                            tr {
+                                td { a href=(local(&d.url)) { (d.name.as_deref().unwrap_or(&d.id)) } }
+                                td class="num" { (d.file_count) }
+                                td { (d.tags.join(", ")) }
+                                td { (time(&d.updated_at, false)) }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}

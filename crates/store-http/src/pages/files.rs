@@ -1,0 +1,220 @@
+//! The pages of single files and bundles: the upload form, a file's
+//! page, the page before a counted download, browse, and a bundle's page.
+
+use maud::{html, Markup};
+use store_core::Limits;
+
+use super::*;
+use crate::views::{BrowseEntry, BundleView, FileView};
+
+pub fn home(base_url: &str, limits: &Limits, token_required: bool) -> Markup {
+    page(
+        "Upload",
+        html! {
+            h1 { "Share a file" }
+            p { "Upload a file and get a link. It expires on its own; nothing to clean up." }
+            form method="post" action="/" enctype="multipart/form-data" data-upload="home" data-max=(limits.file_bytes_max) {
+                (upload_token_field(token_required))
+                div class="drop" {
+                    label { "Choose files " input type="file" name="file" multiple required; }
+                    p class="picked muted js-only hidden-js" { "…or drop them here." }
+                }
+                label class="inline" { "Lifetime "
+                    select name="ttl" {
+                        option value="" selected { "Default (files " (crate::help::duration(limits.file_ttl_default_secs)) ", dirs " (crate::help::duration(limits.dir_ttl_default_secs)) ")" }
+                        @for (value, label) in ttl_choices(limits) { option value=(value) { (label) } }
+                    }
+                }
+                label class="inline" { input type="checkbox" name="once" value="1"; " Burn after reading" }
+                fieldset class="js-only hidden-js" {
+                    legend { "Several files" }
+                    label class="inline" { input type="radio" name="mode" value="files" checked; " Separate links" }
+                    label class="inline" { input type="radio" name="mode" value="bundle"; " One bundle (zip)" }
+                    label class="inline" { input type="radio" name="mode" value="dir"; " A dir" }
+                    label { "Dir name (optional, " (limits.name_chars_min) "–" (limits.name_chars_max) " of a-z, 0-9, -) "
+                        input type="text" name="dirname" pattern="[a-z0-9-]*" maxlength=(limits.name_chars_max); }
+                    label class="inline" { input type="checkbox" name="protect" value="1"; " Protect the dir with a write token" }
+                }
+                p { button type="submit" { "Upload" } }
+                p class="muted" { "Up to " (size(limits.file_bytes_max)) " per file." }
+            }
+            h2 { "Your links" }
+            ul class="results" aria-live="polite" {}
+            h2 { "From a terminal or an agent" }
+            pre { code { "curl --data-binary @notes.txt '" (base_url) "/?name=notes.txt'" } }
+            p { "Everything else: " a href=(href(RouteId::Help)) { "help" } ", " a href=(href(RouteId::WriteForAgents)) { "instructions for agents" } ", " a href=(href(RouteId::Api)) { "the API contract" } "." }
+        },
+    )
+}
+
+/// The page for one single file: after a form upload, and at `?info=1`.
+pub fn file(view: &FileView) -> Markup {
+    // A raster image that is not counted previews as its own thumbnail.
+    let image = (view.downloads_left.is_none() && is_image(&view.content_type))
+        .then(|| format!("{}?thumb={PREVIEW_THUMB_PX}", view.url));
+    let og = Og {
+        title: &view.name,
+        description: format!(
+            "{}, {}",
+            crate::help::binary_size(view.size),
+            view.content_type
+        ),
+        url: &view.url,
+        image,
+    };
+    shared_page(
+        &view.name,
+        Some(&og),
+        html! {
+            h1 { (view.name) }
+            p { a href=(local(&view.url)) data-result-url="" { (view.url) } " " (copy(&view.url)) }
+            (owner_notice(view.owner_token.as_deref()))
+            dl class="facts" {
+                dt { "Size" } dd { (size(view.size)) }
+                dt { "Type" } dd { (view.content_type) }
+                dt { "Uploaded" } dd { (time(&view.created_at, false)) }
+                dt { "Lifetime" } dd { (expiry(view.expires_at.as_deref())) }
+                @if view.once { dt { "Burn after reading" } dd { "the first download deletes it" } }
+                @else if let Some(n) = view.downloads_left { dt { "Downloads left" } dd { (n) " (then it is deleted)" } }
+                @if !view.tags.is_empty() {
+                    dt { "Tags" } dd { @for t in &view.tags { a href={ (href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
+                }
+            }
+            p {
+                a href={ (local(&view.url)) "?download=1" } rel="nofollow" {
+                    @if view.once { "Download (this deletes it)" } @else if view.downloads_left.is_some() { "Download (counts as one of its downloads)" } @else { "Download" }
+                }
+            }
+            // A preview would fetch the bytes: a counted file's page has none.
+            @if view.downloads_left.is_none() {
+                @if is_image(&view.content_type) {
+                    div class="preview" { img src=(local(&view.url)) alt=(view.name); }
+                } @else if is_text(&view.content_type) {
+                    div class="preview" { iframe src=(local(&view.url)) title={ "Preview of " (view.name) } sandbox="" width="100%" height="320" {} }
+                }
+            }
+        },
+    )
+}
+
+/// What a browser sees first at a burn-after-reading file's URL: the
+/// file's name and size, and the one link that downloads (and deletes)
+/// it. Nothing on the page fetches the bytes.
+pub fn once_file(view: &FileView) -> Markup {
+    let og = Og {
+        title: &view.name,
+        description: "A file that is deleted when it is downloaded: open the link to download it."
+            .to_string(),
+        url: &view.url,
+        image: None,
+    };
+    shared_page(
+        &view.name,
+        Some(&og),
+        html! {
+            h1 { (view.name) }
+            p class="notice" {
+                @match view.downloads_left {
+                    Some(n) if n > 1 => {
+                        strong { "This file is deleted after " (n) " more downloads." }
+                        " Each download counts; after the last the link answers 404."
+                    }
+                    _ => {
+                        strong { "This file is deleted when it is downloaded." }
+                        " It can be downloaded once; after that the link answers 404."
+                    }
+                }
+            }
+            dl class="facts" {
+                dt { "Size" } dd { (size(view.size)) }
+                dt { "Type" } dd { (view.content_type) }
+                dt { "Lifetime" } dd { (expiry(view.expires_at.as_deref())) }
+            }
+            p { a class="button" href={ (local(&view.url)) "?download=1" } rel="nofollow" data-burn="" {
+                @if view.downloads_left.is_some_and(|n| n > 1) { "Download" } @else { "Download and delete" }
+            } }
+        },
+    )
+}
+
+pub struct BrowseFilter {
+    pub q: String,
+    pub tags: Vec<String>,
+    pub sort: String,
+    pub order: String,
+}
+
+pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
+    page(
+        "Browse",
+        html! {
+            h1 { "Browse tagged files" }
+            form method="get" action=(href(RouteId::Browse)) {
+                @for t in &f.tags { input type="hidden" name="tag" value=(t); }
+                label class="inline" { "Search " input type="search" name="q" value=(f.q); }
+                label class="inline" { "Sort "
+                    select name="sort" {
+                        @for s in ["created", "name", "size", "expires"] {
+                            option value=(s) selected[f.sort == s] { (s) }
+                        }
+                    }
+                }
+                label class="inline" { "Order "
+                    select name="order" {
+                        option value="desc" selected[f.order == "desc"] { "descending" }
+                        option value="asc" selected[f.order == "asc"] { "ascending" }
+                    }
+                }
+                button type="submit" { "Go" }
+            }
+            @if !f.tags.is_empty() {
+                p { "Tags: " @for t in &f.tags { code { (t) } " " } a href=(href(RouteId::Browse)) { "clear" } }
+            }
+            @if entries.is_empty() {
+                p { "Nothing matches. Files show here once they carry a tag." }
+            } @else {
+                table class="wide" {
+                    thead { tr { th { "Name" } th { "Type" } th class="num" { "Size" } th { "Tags" } th { "Expires" } } }
+                    tbody {
+                        @for e in entries {
+                            tr {
+                                td { a href=(local(&e.url)) { (e.name) } }
+                                td { (e.content_type) }
+                                td class="num" { (size(e.size)) }
+                                td { @for t in &e.tags { a href={ (href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
+                                td { (expiry(e.expires_at.as_deref())) }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}
+
+pub fn bundle(view: &BundleView) -> Markup {
+    let og = Og {
+        title: "Bundle",
+        description: format!("{} files, downloadable as one zip", view.files.len()),
+        url: &view.url,
+        image: None,
+    };
+    shared_page(
+        "Bundle",
+        Some(&og),
+        html! {
+            h1 { "Bundle " code { (view.id) } }
+            p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
+            (owner_notice(view.owner_token.as_deref()))
+            p { a href={ (local(&view.url)) "?download=1" } { "Download all as zip" } " · " (expiry(view.expires_at.as_deref())) }
+            table class="wide" {
+                thead { tr { th { "File" } th { "Type" } th class="num" { "Size" } } }
+                tbody {
+                    @for f in &view.files {
+                        tr { td { a href=(local(&f.url)) { (f.name) } } td { (f.content_type) } td class="num" { (size(f.size)) } }
+                    }
+                }
+            }
+        },
+    )
+}

@@ -1,0 +1,225 @@
+//! The HTML pages for people. maud escapes every interpolated string, so
+//! user-chosen names, tags and comments always show as text. Pages load one
+//! stylesheet and one script from `/static/` (see [`crate::assets`]) and
+//! carry no inline script or style, so their Content-Security-Policy can
+//! forbid both. Every page works without the script: forms post and the
+//! server redirects; the script adds progress bars, drag and drop, copy
+//! buttons, local times and likes without a reload.
+
+use maud::{html, Markup, DOCTYPE};
+use store_core::{Limits, Timestamp};
+
+use crate::assets;
+use crate::router::{url_for, RouteId};
+
+mod dirs;
+mod files;
+mod help;
+mod pics;
+
+pub use self::dirs::*;
+pub use self::files::*;
+pub use self::help::*;
+pub use self::pics::*;
+
+/// The navigation every app page shares.
+const NAV: &[(RouteId, &str)] = &[
+    (RouteId::Home, "Upload"),
+    (RouteId::Browse, "Browse"),
+    (RouteId::ListDirs, "Dirs"),
+    (RouteId::PicsIndex, "Galleries"),
+    (RouteId::Help, "Help"),
+];
+
+/// A page's link to a route without captures: a path from the route table.
+fn href(id: RouteId) -> String {
+    url_for("", id, &[])
+}
+
+/// The preview size a link preview's image is asked in: the largest
+/// `thumb=` box, big enough for a chat app's card.
+const PREVIEW_THUMB_PX: u32 = store_core::gallery::THUMB_SIZES[2];
+
+/// What a chat app or a social site shows for a pasted link (OpenGraph):
+/// the page's title and a line about it, and for galleries and images a
+/// preview image. Never an image that would spend a counted download.
+pub struct Og<'a> {
+    pub title: &'a str,
+    pub description: String,
+    /// The page's absolute URL.
+    pub url: &'a str,
+    /// An absolute URL of a preview image.
+    pub image: Option<String>,
+}
+
+/// The `<head>` of every page: the stylesheet always, the script unless
+/// the page is meant to run none (the embed view).
+fn head(title: &str, script: bool, og: Option<&Og<'_>>) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) }
+            @if let Some(og) = og {
+                meta property="og:site_name" content="storesrv";
+                meta property="og:type" content="website";
+                meta property="og:title" content=(og.title);
+                meta property="og:description" content=(og.description);
+                meta property="og:url" content=(og.url);
+                @if let Some(image) = &og.image {
+                    meta property="og:image" content=(image);
+                    meta name="twitter:card" content="summary_large_image";
+                } @else {
+                    meta name="twitter:card" content="summary";
+                }
+            }
+            link rel="stylesheet" href=(assets::url("app.css"));
+            @if script { script src=(assets::url("app.js")) defer {} }
+        }
+    }
+}
+
+fn page(title: &str, body: Markup) -> Markup {
+    shared_page(title, None, body)
+}
+
+/// A page meant to be shared: with OpenGraph tags for link previews.
+fn shared_page(title: &str, og: Option<&Og<'_>>, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(&format!("{title} · storesrv"), true, og))
+            body {
+                header class="top" {
+                    a class="brand" href="/" { "storesrv" }
+                    nav aria-label="Main" {
+                        @for (id, label) in NAV { a href=(href(*id)) { (label) } }
+                    }
+                }
+                main { (body) }
+                footer class="bottom" {
+                    "Files expire on their own. "
+                    a href=(href(RouteId::Help)) { "Help" } " · " a href=(href(RouteId::Api)) { "API" } " · "
+                    a href=(href(RouteId::WriteForAgents)) { "For agents" } " · " a href=(href(RouteId::Releases)) { "Releases" }
+                }
+            }
+        }
+    }
+}
+
+/// A time the script rewrites into the reader's zone (and, with
+/// `relative`, as "in 4 hours"); without the script it reads as UTC.
+fn time(at: &str, relative: bool) -> Markup {
+    html! {
+        @if relative { time datetime=(at) data-rel="" { (at) } } @else { time datetime=(at) { (at) } }
+    }
+}
+
+fn expiry(at: Option<&str>) -> Markup {
+    html! {
+        @match at {
+            Some(at) => { "expires " (time(at, true)) },
+            None => { "retained: never expires" },
+        }
+    }
+}
+
+fn unix_time(ts: f64) -> String {
+    Timestamp::from_millis((ts * 1000.0) as i64).to_string()
+}
+
+/// `1.2 MiB`: sizes as people read them; the exact count is in the title.
+pub fn size(n: u64) -> Markup {
+    let shown = crate::help::binary_size(n);
+    html! { span title={ (n) " bytes" } { (shown) } }
+}
+
+/// The path of one of our own absolute URLs. Pages link, post and load
+/// images by path, so they keep working when the browser reaches the
+/// server by another host name than the configured base URL (the CSP's
+/// `'self'` is the browser's origin, not the base URL).
+fn local(url: &str) -> &str {
+    match url.find("://") {
+        Some(i) => url[i + 3..].find('/').map_or("/", |j| &url[i + 3 + j..]),
+        None => url,
+    }
+}
+
+fn copy(url: &str) -> Markup {
+    html! { button type="button" class="secondary small" data-copy=(url) { "Copy" } }
+}
+
+fn is_image(content_type: &str) -> bool {
+    matches!(
+        content_type,
+        "image/png" | "image/jpeg" | "image/gif" | "image/webp" | "image/avif" | "image/bmp"
+    )
+}
+
+fn is_text(content_type: &str) -> bool {
+    content_type.starts_with("text/")
+        || matches!(content_type, "application/json" | "application/xml")
+}
+
+fn ttl_choices(l: &Limits) -> Vec<(String, String)> {
+    // Offer the common lifetimes that fall inside this server's clamp.
+    [
+        (4, "4 hours"),
+        (24, "1 day"),
+        (72, "3 days"),
+        (168, "7 days"),
+        (336, "14 days"),
+    ]
+    .into_iter()
+    .filter(|(h, _)| {
+        let secs = h * 3600;
+        secs >= l.file_ttl_min_secs && secs <= l.file_ttl_max_secs
+    })
+    .map(|(h, label)| {
+        let value = if h % 24 == 0 {
+            format!("{}d", h / 24)
+        } else {
+            format!("{h}h")
+        };
+        (value, label.to_string())
+    })
+    .collect()
+}
+
+/// The upload token field of a creating form, on a server closed to
+/// anonymous uploads (STORE_UPLOAD_TOKEN). It comes before the files, so
+/// that the server checks it before it writes any.
+fn upload_token_field(required: bool) -> Markup {
+    html! {
+        @if required {
+            label { "Upload token (this server takes uploads with it only) "
+                input type="password" name="token" autocomplete="off" required; }
+        }
+    }
+}
+
+/// The owner token of what was just made, shown once, with what it is
+/// for: without it the uploader can neither change the expiry nor, when
+/// the object is protected, change or delete it.
+fn owner_notice(token: Option<&str>) -> Markup {
+    html! {
+        @if let Some(token) = token {
+            p class="notice secret" {
+                strong { "Owner token, shown once: " } code { (token) } " " (copy(token))
+                br;
+                "Keep it to change the expiry (" code { "POST …?ttl=2d" } " with header " code { "X-Store-Owner" } ") or, if protected, to edit or delete. "
+                a href=(url_for("", RouteId::HelpTopic, &["owners"])) { "About owner tokens" }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn local_paths() {
+        assert_eq!(super::local("http://0.0.0.0:8080/d/x?zip=1"), "/d/x?zip=1");
+        assert_eq!(super::local("https://h.example"), "/");
+        assert_eq!(super::local("/already"), "/already");
+    }
+}

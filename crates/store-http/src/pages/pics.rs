@@ -1,0 +1,227 @@
+//! The pages of galleries: the index, a new gallery, the grid with its
+//! guestbook, the embed view and the admin page.
+
+use maud::{html, Markup, DOCTYPE};
+
+use super::*;
+use crate::views::{GalleryCreated, GalleryEntry, GalleryLimits, GalleryView};
+
+pub fn pics_index(list: &[GalleryEntry], token_required: bool) -> Markup {
+    page(
+        "Galleries",
+        html! {
+            h1 { "Galleries" }
+            form method="post" action={ (href(RouteId::CreateGallery)) "?create=1" } {
+                (upload_token_field(token_required))
+                label class="inline" { "New gallery name (optional) " input type="text" name="name" maxlength=(store_core::gallery::GALLERY_DISPLAY_NAME_CHARS_MAX); }
+                label class="inline" { input type="checkbox" name="listed" value="1"; " List it here" }
+                button type="submit" { "Create" }
+            }
+            @if list.is_empty() {
+                p { "No listed galleries." }
+            } @else {
+                ul {
+                    @for g in list {
+                        li { a href=(local(&g.url)) { (g.name.as_deref().unwrap_or(&g.id)) } " · " (g.images) " images · updated " (time(&g.updated_at, false)) }
+                    }
+                }
+            }
+        },
+    )
+}
+
+pub fn gallery_created(v: &GalleryCreated) -> Markup {
+    page(
+        "Gallery",
+        html! {
+            h1 { "Gallery " (v.name.as_deref().unwrap_or(&v.id)) }
+            p { "Share: " a href=(local(&v.url)) { (v.url) } " " (copy(&v.url)) }
+            @if let Some(admin) = &v.admin_url {
+                p class="notice secret" { strong { "Admin link, shown once: keep it secret. " } a href=(local(admin)) { (admin) } " " (copy(admin)) }
+            } @else {
+                p { "This gallery already existed; its admin link was shown when it was created." }
+            }
+        },
+    )
+}
+
+fn comments(view: &GalleryView, limits: &GalleryLimits) -> Markup {
+    let cooldown = limits.comment_cooldown_secs;
+    html! {
+        section id="comments" {
+            h2 { "Guestbook" }
+            div id="comment-list" {
+                @for c in &view.comments {
+                    article class="comment" id={ "c-" (c.id) } {
+                        div {
+                            strong { (c.name) } " · " (time(&unix_time(c.ts), false)) " "
+                            form class="inline" method="post" action={ (local(&view.url)) "?clike=" (c.id) } data-like="" {
+                                button type="submit" class="secondary small" {
+                                    "♥ " span data-likes="" { (c.likes) } span class="sr-only" { " likes; like this comment" }
+                                }
+                            }
+                        }
+                        p { (c.text) }
+                    }
+                }
+            }
+            form method="post" action={ (local(&view.url)) "?comment=1" } data-comment="" data-cooldown=(cooldown) {
+                label { "Name (optional) " input type="text" name="name" maxlength=(limits.comment_name_chars_max); }
+                label { "Comment " textarea name="text" maxlength=(limits.comment_text_chars_max) required {} }
+                button type="submit" { "Post" }
+                " " span class="status muted" role="status" { "One comment per " (cooldown) " s." }
+            }
+        }
+    }
+}
+
+pub fn gallery(view: &GalleryView, embed: bool, token_required: bool) -> Markup {
+    let title = view.name.clone().unwrap_or_else(|| view.id.clone());
+    let grid = html! {
+        div class="grid" {
+            @for i in &view.images {
+                figure id=(i.id) class=[view.selected.contains(&i.id).then_some("starred")] {
+                    a href=(local(&i.url)) data-lightbox="" data-name=(i.name) {
+                        img src=(local(&i.thumb_url)) alt=(i.name) loading="lazy" width="160" height="160";
+                    }
+                    figcaption {
+                        span class="name" title=(i.name) { (i.name) }
+                        @if !embed {
+                            form class="inline" method="post" action={ (local(&i.url)) "?like=1" } data-like="" {
+                                button type="submit" class="secondary small" {
+                                    "♥ " span data-likes="" { (i.likes) } span class="sr-only" { " likes; like " (i.name) }
+                                }
+                            }
+                        } @else {
+                            span { "♥ " (i.likes) }
+                        }
+                    }
+                }
+            }
+        }
+        @if view.images.is_empty() { p { "No images yet." } }
+        @if view.pages > 1 {
+            nav class="pages" aria-label="Pages" {
+                @for p in 1..=view.pages {
+                    @if p == view.page { strong aria-current="page" { (p) } } @else { a href=(page_link(view, p, embed)) { (p) } }
+                }
+            }
+        }
+    };
+    if embed {
+        return embed_page(&title, grid);
+    }
+    let og = Og {
+        title: &title,
+        description: format!("A photo gallery, {} images on this page", view.images.len()),
+        url: &view.url,
+        // The first image's mid-size preview: what a chat app shows.
+        image: view
+            .images
+            .first()
+            .map(|i| i.thumb_url.replace("thumb=320", "thumb=640")),
+    };
+    shared_page(
+        &title,
+        Some(&og),
+        html! {
+            h1 { (title) }
+            p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) " · "
+                (view.images.len()) " images on this page · " (expiry(view.expires_at.as_deref())) }
+            (grid)
+            h2 { "Add photos" }
+            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="gallery" data-max=(view.limits.upload_bytes_max) {
+                (upload_token_field(token_required))
+                div class="drop" {
+                    label { "Choose images " input type="file" name="file" accept="image/*,.heic,.heif" multiple required; }
+                    p class="picked muted js-only hidden-js" { "…or drop them here." }
+                }
+                button type="submit" { "Upload" }
+                p class="muted" { "JPEG, PNG, WebP, GIF or HEIC. Large photos are downscaled; location data is removed." }
+            }
+            ul class="results" aria-live="polite" {}
+            (comments(view, &view.limits))
+        },
+    )
+}
+
+/// A gallery page link that keeps the embed view and the starred images.
+fn page_link(view: &GalleryView, p: usize, embed: bool) -> String {
+    let mut link = format!("{}?p={p}", local(&view.url));
+    if embed {
+        link.push_str("&embed=1");
+    }
+    if !view.selected.is_empty() {
+        link.push_str("&stars=");
+        link.push_str(&view.selected.join(","));
+    }
+    link
+}
+
+/// The embeddable grid: no navigation, no forms, meant for an iframe.
+fn embed_page(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title, false, None))
+            body { main { (body) } }
+        }
+    }
+}
+
+pub fn gallery_admin(view: &GalleryView, secret: &str) -> Markup {
+    let admin_url = format!("{}/{secret}", local(&view.url));
+    let button = |id: &str, action: &str, label: &str, what: &str| {
+        html! {
+            form class="inline" method="post" action=(admin_url) {
+                input type="hidden" name="id" value=(id);
+                input type="hidden" name="action" value=(action);
+                button type="submit" class="secondary small" aria-label={ (label) " " (what) } { (label) }
+            }
+        }
+    };
+    page(
+        "Gallery admin",
+        html! {
+            h1 { "Admin: " (view.name.as_deref().unwrap_or(&view.id)) }
+            p class="notice secret" { "This page's address is the gallery's admin key. Do not share it." }
+            p { a href=(local(&view.url)) { "Public view" } }
+            table class="wide" {
+                thead { tr { th { "Image" } th { "State" } th class="num" { "Likes" } th { "Actions" } } }
+                tbody {
+                    @for i in &view.images {
+                        tr {
+                            td {
+                                // Hidden images answer 404 to everyone, so
+                                // there is no thumbnail to show for them.
+                                @if !i.hidden { img src=(local(&i.thumb_url)) alt="" width="80" height="80"; " " }
+                                (i.name)
+                            }
+                            td { @if i.hidden { "hidden" } @else { "visible" } }
+                            td class="num" { (i.likes) }
+                            td {
+                                @if i.hidden { (button(&i.id, "unhide", "Unhide", &i.name)) } @else { (button(&i.id, "hide", "Hide", &i.name)) }
+                                " " (button(&i.id, "up", "↑ Up", &i.name)) " " (button(&i.id, "down", "↓ Down", &i.name)) " " (button(&i.id, "delete", "Delete", &i.name))
+                            }
+                        }
+                    }
+                }
+            }
+            @if view.pages > 1 {
+                nav class="pages" aria-label="Pages" {
+                    @for p in 1..=view.pages {
+                        @if p == view.page { strong aria-current="page" { (p) } } @else { a href={ (admin_url) "?p=" (p) } { (p) } }
+                    }
+                }
+            }
+            h2 { "Comments" }
+            @if view.comments.is_empty() { p { "No comments." } }
+            @for c in &view.comments {
+                article class="comment" {
+                    strong { (c.name) } " · " (time(&unix_time(c.ts), false)) " " (button(&c.id, "cdel", "Delete", &format!("the comment by {}", c.name)))
+                    p { (c.text) }
+                }
+            }
+        },
+    )
+}
