@@ -452,3 +452,107 @@ fn a_browser_creates_likes_and_comments_without_javascript() {
     assert_eq!(counters["likes"][id], 1);
     assert_eq!(counters["cl"][c["id"].as_str().unwrap()], 1);
 }
+
+#[test]
+fn a_gallery_downloads_whole_as_a_zip_of_what_visitors_see() {
+    let s = Server::start();
+    let (_, g) = create(&s, "name=zip-me");
+    let token = g["token"].as_str().unwrap().to_string();
+    let one = upload(&s, "zip-me", "same.gif", &media("animated.gif"));
+    let two = upload(&s, "zip-me", "same.gif", &media("animated.gif"));
+    let hidden = upload(&s, "zip-me", "hidden.gif", &media("animated.gif"));
+    let res = s.post_with(
+        &format!("/pics/g/zip-me/{token}"),
+        &[("content-type", "application/x-www-form-urlencoded")],
+        format!("id={}&action=hide", hidden["id"].as_str().unwrap()).as_bytes(),
+    );
+    assert_eq!(res.status(), 200);
+    let mut res = s.get("/pics/g/zip-me?zip=1");
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "content-type"), "application/zip");
+    assert!(header(&res, "content-disposition").contains("zip-me.zip"));
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes(&mut res))).unwrap();
+    let mut members = std::collections::BTreeMap::new();
+    for i in 0..archive.len() {
+        let mut f = archive.by_index(i).unwrap();
+        let mut data = vec![];
+        std::io::Read::read_to_end(&mut f, &mut data).unwrap();
+        members.insert(f.name().unwrap().to_string(), data);
+    }
+    // Repeated names are numbered; the hidden image is not there.
+    let names: Vec<&String> = members.keys().collect();
+    assert_eq!(names, ["same (2).gif", "same.gif"]);
+    for (name, image) in [("same.gif", &one), ("same (2).gif", &two)] {
+        let served = bytes(&mut s.get(&path_of(&image["url"], &s)));
+        assert_eq!(members[name], served, "{name} is the image a visitor gets");
+    }
+    // The page offers it.
+    let mut page = s.get_with("/pics/g/zip-me", &[("Accept", "text/html")]);
+    assert!(text(&mut page).contains("/pics/g/zip-me?zip=1"));
+    assert_eq!(s.get("/pics/g/no-such-gallery?zip=1").status(), 404);
+}
+
+#[test]
+fn a_server_can_take_gallery_images_from_admins_only() {
+    let s = Server::with_env(&[
+        ("STORE_PICS_UPLOADS", "admin"),
+        ("STORE_SUPERADMIN_TOKEN", "super-secret-token-xyz"),
+    ]);
+    assert_eq!(json(&mut s.get("/api"))["gallery_uploads"], "admin");
+    let (status, g) = create(&s, "name=closed");
+    assert_eq!(status, 201, "creating a gallery stays open");
+    let token = g["token"].as_str().unwrap().to_string();
+    // A visitor's upload and import are refused, and nothing is stored.
+    let mut res = s.post("/pics/g/closed?name=a.gif", &media("animated.gif"));
+    assert_error(&mut res, 401, "write_denied");
+    let mut res = s.post_empty("/pics/g/closed?url=http://127.0.0.1:9/a.gif", &[]);
+    assert_error(&mut res, 401, "write_denied");
+    assert_eq!(
+        json(&mut s.get("/pics/g/closed"))["images"],
+        serde_json::json!([])
+    );
+    // A wrong admin token is 404, as on the admin page.
+    let mut res = s.post(
+        "/pics/g/closed/not-the-token?upload=1&name=a.gif",
+        &media("animated.gif"),
+    );
+    assert_error(&mut res, 404, "not_found");
+    // The admin, and the superadmin, upload through the admin path.
+    for secret in [token.as_str(), "super-secret-token-xyz"] {
+        let mut res = s.post(
+            &format!("/pics/g/closed/{secret}?upload=1&name=a.gif"),
+            &media("animated.gif"),
+        );
+        assert_eq!(res.status(), 201);
+        assert_eq!(json(&mut res)["name"], "a.gif");
+    }
+    assert_eq!(
+        json(&mut s.get("/pics/g/closed"))["images"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // The gallery page has no upload form; the admin page has one.
+    let mut page = s.get_with("/pics/g/closed", &[("Accept", "text/html")]);
+    let html = text(&mut page);
+    assert!(!html.contains("data-upload=\"gallery\""), "{html}");
+    assert!(html.contains("Only this gallery's admin adds photos here."));
+    let mut admin = s.get_with(
+        &format!("/pics/g/closed/{token}"),
+        &[("Accept", "text/html")],
+    );
+    let html = text(&mut admin);
+    assert!(
+        html.contains(&format!("action=\"/pics/g/closed/{token}?upload=1\"")),
+        "{html}"
+    );
+    // Deleting from the admin page takes a second click.
+    assert!(html.contains("<details class=\"confirm\">"), "{html}");
+    // An open server (the default) takes a visitor's upload, and says so.
+    let open = Server::start();
+    assert_eq!(json(&mut open.get("/api"))["gallery_uploads"], "open");
+    let (status, made) = create(&open, "name=open-pics");
+    assert_eq!(status, 201, "{made}");
+    upload(&open, "open-pics", "a.gif", &media("animated.gif"));
+}

@@ -22,6 +22,8 @@ pub struct Config {
     /// STORE_UPLOAD_TOKEN: when set, creating anything needs it. Its Debug
     /// never shows it.
     pub upload_token: store_core::UploadToken,
+    /// STORE_PICS_UPLOADS: `open` (SPEC.md) or `admin`.
+    pub gallery_uploads: store_core::gallery::GalleryUploads,
     /// Every limit, SPEC.md's unless a setting changes it: the pools, the
     /// rate, the show-dir bytes, the file and pics upload sizes and the
     /// single files' ttl bounds (see [`limits`]).
@@ -123,6 +125,9 @@ environment only:
                             gallery images) needs it or a retain token, as
                             Authorization: Bearer <token>, token=<token> or a form's token
                             field; reading stays open
+  STORE_PICS_UPLOADS        open (default): anyone with a gallery's link adds images;
+                            admin: only its admin (or the superadmin), on the admin page or
+                            POST /pics/g/<gid>/<admin token>?upload=1
   STORE_RATE_LIMIT_PER_MIN  requests per minute per client IP (default 100; 0 = off)
   STORE_POOL_BYTES          store pool (default 104857600)
   STORE_PICS_POOL_BYTES     pics pool (default 21474836480)
@@ -308,6 +313,7 @@ fn settings(flags: Flags, env: &dyn Fn(&str) -> Option<String>) -> Result<Box<Co
         retain_tokens: env("STORE_RETAIN_TOKEN").unwrap_or_default(),
         superadmin_token: env("STORE_SUPERADMIN_TOKEN").filter(|t| !t.is_empty()),
         upload_token: store_core::UploadToken::new(env("STORE_UPLOAD_TOKEN").as_deref()),
+        gallery_uploads: gallery_uploads(env)?,
         limits: limits(flags.max_file_bytes, env)?,
         trusted_proxies: env("STORE_TRUSTED_PROXIES")
             .unwrap_or_default()
@@ -384,6 +390,17 @@ fn check_limits(l: &Limits) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// STORE_PICS_UPLOADS: who may add images to a gallery.
+fn gallery_uploads(
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<store_core::gallery::GalleryUploads, String> {
+    match env("STORE_PICS_UPLOADS").filter(|v| !v.trim().is_empty()) {
+        None => Ok(store_core::gallery::GalleryUploads::Open),
+        Some(v) => store_core::gallery::GalleryUploads::parse(&v)
+            .ok_or_else(|| format!("STORE_PICS_UPLOADS: {v:?} is neither open nor admin")),
+    }
 }
 
 fn guards(env: &dyn Fn(&str) -> Option<String>) -> Result<Guards, String> {
@@ -553,6 +570,17 @@ mod tests {
             assert!(run(&[], &env).is_err(), "{env:?}");
         }
         assert!(run(&["--max-file-bytes", "lots"], &[]).is_err());
+    }
+
+    #[test]
+    fn gallery_uploads_are_open_unless_closed_to_admins() {
+        use store_core::gallery::GalleryUploads;
+        let get = |v: &str| run(&[], &[("STORE_PICS_UPLOADS", v)]).map(|c| c.gallery_uploads);
+        assert_eq!(run(&[], &[]).unwrap().gallery_uploads, GalleryUploads::Open);
+        assert_eq!(get("admin"), Ok(GalleryUploads::Admin));
+        assert_eq!(get(" open "), Ok(GalleryUploads::Open));
+        assert_eq!(get(""), Ok(GalleryUploads::Open), "blank is unset");
+        assert!(get("closed").is_err());
     }
 
     #[test]

@@ -228,6 +228,7 @@ fn open_app(
         retain_tokens: RetainTokens::from_csv(&config.retain_tokens),
         superadmin_token: config.superadmin_token.clone(),
         upload_token: config.upload_token.clone(),
+        gallery_uploads: config.gallery_uploads,
     };
     let (app, recovery) = App::open(ports, app_config).map_err(|e| e.to_string())?;
     tracing::info!(

@@ -39,7 +39,9 @@ pub use blobcache::{CacheStats, CachedBlobs};
 pub use bundles::Part;
 pub use dirs::{DirQuery, DirSort, NewDir, WriteRequest};
 pub use error::{AppError, AppResult};
-pub use files::{BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder, Uploaded};
+pub use files::{
+    BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder, TextPreview, Uploaded,
+};
 pub use galleries::{AdminAction, Visitor, MEDIA_JOBS_MAX};
 pub use import::ImportRequest;
 pub use orphans::OrphanReport;
@@ -105,6 +107,9 @@ pub struct AppConfig {
     pub superadmin_token: Option<String>,
     /// STORE_UPLOAD_TOKEN: when set, creating anything needs it.
     pub upload_token: UploadToken,
+    /// STORE_PICS_UPLOADS: whether anyone with a gallery's link may add
+    /// images, or only its admin.
+    pub gallery_uploads: store_core::gallery::GalleryUploads,
 }
 
 impl AppConfig {
@@ -117,6 +122,7 @@ impl AppConfig {
             retain_tokens: RetainTokens::default(),
             superadmin_token: None,
             upload_token: UploadToken::default(),
+            gallery_uploads: store_core::gallery::GalleryUploads::Open,
         }
     }
 }

@@ -30,6 +30,24 @@ pub struct MemberFile {
     pub updated_at: Timestamp,
 }
 
+/// `name`, or when `taken` already holds it, `name (2)`, `name (3)`...
+/// with the number before the extension, so that every member of a zip
+/// made from records whose names may repeat (a gallery's images) differs.
+pub fn unique_member_name(taken: &mut std::collections::BTreeSet<String>, name: &str) -> String {
+    let (stem, ext) = match name.rfind('.') {
+        Some(i) if i > 0 => name.split_at(i),
+        _ => (name, ""),
+    };
+    let mut candidate = name.to_string();
+    let mut n = 2;
+    while taken.contains(&candidate) {
+        candidate = format!("{stem} ({n}){ext}");
+        n += 1;
+    }
+    taken.insert(candidate.clone());
+    candidate
+}
+
 /// Checks a set of member names: each safe, none repeated, not too many.
 pub fn validate_member_names<'a>(
     limits: &Limits,
@@ -373,6 +391,29 @@ impl DirRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_member_names_are_numbered_before_the_extension() {
+        let mut taken = std::collections::BTreeSet::new();
+        let names: Vec<String> = ["a.jpg", "a.jpg", "a.jpg", "b", "b", ".hidden", ".hidden"]
+            .iter()
+            .map(|n| unique_member_name(&mut taken, n))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "a.jpg",
+                "a (2).jpg",
+                "a (3).jpg",
+                "b",
+                "b (2)",
+                ".hidden",
+                ".hidden (2)"
+            ]
+        );
+        // A name that happens to look numbered is never given twice.
+        assert_eq!(unique_member_name(&mut taken, "a (2).jpg"), "a (2) (2).jpg");
+    }
     use proptest::prelude::*;
 
     const L: Limits = Limits::DEFAULT;

@@ -24,6 +24,35 @@ pub const DEFAULT_COMMENT_NAME: &str = "Gast";
 /// Thumbnail boxes offered; `thumb=1` means 320.
 pub const THUMB_SIZES: [u32; 3] = [160, 320, 640];
 
+/// Who may add images to a gallery (STORE_PICS_UPLOADS). SPEC.md's
+/// galleries take images from anyone with the link: that is `Open`, the
+/// default. `Admin` closes them to everyone but the gallery's admin (and
+/// the superadmin), who upload through the admin path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum GalleryUploads {
+    #[default]
+    Open,
+    Admin,
+}
+
+impl GalleryUploads {
+    /// The setting's value: `open` or `admin`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim() {
+            "open" => Some(Self::Open),
+            "admin" => Some(Self::Admin),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Admin => "admin",
+        }
+    }
+}
+
 /// A visitor's fingerprint for one gallery.
 pub fn fingerprint(gallery_key: &str, ip: &str, user_agent: &str) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(gallery_key.as_bytes())

@@ -42,6 +42,7 @@ pub fn contract(config: &AppConfig) -> Value {
         "rate_limit_per_min": config.limits.rate_limit_per_min,
         "retention_token": config.retain_tokens.is_enabled(),
         "upload_token": config.upload_token.is_required(),
+        "gallery_uploads": config.gallery_uploads.as_str(),
         "errors": errors,
         "headers": headers(),
         "help": url_for(&config.base_url, RouteId::Help, &[]),

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use store_app::AppConfig;
+use store_core::gallery::GalleryUploads;
 use store_core::{ErrorCode, Limits};
 
 use crate::api;
@@ -222,7 +223,7 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
         "browse" => browse_text(b, l),
         "galleries" => galleries_text(b, l),
         "auth" => auth_text(b, l, config.upload_token.is_required()),
-        "limits" => limits_text(l),
+        "limits" => limits_text(l) + &who_creates(config),
         "operations" => operations_text(b),
         "about" => about_text(b),
         "errors" => errors_text(l),
@@ -308,7 +309,9 @@ fn owners_text(b: &str, l: &Limits) -> String {
 - `POST /<id>?ttl=<N>h|<N>d` (and `POST /d/<key>?ttl=…`) gives the object a new lifetime counted from now, shorter or longer, clamped as at upload (files [{fmin}, {fmax}], dirs [{dmin}, {dmax}]); it answers the record. Without the owner token: 401 `write_denied`. A retained object keeps its retention.\n\
 - `protect=1` at upload (single files and bundles): DELETE, PUT, PATCH and tag changes then need the owner token (or the retain token). Without `protect=1`, anyone with the URL may change or delete a file, as always.\n\
 - On a dir the owner token passes the write gate, as the write token does.\n\
-- The owner token does not stand in for the retain token: a retained object needs the retain token to change.\n",
+- The owner token does not stand in for the retain token: a retained object needs the retain token to change.\n\
+- To pass a link on: `GET /<id>?qr=1` (also `/d/<key>?qr=1`, `/pics/g/<gid>?qr=1`) is its QR code as SVG, `?qr=text` as text for a terminal; it never spends a download. The pages show the same code.\n\
+- In a browser, the home page keeps \"Your uploads\" (with their owner tokens) in the browser's own storage, to copy, show as a QR code, give a new lifetime or delete.\n",
         fmin = duration(l.file_ttl_min_secs),
         fmax = duration(l.file_ttl_max_secs),
         dmin = duration(l.dir_ttl_min_secs),
@@ -372,7 +375,8 @@ fn galleries_text(b: &str, l: &Limits) -> String {
 - All galleries share a pool of {pool}; when it is full uploads answer 507 `pool_full` with Retry-After {retry} s. Nothing is evicted.\n\
 - Comments: name up to {cname} characters, text up to {ctext}; one per visitor every {cool} s; at most {cmax} kept (oldest dropped).\n\
 - Likes toggle, one per visitor. `?likes=1` answers the counters. `?stars=<id>,<id>` shows chosen images first.\n\
-- Admin: `POST /pics/g/<gid>/<secret>` with `id` and `action` = hide, unhide, delete, up, down or cdel.\n",
+- Admin: `POST /pics/g/<gid>/<secret>` with `id` and `action` = hide, unhide, delete, up, down or cdel. The admin uploads at `POST /pics/g/<gid>/<secret>?upload=1` (and imports with `?url=`), the only way in when the server takes gallery images from admins only (`/api`: `gallery_uploads`).\n\
+- `GET /pics/g/<gid>?zip=1` downloads every visible image in one zip; `?qr=1` is the gallery's QR code.\n",
         up = bytes(l.pics_upload_bytes_max),
         px = l.pics_downscale_px,
         target = bytes(l.pics_target_bytes),
@@ -521,6 +525,21 @@ pub fn limits_text(l: &Limits) -> String {
         "\nContent-Length is required on bodied requests (411 `missing_length`)."
     );
     out
+}
+
+/// Who may create on this server: the upload token and gallery uploads
+/// (STORE_UPLOAD_TOKEN, STORE_PICS_UPLOADS), as `/api` reports them.
+fn who_creates(config: &AppConfig) -> String {
+    let uploads = if config.upload_token.is_required() {
+        "Creating anything needs this server's upload token (`Authorization: Bearer <token>`); reading needs none."
+    } else {
+        "Anyone may upload; no token is needed to create."
+    };
+    let pics = match config.gallery_uploads {
+        GalleryUploads::Open => "Anyone with a gallery's link may add images to it.",
+        GalleryUploads::Admin => "Only a gallery's admin adds images to it: on the admin page, or `POST /pics/g/<gid>/<admin token>?upload=1`.",
+    };
+    format!("\n## Who may upload\n\n{uploads} {pics} (`/api`: `upload_token`, `gallery_uploads`)\n")
 }
 
 /// `/help/errors`: plain text, one paragraph per code.

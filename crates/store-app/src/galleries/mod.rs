@@ -9,10 +9,10 @@
 use std::collections::BTreeMap;
 
 use store_core::auth::constant_time_eq;
-use store_core::container::hash_token;
+use store_core::container::{hash_token, unique_member_name, MemberFile};
 use store_core::gallery::{
-    fingerprint, toggle_like, validate_comment, Comment, GalleryRecord, ImageRecord,
-    GALLERY_DISPLAY_NAME_CHARS_MAX,
+    fingerprint, toggle_like, validate_comment, Comment, GalleryRecord, GalleryUploads,
+    ImageRecord, GALLERY_DISPLAY_NAME_CHARS_MAX,
 };
 use store_core::names::validate_memorable_name;
 use store_core::record::{gallery_storage_key, image_storage_key};
@@ -155,6 +155,54 @@ impl App {
         out.sort_by_key(|g| std::cmp::Reverse(g.updated_at));
         out.truncate(self.config.limits.browse_results_max);
         Ok(out)
+    }
+
+    /// Every image a visitor sees, in the gallery's order, as the members
+    /// of a zip ("download all"). Names that repeat are numbered, since a
+    /// zip's names must differ.
+    pub fn gallery_members(&self, gid: &str) -> AppResult<Vec<MemberFile>> {
+        let now = self.now();
+        let g = self.live_gallery(gid, now)?;
+        let mut taken = std::collections::BTreeSet::new();
+        let mut out = vec![];
+        for id in &g.images {
+            let Some(i) = self.image(id)? else { continue };
+            if !i.is_visible(now) {
+                continue;
+            }
+            out.push(MemberFile {
+                name: unique_member_name(&mut taken, &i.name),
+                content_type: i.content_type,
+                size: i.size,
+                blob: i.blob,
+                text: false,
+                created_at: i.created_at,
+                updated_at: i.created_at,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Whether an upload (or import) into a gallery may go ahead: the
+    /// gallery is live, and `admin`, when given, is its admin token (or
+    /// the superadmin's); a wrong one is 404, as on the admin page. Without
+    /// one, a server whose gallery uploads are for admins only refuses
+    /// with 401 `write_denied`. Checked before any byte is read.
+    pub fn check_gallery_upload(&self, gid: &str, admin: Option<&str>) -> AppResult<()> {
+        let g = self.live_gallery(gid, self.now())?;
+        match admin {
+            Some(secret) if !self.is_admin(&g, secret) => Err(StoreError::not_found().into()),
+            Some(_) => Ok(()),
+            None if self.config.gallery_uploads == GalleryUploads::Admin => {
+                Err(StoreError::WriteDenied(
+                    "this server takes gallery images from the gallery's admin only: upload on \
+                     the admin page, or POST /pics/g/<gid>/<admin token>?upload=1"
+                        .into(),
+                )
+                .into())
+            }
+            None => Ok(()),
+        }
     }
 
     /// The gallery for visitors (or, with `admin`, with hidden images too).

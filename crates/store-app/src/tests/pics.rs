@@ -340,3 +340,67 @@ fn hostile_images_are_refused() {
     );
     assert_eq!(w.app.pics_used_bytes().unwrap(), 0);
 }
+
+#[test]
+fn a_gallery_zips_what_visitors_see_with_names_that_differ() {
+    let w = world();
+    let g = new_gallery(&w.app, Some("zip-test"), false);
+    let token = g.token.clone().unwrap();
+    let (a, b, hidden) = (
+        put_image(&w, &g.id),
+        put_image(&w, &g.id),
+        put_image(&w, &g.id),
+    );
+    w.app
+        .administer(&g.id, &token, AdminAction::Hide, &hidden.id)
+        .unwrap();
+    let members = w.app.gallery_members(&g.id).unwrap();
+    let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["p.png", "p (2).png"], "the hidden one is left out");
+    let blobs: Vec<_> = members.iter().map(|m| m.blob.clone()).collect();
+    assert_eq!(blobs, [a.blob, b.blob]);
+    // Past the images' lifetime the gallery (whose lifetime its uploads
+    // slide) has expired with them.
+    w.clock
+        .advance_secs(store_core::Limits::DEFAULT.pics_lifetime_secs + 1);
+    assert_eq!(code(w.app.gallery_members(&g.id)), ErrorCode::NotFound);
+    assert_eq!(
+        code(w.app.gallery_members("no-such-gallery")),
+        ErrorCode::NotFound
+    );
+}
+
+#[test]
+fn gallery_uploads_closed_to_admins_let_the_admin_and_superadmin_in() {
+    let mut config = config(store_core::Limits::DEFAULT.pool_bytes);
+    config.gallery_uploads = store_core::gallery::GalleryUploads::Admin;
+    config.superadmin_token = Some("super-token-for-tests".into());
+    let clock = Arc::new(ManualClock::new(Timestamp::from_secs(T0)));
+    let (blobs, repo) = (
+        Arc::new(MemoryBlobStore::new()),
+        Arc::new(MemoryRepository::new()),
+    );
+    let (app, _) = App::open(ports(&clock, &blobs, &repo), config).unwrap();
+    let g = new_gallery(&app, Some("closed-one"), false);
+    let token = g.token.unwrap();
+    assert_eq!(
+        code(app.check_gallery_upload(&g.id, None)),
+        ErrorCode::WriteDenied
+    );
+    assert_eq!(
+        code(app.check_gallery_upload(&g.id, Some("wrong-token"))),
+        ErrorCode::NotFound
+    );
+    assert!(app.check_gallery_upload(&g.id, Some(&token)).is_ok());
+    assert!(app
+        .check_gallery_upload(&g.id, Some("super-token-for-tests"))
+        .is_ok());
+    assert_eq!(
+        code(app.check_gallery_upload("nope-nope", Some(&token))),
+        ErrorCode::NotFound
+    );
+    // The default is open: anyone may.
+    let w = world();
+    let open = new_gallery(&w.app, Some("open-one"), false);
+    assert!(w.app.check_gallery_upload(&open.id, None).is_ok());
+}

@@ -99,6 +99,11 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
 }
 
 pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
+    if ctx.query.flag("zip")? {
+        let name = gid.clone();
+        let members = blocking(ctx, move |app| app.gallery_members(&gid)).await?;
+        return Ok(super::serve_zip(ctx, &name, members));
+    }
     if ctx.query.flag("likes")? {
         let tally = blocking(ctx, move |app| app.counters(&gid)).await?;
         return Ok(json(StatusCode::OK, &Counters::from(&tally)));
@@ -116,7 +121,7 @@ pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
     if ctx.html {
         let mut res = respond::html(
             StatusCode::OK,
-            pages::gallery(&view, embed, ctx.app.config().upload_token.is_required()),
+            pages::gallery(&view, embed, &uploads_form(ctx)),
         );
         if embed {
             // The embed view is meant to be framed by other sites.
@@ -134,10 +139,17 @@ pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
 /// an unknown gallery, a bad length or boundary), before a byte is stored;
 /// then the images go through the pipeline one after another, each on a
 /// media slot.
-pub(super) async fn upload(ctx: &Ctx, gid: String, body: Incoming) -> AppResult<Res> {
+/// POST /pics/g/<gid>, or with the admin's token in the path
+/// (`admin`), POST /pics/g/<gid>/<secret>?upload=1.
+pub(super) async fn upload(
+    ctx: &Ctx,
+    gid: String,
+    admin: Option<String>,
+    body: Incoming,
+) -> AppResult<Res> {
     let ticket = ctx.shared.lanes.media_ticket()?;
-    let g = gid.clone();
-    blocking(ctx, move |app| app.check_gallery(&g)).await?;
+    let (g, a) = (gid.clone(), admin.clone());
+    blocking(ctx, move |app| app.check_gallery_upload(&g, a.as_deref())).await?;
     let mut parts = receive_images(ctx, body).await?;
     let single = parts.len() == 1;
     let mut images = vec![];
@@ -150,7 +162,11 @@ pub(super) async fn upload(ctx: &Ctx, gid: String, body: Incoming) -> AppResult<
     }
     let gallery = url_for(ctx.base(), RouteId::Gallery, &[&gid]);
     if ctx.html {
-        return Ok(respond::redirect(&gallery));
+        // A form posts here: back to the page it was on.
+        return Ok(respond::redirect(&match &admin {
+            Some(secret) => url_for(ctx.base(), RouteId::GalleryAdmin, &[&gid, secret]),
+            None => gallery,
+        }));
     }
     let mut images: Vec<ImageView> = images
         .iter()
@@ -192,11 +208,16 @@ async fn receive_images(
     Ok(mp.files.into_iter().map(|p| (p.name, p.body)).collect())
 }
 
-pub(super) async fn import(ctx: &Ctx, gid: String) -> AppResult<Res> {
+pub(super) async fn import(ctx: &Ctx, gid: String, admin: Option<String>) -> AppResult<Res> {
     let url = ctx
         .query
         .text("url")?
         .ok_or_else(|| StoreError::bad_request("url must not be empty"))?;
+    let g = gid.clone();
+    blocking(ctx, move |app| {
+        app.check_gallery_upload(&g, admin.as_deref())
+    })
+    .await?;
     let name = ctx.query.get("name").map(str::to_string);
     let ticket = ctx.shared.lanes.media_ticket()?;
     let app = Arc::clone(&ctx.app);
@@ -301,6 +322,15 @@ pub(super) async fn comment(ctx: &Ctx, gid: String, body: Incoming) -> AppResult
     ))
 }
 
+/// What a gallery's upload form needs to know of the server's settings.
+fn uploads_form(ctx: &Ctx) -> pages::UploadForm {
+    let config = ctx.app.config();
+    pages::UploadForm {
+        token_required: config.upload_token.is_required(),
+        open: config.gallery_uploads == store_core::gallery::GalleryUploads::Open,
+    }
+}
+
 pub(super) async fn admin(ctx: &Ctx, gid: String, secret: String, as_json: bool) -> AppResult<Res> {
     let page: usize = ctx.query.get("p").and_then(|p| p.parse().ok()).unwrap_or(1);
     let s = secret.clone();
@@ -311,7 +341,7 @@ pub(super) async fn admin(ctx: &Ctx, gid: String, secret: String, as_json: bool)
     }
     Ok(private(respond::html(
         StatusCode::OK,
-        pages::gallery_admin(&view, &secret),
+        pages::gallery_admin(&view, &secret, &uploads_form(ctx)),
     )))
 }
 

@@ -4,6 +4,7 @@
 use maud::{html, Markup, DOCTYPE};
 
 use super::*;
+use crate::qr;
 use crate::views::{GalleryCreated, GalleryEntry, GalleryLimits, GalleryView};
 
 pub fn pics_index(list: &[GalleryEntry], token_required: bool) -> Markup {
@@ -36,6 +37,7 @@ pub fn gallery_created(v: &GalleryCreated) -> Markup {
         html! {
             h1 { "Gallery " (v.name.as_deref().unwrap_or(&v.id)) }
             p { "Share: " a href=(local(&v.url)) { (v.url) } " " (copy(&v.url)) }
+            (qr::inline(&v.url))
             @if let Some(admin) = &v.admin_url {
                 p class="notice secret" { strong { "Admin link, shown once: keep it secret. " } a href=(local(admin)) { (admin) } " " (copy(admin)) }
             } @else {
@@ -75,7 +77,32 @@ fn comments(view: &GalleryView, limits: &GalleryLimits) -> Markup {
     }
 }
 
-pub fn gallery(view: &GalleryView, embed: bool, token_required: bool) -> Markup {
+/// What a gallery page's upload form depends on: whether the server needs
+/// its upload token, and whether visitors may upload at all
+/// (STORE_PICS_UPLOADS).
+#[derive(Debug, Clone, Copy)]
+pub struct UploadForm {
+    pub token_required: bool,
+    pub open: bool,
+}
+
+/// The form that adds images, posting to `action`.
+fn image_form(action: &str, max_bytes: u64, token_required: bool) -> Markup {
+    html! {
+        form method="post" action=(action) enctype="multipart/form-data" data-upload="gallery" data-max=(max_bytes) {
+            (upload_token_field(token_required))
+            div class="drop" {
+                label { "Choose images " input type="file" name="file" accept="image/*,.heic,.heif" multiple required; }
+                p class="picked muted js-only hidden-js" { "…or drop them here." }
+            }
+            button type="submit" { "Upload" }
+            p class="muted" { "JPEG, PNG, WebP, GIF or HEIC. Large photos are downscaled; location data is removed." }
+        }
+        ul class="results" aria-live="polite" {}
+    }
+}
+
+pub fn gallery(view: &GalleryView, embed: bool, form: &UploadForm) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
     let grid = html! {
         div class="grid" {
@@ -127,20 +154,18 @@ pub fn gallery(view: &GalleryView, embed: bool, token_required: bool) -> Markup 
         html! {
             h1 { (title) }
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) " · "
-                (view.images.len()) " images on this page · " (expiry(view.expires_at.as_deref())) }
+                (view.images.len()) " images on this page · " (expiry(view.expires_at.as_deref()))
+                @if !view.images.is_empty() { " · " a href={ (local(&view.url)) "?zip=1" } download="" { "Download all (zip)" } } }
             (grid)
             h2 { "Add photos" }
-            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="gallery" data-max=(view.limits.upload_bytes_max) {
-                (upload_token_field(token_required))
-                div class="drop" {
-                    label { "Choose images " input type="file" name="file" accept="image/*,.heic,.heif" multiple required; }
-                    p class="picked muted js-only hidden-js" { "…or drop them here." }
-                }
-                button type="submit" { "Upload" }
-                p class="muted" { "JPEG, PNG, WebP, GIF or HEIC. Large photos are downscaled; location data is removed." }
+            @if form.open {
+                (image_form(local(&view.url), view.limits.upload_bytes_max, form.token_required))
+            } @else {
+                p class="muted" { "Only this gallery's admin adds photos here." }
             }
-            ul class="results" aria-live="polite" {}
             (comments(view, &view.limits))
+            h2 { "Share" }
+            (qr::inline(&view.url))
         },
     )
 }
@@ -169,7 +194,7 @@ fn embed_page(title: &str, body: Markup) -> Markup {
     }
 }
 
-pub fn gallery_admin(view: &GalleryView, secret: &str) -> Markup {
+pub fn gallery_admin(view: &GalleryView, secret: &str, form: &UploadForm) -> Markup {
     let admin_url = format!("{}/{secret}", local(&view.url));
     let button = |id: &str, action: &str, label: &str, what: &str| {
         html! {
@@ -180,28 +205,41 @@ pub fn gallery_admin(view: &GalleryView, secret: &str) -> Markup {
             }
         }
     };
+    // Deleting cannot be undone: the button that does it is behind a
+    // second click, which works without the script too.
+    let confirm_delete = |id: &str, action: &str, what: &str| {
+        html! {
+            details class="confirm" {
+                summary class="small" { "Delete…" }
+                (button(id, action, "Delete for good", what))
+            }
+        }
+    };
     page(
         "Gallery admin",
         html! {
             h1 { "Admin: " (view.name.as_deref().unwrap_or(&view.id)) }
             p class="notice secret" { "This page's address is the gallery's admin key. Do not share it." }
             p { a href=(local(&view.url)) { "Public view" } }
+            h2 { "Add photos" }
+            (image_form(&format!("{admin_url}?upload=1"), view.limits.upload_bytes_max, form.token_required))
+            h2 { "Images" }
             table class="wide" {
                 thead { tr { th { "Image" } th { "State" } th class="num" { "Likes" } th { "Actions" } } }
                 tbody {
                     @for i in &view.images {
                         tr {
-                            td {
+                            td data-label="Image" {
                                 // Hidden images answer 404 to everyone, so
                                 // there is no thumbnail to show for them.
-                                @if !i.hidden { img src=(local(&i.thumb_url)) alt="" width="80" height="80"; " " }
+                                @if !i.hidden { img class="thumb" src=(local(&i.thumb_url)) alt="" width="80" height="80"; " " }
                                 (i.name)
                             }
-                            td { @if i.hidden { "hidden" } @else { "visible" } }
-                            td class="num" { (i.likes) }
-                            td {
+                            td data-label="State" { @if i.hidden { "hidden" } @else { "visible" } }
+                            td class="num" data-label="Likes" { (i.likes) }
+                            td data-label="Actions" {
                                 @if i.hidden { (button(&i.id, "unhide", "Unhide", &i.name)) } @else { (button(&i.id, "hide", "Hide", &i.name)) }
-                                " " (button(&i.id, "up", "↑ Up", &i.name)) " " (button(&i.id, "down", "↓ Down", &i.name)) " " (button(&i.id, "delete", "Delete", &i.name))
+                                " " (button(&i.id, "up", "↑ Up", &i.name)) " " (button(&i.id, "down", "↓ Down", &i.name)) " " (confirm_delete(&i.id, "delete", &i.name))
                             }
                         }
                     }
@@ -218,7 +256,7 @@ pub fn gallery_admin(view: &GalleryView, secret: &str) -> Markup {
             @if view.comments.is_empty() { p { "No comments." } }
             @for c in &view.comments {
                 article class="comment" {
-                    strong { (c.name) } " · " (time(&unix_time(c.ts), false)) " " (button(&c.id, "cdel", "Delete", &format!("the comment by {}", c.name)))
+                    strong { (c.name) } " · " (time(&unix_time(c.ts), false)) " " (confirm_delete(&c.id, "cdel", &format!("the comment by {}", c.name)))
                     p { (c.text) }
                 }
             }
