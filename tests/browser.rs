@@ -1,10 +1,14 @@
 //! The pages in a real browser: headless Chromium driven over WebDriver.
 //! A person uploads from the home page, adds to a dir, likes and comments
 //! in a gallery; an uploaded HTML page cannot act with the service's
-//! origin. Screenshots of the main pages land in
+//! origin; "Your uploads" survives a reload and extends, shows as a QR
+//! code and deletes; a once file survives a chat app's link preview.
+//! Screenshots of the main pages land in
 //! `target/tmp/screenshots/` as artifacts.
 
 mod common;
+#[path = "common/qr.rs"]
+mod qr;
 #[path = "common/webdriver.rs"]
 mod webdriver;
 
@@ -313,4 +317,161 @@ fn a_video_plays_and_seeks_over_ranges() {
         .filter(|l| l.contains("route=\"get_file\"") && l.contains("status=206"))
         .count();
     assert!(partial >= 1, "the player asked for ranges: {log}");
+}
+
+/// Whether the page scrolls sideways (it must not, on a phone).
+fn overflows(b: &Browser) -> bool {
+    b.execute(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+        json!([]),
+    ) != 0
+}
+
+#[test]
+fn your_uploads_survive_a_reload_and_extend_show_as_qr_and_delete() {
+    let s = Server::start();
+    let b = Browser::start();
+    b.goto(&s.url("/"));
+    ready(&b);
+    let notes = fixture("notes-utf8.txt");
+    b.send_keys(
+        &b.find("form[data-upload=home] input[type=file]"),
+        notes.to_str().unwrap(),
+    );
+    b.click(&b.find("form[data-upload=home] input[name=protect]"));
+    b.click(&b.find("form[data-upload=home] button[type=submit]"));
+    let url = b.attr(&b.find("a[data-result-url]"), "href").unwrap();
+    let path = url.strip_prefix(&s.base).unwrap().to_string();
+    let info = format!("{path}?info=1");
+    assert_eq!(json(&mut s.get(&info))["protected"], true);
+
+    // A reload: the upload is still listed, from this browser's storage.
+    b.goto(&s.url("/"));
+    ready(&b);
+    let item = format!("#your-uploads li[data-upload-url='{url}']");
+    b.find(&item);
+    b.execute(
+        "document.getElementById('your-uploads').scrollIntoView(); return null",
+        json!([]),
+    );
+    shot(&b, "your-uploads");
+
+    // Its QR code, drawn by the server, read back from the pixels Chromium
+    // painted.
+    b.click(&b.find(&format!("{item} button[data-qr]")));
+    let img = format!("{item} img.qr");
+    b.wait_for("the QR code to load", || {
+        let done = b.execute(
+            "const i = document.querySelector(arguments[0]); return !!i && i.complete && i.naturalWidth > 0",
+            json!([img]),
+        );
+        (done == true).then_some(())
+    });
+    let png = b.element_png(&b.find(&img));
+    assert_eq!(qr::decode_png(&png), vec![url.clone()]);
+
+    // Extend it to seven days with the owner token the browser kept.
+    let before = json(&mut s.get(&info))["expires_at"].clone();
+    b.execute(
+        "document.querySelector(arguments[0]).value = '7d'; return null",
+        json!([format!("{item} select[data-extend-ttl]")]),
+    );
+    b.click(&b.find(&format!("{item} button[data-extend]")));
+    let record = b.wait_for("the new expiry", || {
+        let r = json(&mut s.get(&info));
+        (r["expires_at"] != before).then_some(r)
+    });
+    let left = record["expires_in"].as_i64().unwrap();
+    assert!(left > 6 * 86_400 && left <= 7 * 86_400, "{record}");
+    let kept = b.wait_for("the list to show it", || {
+        let v = b.execute(
+            "return JSON.parse(localStorage.getItem('storesrv.uploads'))[0].expires_at",
+            json!([]),
+        );
+        (v == record["expires_at"]).then_some(v)
+    });
+    assert_eq!(kept, record["expires_at"]);
+
+    // On a phone: no sideways scrolling, and screenshots as artifacts.
+    b.set_window(390, 844);
+    for (name, page) in [
+        ("your-uploads-phone", "/".to_string()),
+        ("file-info-phone", info.clone()),
+    ] {
+        b.goto(&s.url(&page));
+        ready(&b);
+        assert!(!overflows(&b), "{page} scrolls sideways on a phone");
+        shot(&b, name);
+    }
+    b.set_window(1280, 900);
+
+    // Delete: the first click asks, the second deletes (it is protected,
+    // so only the owner token could).
+    b.goto(&s.url("/"));
+    ready(&b);
+    b.click(&b.find(&format!("{item} button[data-delete]")));
+    let armed = b.find(&format!("{item} button[data-delete][data-armed]"));
+    assert_eq!(b.text(&armed), "Really delete?");
+    assert_eq!(s.get(&info).status(), 200, "one click deletes nothing");
+    b.click(&armed);
+    b.wait_for("the upload to be deleted", || {
+        (s.get(&info).status() == 404).then_some(())
+    });
+    b.wait_for("the list to drop it", || {
+        let n = b.execute(
+            "return document.querySelectorAll(arguments[0]).length",
+            json!([item]),
+        );
+        (n == 0).then_some(())
+    });
+}
+
+#[test]
+fn a_once_file_survives_a_link_preview_and_opens_once_in_a_browser() {
+    let s = Server::start();
+    let made = json(&mut s.post("/?name=secret.txt&once=1", b"for one reader"));
+    let url = made["url"].as_str().unwrap().to_string();
+    let info = format!("/{}?info=1", made["id"].as_str().unwrap());
+    // A chat app unfurls the link as it is pasted: with its own
+    // User-Agent, asking for anything. It gets the page, and spends nothing.
+    let path = url.strip_prefix(&s.base).unwrap();
+    for accept in ["text/html", "*/*"] {
+        let res = s.get_with(
+            path,
+            &[
+                (
+                    "User-Agent",
+                    "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
+                ),
+                ("Accept", accept),
+            ],
+        );
+        assert_eq!(res.status(), 200);
+        assert!(common::header(&res, "content-type").starts_with("text/html"));
+    }
+    assert_eq!(s.get(&info).status(), 200);
+    // The recipient opens the link: a page that says what will happen.
+    let b = Browser::start();
+    b.set_window(390, 844);
+    b.goto(&url);
+    ready(&b);
+    let button = b.find("a[data-burn]");
+    assert_eq!(b.text(&button), "Download and delete");
+    assert!(b
+        .text(&b.find(".notice"))
+        .contains("deleted when it is downloaded"));
+    assert!(!overflows(&b));
+    shot(&b, "once-phone");
+    b.goto(&url);
+    ready(&b);
+    assert_eq!(
+        s.get(&info).status(),
+        200,
+        "opening the page twice spends nothing"
+    );
+    // The button downloads it, once.
+    b.click(&b.find("a[data-burn]"));
+    b.wait_for("the download to spend it", || {
+        (s.get(&info).status() == 404).then_some(())
+    });
 }

@@ -3,6 +3,8 @@
 //! shows hostile names, tags and comments as text.
 
 mod common;
+#[path = "common/qr.rs"]
+mod qr;
 
 use common::{header, json, multipart, text, Server};
 use scraper::{Html, Selector};
@@ -387,4 +389,140 @@ fn several_files_from_a_plain_form_make_a_bundle_page() {
         texts(&doc, "td a"),
         vec!["a.txt".to_string(), "b.txt".to_string()]
     );
+}
+
+/// The SVG a page embeds, as a document of its own (for the decoder).
+fn inline_svg(doc: &Html) -> String {
+    let svg = doc
+        .select(&sel("figure.qr svg"))
+        .next()
+        .expect("a QR code on the page")
+        .html();
+    assert!(!svg.contains("<script"), "{svg}");
+    svg
+}
+
+#[test]
+fn qr_codes_read_back_as_the_link_and_spend_no_download() {
+    let s = Server::start();
+    let once = json(&mut s.post("/?name=once.txt&once=1", b"for one reader"));
+    let (id, url) = (once["id"].as_str().unwrap(), once["url"].as_str().unwrap());
+    // As SVG and as terminal text, the code is the file's link...
+    let mut res = s.get(&format!("/{id}?qr=1"));
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "content-type"), "image/svg+xml");
+    assert_eq!(header(&res, "x-content-type-options"), "nosniff");
+    assert_eq!(qr::decode_svg(&text(&mut res)), vec![url.to_string()]);
+    let mut res = s.get(&format!("/{id}?qr=text"));
+    assert_eq!(header(&res, "content-type"), "text/plain; charset=utf-8");
+    assert_eq!(qr::decode_text(&text(&mut res)), vec![url.to_string()]);
+    // ...and drawing it never counted a download, nor did the info page
+    // that embeds it.
+    let info = page(&s, &format!("/{id}?info=1"));
+    assert_eq!(qr::decode_svg(&inline_svg(&info)), vec![url.to_string()]);
+    assert_eq!(text(&mut s.get(&format!("/{id}"))), "for one reader");
+    assert_eq!(s.get(&format!("/{id}?qr=1")).status(), 404, "spent: gone");
+
+    // A bundle, a dir and a gallery: their pages and `?qr=1` carry their
+    // own links.
+    let (ct, body) = multipart(&[("file", Some("a.txt"), b"a"), ("file", Some("b.txt"), b"b")]);
+    let bundle = json(&mut s.post_with("/", &[("Content-Type", &ct)], &body));
+    let dir = json(&mut s.post_empty("/?dir=1&name=qr-dir", &[]));
+    let gallery = json(&mut s.post_empty("/pics?create=1&name=qr-pics", &[]));
+    for (made, path) in [
+        (&bundle, format!("/{}", bundle["id"].as_str().unwrap())),
+        (&dir, "/d/qr-dir".to_string()),
+        (&gallery, "/pics/g/qr-pics".to_string()),
+    ] {
+        let link = made["url"].as_str().unwrap().to_string();
+        let doc = page(&s, &path);
+        assert_eq!(
+            qr::decode_svg(&inline_svg(&doc)),
+            vec![link.clone()],
+            "{path}"
+        );
+        let mut res = s.get(&format!("{path}?qr=1"));
+        assert_eq!(qr::decode_svg(&text(&mut res)), vec![link], "{path}");
+    }
+    // Unknown things have no code, and `qr` takes three words only.
+    common::assert_error(&mut s.get("/nosuchid?qr=1"), 404, "not_found");
+    common::assert_error(&mut s.get("/d/no-such-dir?qr=1"), 404, "not_found");
+    common::assert_error(&mut s.get("/pics/g/no-such-pics?qr=1"), 404, "not_found");
+    let id = bundle["id"].as_str().unwrap();
+    common::assert_error(&mut s.get(&format!("/{id}?qr=png")), 400, "bad_request");
+}
+
+#[test]
+fn text_files_show_their_start_on_their_info_page() {
+    let s = Server::start();
+    // CSV is text a browser downloads instead of showing: the page shows it.
+    let csv = "name,count\n<b>bold</b>,3\n";
+    let made = json(&mut s.post("/?name=table.csv", csv.as_bytes()));
+    let id = made["id"].as_str().unwrap();
+    let doc = page(&s, &format!("/{id}?info=1"));
+    assert_eq!(texts(&doc, ".preview pre"), vec![csv.to_string()]);
+    assert_eq!(doc.select(&sel(".preview b, .preview iframe")).count(), 0);
+    assert!(
+        texts(&doc, ".preview p").is_empty(),
+        "the whole file is shown"
+    );
+    // A long one shows its first 64 KiB, cut at a character, and says so.
+    let long = "é".repeat(40_000);
+    let made = json(&mut s.post("/?name=long.txt", long.as_bytes()));
+    let doc = page(&s, &format!("/{}?info=1", made["id"].as_str().unwrap()));
+    let shown = texts(&doc, ".preview pre").remove(0);
+    assert_eq!(shown.len(), 64 * 1024, "32,768 two-byte characters");
+    assert!(long.starts_with(&shown));
+    assert_eq!(texts(&doc, ".preview p").len(), 1);
+    // A counted file's page reads none of its bytes.
+    let made = json(&mut s.post("/?name=limited.csv&max_downloads=1", csv.as_bytes()));
+    let id = made["id"].as_str().unwrap();
+    let doc = page(&s, &format!("/{id}?info=1"));
+    assert_eq!(doc.select(&sel(".preview")).count(), 0);
+    assert_eq!(
+        json(&mut s.get(&format!("/{id}?info=1")))["downloads_left"],
+        1
+    );
+}
+
+#[test]
+fn the_home_form_sets_every_upload_option_without_the_script() {
+    let s = Server::start();
+    let home = page(&s, "/");
+    for field in ["ttl", "once", "max_downloads", "protect", "write", "listed"] {
+        let css = format!("form[data-upload=home] [name={field}]");
+        assert_eq!(home.select(&sel(&css)).count(), 1, "{field}");
+    }
+    // A plain form post (no script) with a download limit and protection.
+    let (ct, body) = multipart(&[
+        ("max_downloads", None, b"2"),
+        ("protect", None, b"1"),
+        ("once", None, b""),
+        ("file", Some("form.txt"), b"from a form"),
+    ]);
+    let mut res = s.post_with("/", &[BROWSER, ("Content-Type", &ct)], &body);
+    assert_eq!(res.status(), 201);
+    let doc = Html::parse_document(&text(&mut res));
+    let link = doc.select(&sel("a[data-result-url]")).next().unwrap();
+    let path = link.value().attr("href").unwrap().to_string();
+    let record = json(&mut s.get(&format!("{path}?info=1")));
+    assert_eq!(record["downloads_left"], 2);
+    assert_eq!(record["protected"], true);
+    assert_eq!(doc.select(&sel("figure.qr svg")).count(), 1);
+    // Browse links each file to its page, beside the bytes.
+    let tagged = json(&mut s.post("/?name=tagged.txt&tag=shown", b"t"));
+    let id = tagged["id"].as_str().unwrap();
+    let doc = page(&s, "/browse?tag=shown");
+    let hrefs: Vec<_> = doc
+        .select(&sel("td a"))
+        .filter_map(|a| a.value().attr("href"))
+        .collect();
+    assert!(
+        hrefs.contains(&format!("/{id}?info=1").as_str()),
+        "{hrefs:?}"
+    );
+    assert!(hrefs.contains(&format!("/{id}").as_str()), "{hrefs:?}");
+    // On a phone the table's header row is hidden: each cell is labelled.
+    let labels = texts(&doc, "td[data-label]").len();
+    assert_eq!(labels, doc.select(&sel("tbody td")).count());
 }

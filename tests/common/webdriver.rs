@@ -277,6 +277,15 @@ impl Browser {
         std::fs::write(path, png).expect("screenshot written");
     }
 
+    /// A PNG of one element, as the browser drew it.
+    pub fn element_png(&self, e: &Element) -> Vec<u8> {
+        use base64::Engine as _;
+        let b64 = self.call("GET", &format!("/element/{}/screenshot", e.0), None);
+        base64::engine::general_purpose::STANDARD
+            .decode(b64.as_str().expect("base64 screenshot"))
+            .expect("valid base64")
+    }
+
     pub fn set_window(&self, width: u32, height: u32) {
         self.call(
             "POST",

@@ -16,7 +16,7 @@ use store_core::{
     ReadIntent, RetainAuth, StoreError,
 };
 
-use crate::{Access, App, AppResult, AsOf, Created, Staged};
+use crate::{Access, App, AppError, AppResult, AsOf, Created, Staged};
 
 /// What an upload made: a single file, or a bundle of its parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -366,6 +366,43 @@ impl App {
         Ok(AsOf { record, now })
     }
 
+    /// The first `max_bytes` of a live text file, cut at a character's
+    /// end, for its info page: browsers download text types they cannot
+    /// show (CSV, YAML...), so the page shows them itself. `None` for a
+    /// file that is not text, and for one whose downloads are counted,
+    /// whose bytes only a counted download may read.
+    pub fn text_preview(&self, id: &str, max_bytes: u64) -> AppResult<Option<TextPreview>> {
+        let record = self.live_file(id, self.now())?;
+        if !record.text || record.is_counted() || record.link {
+            return Ok(None);
+        }
+        let mut reader = self.open_blob_range(&record.blob, 0..max_bytes.min(record.size))?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut reader, &mut bytes).map_err(|e| {
+            AppError::Storage(store_core::StorageError::from_io(
+                "reading a text preview",
+                &e,
+            ))
+        })?;
+        let valid = match std::str::from_utf8(&bytes) {
+            Ok(_) => bytes.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        bytes.truncate(valid);
+        Ok(Some(TextPreview {
+            text: String::from_utf8(bytes).unwrap_or_default(),
+            whole: valid as u64 == record.size,
+        }))
+    }
+
+    /// The record of a live file or bundle, read without counting a
+    /// download: for what only needs to know it exists (its QR code).
+    pub fn object_info(&self, id: &str) -> AppResult<AsOf<Object>> {
+        let now = self.now();
+        let record = self.live_object(id, now)?;
+        Ok(AsOf { record, now })
+    }
+
     /// DELETE /<id>: a single file or a whole bundle.
     pub fn delete(&self, id: &str, access: &Access) -> AppResult<()> {
         let now = self.now();
@@ -582,4 +619,12 @@ impl App {
         self.sort_and_cap(&mut hits, query.order, key);
         Ok(hits)
     }
+}
+
+/// The start of a text file, as its info page shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextPreview {
+    pub text: String,
+    /// Whether that is the whole file.
+    pub whole: bool,
 }

@@ -1,7 +1,9 @@
 // storesrv: the one script of every app page. Every page works without it
 // (plain forms post and redirect); this script adds upload progress, drag
 // and drop, copy buttons, local times, likes and comments without a page
-// reload, and the gallery lightbox. It never builds HTML from strings:
+// reload, the gallery lightbox, and "Your uploads": what this browser
+// uploaded, kept in localStorage with the owner tokens, to extend, show as
+// a QR code or delete. It never builds HTML from strings:
 // every user-controlled value goes through textContent.
 "use strict";
 
@@ -103,33 +105,91 @@
     return { li: li, bar: bar };
   }
 
-  function showResult(item, data) {
+  // A token shown once, with a copy button and what it is for.
+  function secret(label, token, what) {
+    var p = el("p", { "class": "notice secret" });
+    p.appendChild(el("strong", null, label + " (shown once): "));
+    p.appendChild(el("code", null, token));
+    p.appendChild(document.createTextNode(" "));
+    p.appendChild(copyButton(token));
+    p.appendChild(el("br"));
+    p.appendChild(document.createTextNode(what));
+    return p;
+  }
+
+  // The path of one of our URLs: pages reach the server by the browser's
+  // origin, which may differ from the configured base URL.
+  function localPath(url) {
+    try { var u = new URL(url, window.location.href); return u.pathname + u.search; } catch (e) { return url; }
+  }
+
+  // The page that describes an upload: a file's info page (which never
+  // spends a download), a bundle's or dir's own page.
+  function infoPage(url, kind) {
+    return kind === "file" ? localPath(url) + "?info=1" : localPath(url);
+  }
+
+  function kindOf(data) {
+    if (data.dir) { return "dir"; }
+    return Array.isArray(data.files) ? "bundle" : "file";
+  }
+
+  function showResult(item, data, asked) {
     item.bar.remove();
+    var kind = kindOf(data);
     var p = el("p");
     var a = el("a", { href: data.url, "data-result-url": "" }, data.url);
     p.appendChild(a);
     p.appendChild(document.createTextNode(" "));
     p.appendChild(copyButton(data.url));
+    p.appendChild(document.createTextNode(" "));
+    p.appendChild(el("a", { href: infoPage(data.url, kind) }, kind === "file" ? "Details and QR code" : "Page and QR code"));
     item.li.appendChild(p);
+    if (asked && asked.dirname && !data.owner_token) {
+      item.li.appendChild(el("p", { "class": "notice" },
+        "The dir " + asked.dirname + " already existed: the files were added to it, and its lifetime, write token and listing were left as they were."));
+    }
     if (data.write_token) {
-      item.li.appendChild(el("p", { "class": "notice secret" }, "Write token (shown once): " + data.write_token));
+      item.li.appendChild(secret("Write token", data.write_token,
+        "Whoever has it may add, change and delete this dir's files (the X-Store-Write header, or the dir page's write token field); without it the dir is read-only."));
     }
     if (data.owner_token) {
-      var owner = el("p", { "class": "notice secret" }, "Owner token (shown once, to change the expiry or, if protected, to edit or delete): ");
-      owner.appendChild(el("code", null, data.owner_token));
-      owner.appendChild(document.createTextNode(" "));
-      owner.appendChild(copyButton(data.owner_token));
-      item.li.appendChild(owner);
+      item.li.appendChild(secret("Owner token", data.owner_token,
+        "It changes the expiry, and deletes or edits a protected upload. This browser keeps it under Your uploads."));
     }
     if (data.expires_at) {
       var exp = el("p", { "class": "muted" }, "Expires ");
       var t = el("time", { datetime: data.expires_at, "data-rel": "" }, data.expires_at);
       exp.appendChild(t);
       item.li.appendChild(exp);
+      var clamped = clampNote(asked && asked.ttl, data.expires_at);
+      if (clamped) { item.li.appendChild(el("p", { "class": "notice" }, clamped)); }
       localTimes(item.li);
     } else {
       item.li.appendChild(el("p", { "class": "muted" }, "Retained: never expires."));
     }
+  }
+
+  // "4h" or "3d" in seconds, or 0.
+  function ttlSeconds(ttl) {
+    var m = /^(\d+)([hd])$/.exec(ttl || "");
+    if (!m) { return 0; }
+    return Number(m[1]) * (m[2] === "d" ? 86400 : 3600);
+  }
+
+  // Says so when the lifetime the server gave is not the one asked for
+  // (it clamps a ttl to its bounds; a dir's bounds differ from a file's).
+  function clampNote(ttl, expiresAt) {
+    var asked = ttlSeconds(ttl);
+    if (!asked) { return ""; }
+    var got = Math.round((new Date(expiresAt).getTime() - Date.now()) / 1000);
+    if (Math.abs(got - asked) < 120) { return ""; }
+    return "You asked for " + ttl + "; this server's bounds gave it " + describeSecs(got) + ".";
+  }
+
+  function describeSecs(secs) {
+    if (secs >= 86400 && secs % 86400 < 300) { return Math.round(secs / 86400) + " day(s)"; }
+    return Math.round(secs / 3600) + " hour(s)";
   }
 
   function showError(item, err) {
@@ -216,22 +276,28 @@
       if (kind === "home") {
         var mode = field("mode") || "files";
         var common = { ttl: field("ttl"), once: field("once") };
+        var done = function (item, label, asked) {
+          return function (v) { showResult(item, v, asked); remember(v, label); };
+        };
         if (mode === "bundle" && files.length > 1) {
-          var b = resultItem(list, "Bundle of " + files.length + " files");
-          // Burn after reading applies to single files only.
-          jobs.push(send("POST", "/" + query({ ttl: common.ttl }), formData(files), auth(null), b.bar)
-            .then(function (d) { showResult(b, d); }, function (e) { showError(b, e); }));
+          var label = "Bundle of " + files.length + " files";
+          var b = resultItem(list, label);
+          // Burn after reading and download limits apply to single files only.
+          jobs.push(send("POST", "/" + query({ ttl: common.ttl, protect: field("protect") }), formData(files), auth(null), b.bar)
+            .then(done(b, label, common), function (e) { showError(b, e); }));
         } else if (mode === "dir") {
           var name = field("dirname");
-          var d = resultItem(list, name ? "Dir " + name : "New dir");
-          jobs.push(send("POST", "/" + query({ dir: "1", name: name, ttl: field("ttl"), write: field("protect") }), formData(files), auth(null), d.bar)
-            .then(function (v) { showResult(d, v); }, function (e) { showError(d, e); }));
+          var dirLabel = name ? "Dir " + name : "New dir";
+          var d = resultItem(list, dirLabel);
+          var asked = { ttl: field("ttl"), dirname: name };
+          jobs.push(send("POST", "/" + query({ dir: "1", name: name, ttl: field("ttl"), write: field("write"), listed: field("listed") }), formData(files), auth(null), d.bar)
+            .then(done(d, dirLabel, asked), function (e) { showError(d, e); }));
         } else {
           files.forEach(function (f) {
             var item = resultItem(list, f.name);
-            var params = { name: f.name, ttl: common.ttl, once: common.once };
+            var params = { name: f.name, ttl: common.ttl, once: common.once, max_downloads: field("max_downloads"), protect: field("protect") };
             jobs.push(send("POST", "/" + query(params), f, auth({ "Content-Type": f.type || "application/octet-stream" }), item.bar)
-              .then(function (v) { showResult(item, v); }, function (e) { showError(item, e); }));
+              .then(done(item, f.name, common), function (e) { showError(item, e); }));
           });
         }
       } else {
@@ -249,6 +315,181 @@
         input.setAttribute("required", "");
       });
     });
+  }
+
+  // --- Your uploads: what this browser uploaded, kept in localStorage
+  // with the owner (and write) tokens, so that it survives a reload. The
+  // tokens never leave this browser except to this server, in the
+  // X-Store-Owner header of an extend or a delete.
+  var UPLOADS_KEY = "storesrv.uploads";
+  var UPLOADS_MAX = 200;
+
+  function loadUploads() {
+    try {
+      var v = JSON.parse(window.localStorage.getItem(UPLOADS_KEY) || "[]");
+      return Array.isArray(v) ? v : [];
+    } catch (e) { return []; }
+  }
+
+  function saveUploads(list) {
+    try { window.localStorage.setItem(UPLOADS_KEY, JSON.stringify(list.slice(0, UPLOADS_MAX))); } catch (e) { /* storage full or off */ }
+  }
+
+  function remember(data, label) {
+    if (!data || !data.url) { return; }
+    var list = loadUploads();
+    var old = list.filter(function (u) { return u.url === data.url; })[0] || {};
+    var entry = {
+      url: data.url,
+      name: label,
+      kind: kindOf(data),
+      // A named dir that already existed answers no tokens: keep the ones
+      // this browser got when it made it.
+      owner: data.owner_token || old.owner || "",
+      write: data.write_token || old.write || "",
+      expires_at: data.expires_at || null,
+      counted: !!data.once || data.downloads_left !== undefined && data.downloads_left !== null,
+      at: old.at || new Date().toISOString()
+    };
+    saveUploads([entry].concat(list.filter(function (u) { return u.url !== data.url; })));
+    renderUploads();
+  }
+
+  function forget(url) {
+    saveUploads(loadUploads().filter(function (u) { return u.url !== url; }));
+    renderUploads();
+  }
+
+  function update(url, change) {
+    saveUploads(loadUploads().map(function (u) { return u.url === url ? change(u) : u; }));
+    renderUploads();
+  }
+
+  // An owner's request (extend, delete): JSON back, or an Error with the
+  // status, so that a 404 can say the upload is gone.
+  function ownerRequest(method, url, owner) {
+    var headers = { Accept: "application/json" };
+    if (owner) { headers["X-Store-Owner"] = owner; }
+    return fetch(url, { method: method, headers: headers, credentials: "same-origin" }).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (data) {
+        if (!r.ok) {
+          var e = new Error(data.error || "HTTP " + r.status);
+          e.status = r.status;
+          throw e;
+        }
+        return data;
+      });
+    });
+  }
+
+  function ttlOptions() {
+    var select = document.querySelector("form[data-upload=home] select[name=ttl]");
+    var out = [];
+    if (select) {
+      Array.prototype.forEach.call(select.options, function (o) {
+        if (o.value) { out.push([o.value, o.textContent]); }
+      });
+    }
+    return out;
+  }
+
+  function uploadItem(u) {
+    var li = el("li", { "data-upload-url": u.url });
+    var title = el("div");
+    title.appendChild(el("a", { href: infoPage(u.url, u.kind) }, u.name || u.url));
+    title.appendChild(el("span", { "class": "muted" }, " · " + u.kind + (u.counted ? " · downloads counted" : "")));
+    li.appendChild(title);
+    var when = el("div", { "class": "muted expiry" });
+    if (u.expires_at) {
+      when.appendChild(document.createTextNode("Expires "));
+      when.appendChild(el("time", { datetime: u.expires_at, "data-rel": "" }, u.expires_at));
+    } else {
+      when.textContent = "Retained: never expires.";
+    }
+    li.appendChild(when);
+    var status = el("span", { "class": "status muted", role: "status" });
+    var actions = el("div", { "class": "actions" });
+    actions.appendChild(copyButton(u.url));
+    actions.appendChild(qrButton(li, u));
+    if (u.owner) {
+      actions.appendChild(extendControl(u, status));
+      actions.appendChild(deleteButton(u, status));
+    }
+    var forgetIt = el("button", { type: "button", "class": "secondary small", "data-forget": "" }, "Forget");
+    forgetIt.addEventListener("click", function () { forget(u.url); });
+    actions.appendChild(forgetIt);
+    actions.appendChild(status);
+    li.appendChild(actions);
+    return li;
+  }
+
+  // The QR code is drawn by the server (`?qr=1`), shown on demand.
+  function qrButton(li, u) {
+    var b = el("button", { type: "button", "class": "secondary small", "aria-expanded": "false", "data-qr": "" }, "QR code");
+    b.addEventListener("click", function () {
+      var shown = li.querySelector("img.qr");
+      if (shown) { shown.remove(); b.setAttribute("aria-expanded", "false"); return; }
+      li.appendChild(el("img", { "class": "qr", src: localPath(u.url) + "?qr=1", alt: "QR code of " + u.url, width: "160", height: "160" }));
+      b.setAttribute("aria-expanded", "true");
+    });
+    return b;
+  }
+
+  function extendControl(u, status) {
+    var wrap = el("span");
+    var select = el("select", { "aria-label": "New lifetime for " + (u.name || u.url), "data-extend-ttl": "" });
+    ttlOptions().forEach(function (o) { select.appendChild(el("option", { value: o[0] }, o[1])); });
+    var go = el("button", { type: "button", "class": "secondary small", "data-extend": "" }, "Set lifetime");
+    go.addEventListener("click", function () {
+      status.textContent = "…";
+      ownerRequest("POST", localPath(u.url) + "?ttl=" + encodeURIComponent(select.value), u.owner).then(function (v) {
+        update(u.url, function (old) { old.expires_at = v.expires_at || null; return old; });
+      }, function (e) { failed(u, status, e); });
+    });
+    wrap.appendChild(select);
+    wrap.appendChild(go);
+    return wrap;
+  }
+
+  // Deleting cannot be undone: the first click asks, the second deletes.
+  function deleteButton(u, status) {
+    var b = el("button", { type: "button", "class": "secondary small", "data-delete": "" }, "Delete");
+    b.addEventListener("click", function () {
+      if (b.getAttribute("data-armed") !== "1") {
+        b.setAttribute("data-armed", "1");
+        b.textContent = "Really delete?";
+        return;
+      }
+      ownerRequest("DELETE", localPath(u.url), u.owner).then(function () {
+        forget(u.url);
+      }, function (e) { failed(u, status, e); });
+    });
+    return b;
+  }
+
+  function failed(u, status, e) {
+    if (e.status === 404) {
+      status.textContent = "Gone: it expired or was deleted.";
+      setTimeout(function () { forget(u.url); }, 1500);
+      return;
+    }
+    status.className = "status error";
+    status.textContent = e.message;
+  }
+
+  function renderUploads() {
+    var section = document.getElementById("your-uploads");
+    if (!section) { return; }
+    var now = Date.now();
+    var all = loadUploads();
+    var live = all.filter(function (u) { return !u.expires_at || new Date(u.expires_at).getTime() > now; });
+    if (live.length !== all.length) { saveUploads(live); }
+    var ul = section.querySelector("ul.uploads");
+    ul.textContent = "";
+    live.forEach(function (u) { ul.appendChild(uploadItem(u)); });
+    var empty = section.querySelector(".empty");
+    if (empty) { empty.hidden = live.length > 0; }
+    localTimes(ul);
   }
 
   // --- Likes and comments without reloading the page.
@@ -323,18 +564,50 @@
     var caption = el("span");
     var next = el("button", { type: "button", "class": "small" }, "Next →");
     var close = el("button", { type: "button", "class": "small" }, "Close");
+    // Like, download and the original, for the image shown.
+    var like = el("button", { type: "button", "class": "small", "data-lightbox-like": "" }, "♥");
+    var download = el("a", { "class": "button small", "data-lightbox-download": "" }, "Download");
+    var original = el("a", { "class": "button small", target: "_blank", rel: "noopener" }, "Original");
     var img = el("img", { alt: "" });
-    bar.appendChild(prev); bar.appendChild(caption); bar.appendChild(next); bar.appendChild(close);
+    var tools = el("span", { "class": "tools" });
+    tools.appendChild(like); tools.appendChild(download); tools.appendChild(original);
+    bar.appendChild(prev); bar.appendChild(caption); bar.appendChild(tools); bar.appendChild(next); bar.appendChild(close);
     dialog.appendChild(bar);
     dialog.appendChild(img);
     document.body.appendChild(dialog);
     var at = 0;
+    function likeForm() {
+      var fig = links[at].closest("figure");
+      return fig ? fig.querySelector("form[data-like]") : null;
+    }
+    function showLikes() {
+      var form = likeForm();
+      var count = form ? form.querySelector("[data-likes]") : null;
+      var pressed = form ? form.querySelector("button").getAttribute("aria-pressed") : null;
+      like.hidden = !form;
+      like.textContent = "♥ " + (count ? count.textContent : "");
+      like.setAttribute("aria-pressed", pressed === "true" ? "true" : "false");
+    }
     function show(i) {
       at = (i + links.length) % links.length;
-      img.src = links[at].getAttribute("href");
+      var href = links[at].getAttribute("href");
+      img.src = href;
       img.alt = links[at].getAttribute("data-name") || "";
       caption.textContent = img.alt + " (" + (at + 1) + "/" + links.length + ")";
+      download.href = href + (href.indexOf("?") < 0 ? "?" : "&") + "download=1";
+      original.href = href;
+      showLikes();
     }
+    like.addEventListener("click", function () {
+      var form = likeForm();
+      if (!form) { return; }
+      post(form.getAttribute("action"), null).then(function (v) {
+        var count = form.querySelector("[data-likes]");
+        if (count) { count.textContent = v.likes; }
+        form.querySelector("button").setAttribute("aria-pressed", v.liked ? "true" : "false");
+        showLikes();
+      }, function (e) { alert(e.message); });
+    });
     links.forEach(function (a, i) {
       a.addEventListener("click", function (ev) {
         ev.preventDefault();
@@ -358,6 +631,7 @@
     document.querySelectorAll("form[data-comment]").forEach(commentForm);
     document.querySelectorAll(".js-only").forEach(function (n) { n.classList.remove("hidden-js"); });
     lightbox();
+    renderUploads();
     document.documentElement.setAttribute("data-ready", "1");
   }
 

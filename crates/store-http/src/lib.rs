@@ -23,6 +23,7 @@ mod negotiate;
 mod openapi;
 mod pages;
 mod partguard;
+mod qr;
 pub mod query;
 mod ranges;
 mod respond;

@@ -229,6 +229,10 @@ fn responses(gen: &mut SchemaGenerator, group: &[&'static Route]) -> Value {
     let mut json_views: Vec<Value> = Vec::new();
     let mut media: Map<String, Value> = Map::new();
     for r in group {
+        // `zip=1` answers the whole dir or gallery as one archive.
+        if r.params.iter().any(|p| p.name == "zip") {
+            media.insert("application/zip".into(), json!({}));
+        }
         match r.answers {
             Answer::Json(view) | Answer::Page(view) | Answer::PageOrText(view, _) => {
                 let s = view_schema(gen, view);
@@ -253,6 +257,14 @@ fn responses(gen: &mut SchemaGenerator, group: &[&'static Route]) -> Value {
                     content_type.into(),
                     json!({ "schema": { "type": "string" } }),
                 );
+            }
+            Answer::Qr => {
+                for content_type in ["image/svg+xml", "text/plain"] {
+                    media.insert(
+                        content_type.into(),
+                        json!({ "schema": { "type": "string" } }),
+                    );
+                }
             }
         }
     }

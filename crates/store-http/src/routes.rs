@@ -106,6 +106,8 @@ pub enum Answer {
     Bytes,
     /// Text of this media type.
     Text(&'static str),
+    /// A QR code: `image/svg+xml`, or `text/plain` for a terminal.
+    Qr,
 }
 
 /// What a route reads from the request body.
@@ -220,6 +222,9 @@ const WRITE: Param = Param::opt("write", "1|<token>", Shape::Text);
 const OWNER: Param = Param::opt("owner", "<owner token>", Shape::Text);
 const PROTECT: Param = Param::opt("protect", "1", Shape::Flag);
 const MAX_DOWNLOADS: Param = Param::opt("max_downloads", "N", Shape::Integer);
+/// `qr=1` (or `svg`): the link's QR code as SVG; `qr=text` for a terminal.
+const QR: Param = Param::opt("qr", "1|svg|text", Shape::Choice(&["1", "svg", "text"])).req();
+const QR_DOES: &str = "the QR code of this link: SVG (qr=1), or text blocks for a terminal (qr=text); never spends a counted download";
 const Q: Param = Param::opt("q", "<substr>", Shape::Text);
 const ORDER: Param = Param::opt("order", "asc|desc", Shape::Choice(&["asc", "desc"]));
 const LISTED: Param = Param::opt("listed", "1", Shape::Flag);
@@ -365,6 +370,9 @@ route_table! {
         topic: "files",
         does: "file bytes (a bundle: its index.html for browsers, a zip for agents); ?download=1 forces download; ?info=1 the record; images and text render inline; ETag, Last-Modified, If-None-Match/If-Modified-Since (304) and one Range (206) on every download; HEAD never burns a once=1 file, and a browser gets a page with a download link before one burns",
         takes: Takes::Nothing, answers: Answer::Bytes },
+    /// GET /<id>?qr=1: the QR code of a file's or bundle's link.
+    FileQr { id } => Route { name: "file_qr", verb: Verb::Get, path: "/{id}", keywords: &["qr"], params: &[QR],
+        topic: "files", does: QR_DOES, takes: Takes::Nothing, answers: Answer::Qr },
     /// GET or HEAD /<id>/<filename>: one file of a bundle.
     GetBundleMember { id, filename } => Route { name: "get_bundle_member", verb: Verb::Get, path: "/{id}/{filename}", keywords: &[],
         params: &[DOWNLOAD, THUMB],
@@ -402,6 +410,9 @@ route_table! {
     GetDir { key } => Route { name: "get_dir", verb: Verb::Get, path: "/d/{key}", keywords: &[],
         params: &[Param::opt("zip", "1", Shape::Flag)],
         topic: "dirs", does: "the dir listing, or with zip=1 a zip of every file", takes: Takes::Nothing, answers: Answer::Page("DirRecord") },
+    /// GET /d/<key>?qr=1: the QR code of a dir's link.
+    DirQr { key } => Route { name: "dir_qr", verb: Verb::Get, path: "/d/{key}", keywords: &["qr"], params: &[QR],
+        topic: "dirs", does: QR_DOES, takes: Takes::Nothing, answers: Answer::Qr },
     /// POST /d/<key>: add files.
     AddToDir { key } => Route { name: "add_to_dir", verb: Verb::Post, path: "/d/{key}", keywords: &[],
         params: &[NAME, WRITE, OWNER],
@@ -450,10 +461,14 @@ route_table! {
     /// GET /pics/g/<gid> (grid or JSON; `?likes=1` counters).
     Gallery { gid } => Route { name: "gallery", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &[],
         params: &[Param::opt("p", "N", Shape::Integer), Param::opt("embed", "1", Shape::Flag),
-            Param::opt("stars", "<pid1>,<pid2>", Shape::List), Param::opt("likes", "1", Shape::Flag)],
+            Param::opt("stars", "<pid1>,<pid2>", Shape::List), Param::opt("likes", "1", Shape::Flag),
+            Param::opt("zip", "1", Shape::Flag)],
         topic: "galleries",
-        does: "the gallery: a grid for browsers, JSON (images, selected, pool, limits, upload how-to) for agents; likes=1: like and comment counters",
+        does: "the gallery: a grid for browsers, JSON (images, selected, pool, limits, upload how-to) for agents; likes=1: like and comment counters; zip=1: every visible image in one zip",
         takes: Takes::Nothing, answers: Answer::Page("Gallery") },
+    /// GET /pics/g/<gid>?qr=1: the QR code of a gallery's link.
+    GalleryQr { gid } => Route { name: "gallery_qr", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &["qr"], params: &[QR],
+        topic: "galleries", does: QR_DOES, takes: Takes::Nothing, answers: Answer::Qr },
     /// POST /pics/g/<gid>?name=: upload.
     UploadImage { gid } => Route { name: "upload_image", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &[],
         params: &[NAME],
@@ -489,6 +504,16 @@ route_table! {
         topic: "galleries",
         does: "admin action: form fields id and action (hide, unhide, delete, up, down, cdel)",
         takes: Takes::Form, answers: Answer::Json("AdminResult") },
+    /// POST /pics/g/<gid>/<secret>?upload=1: the admin uploads.
+    AdminUploadImage { gid, secret } => Route { name: "admin_upload_image", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &["upload"],
+        params: &[Param::opt("upload", "1", Shape::Flag).req(), NAME],
+        topic: "galleries",
+        does: "the admin uploads images, as at POST /pics/g/<gid>: the way in when the server takes gallery images from admins only (STORE_PICS_UPLOADS=admin)",
+        takes: Takes::Bytes, answers: Answer::Json("ImageUpload") },
+    /// POST /pics/g/<gid>/<secret>?url=: the admin imports.
+    AdminImportImage { gid, secret } => Route { name: "admin_import_image", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &["url"],
+        params: &[Param::opt("url", "<image URL>", Shape::Text).req(), NAME],
+        topic: "galleries", does: "the admin imports an image from a public host", takes: Takes::Nothing, answers: Answer::Json("Image") },
     /// GET /pics/i/<id>.
     Image { id } => Route { name: "image", verb: Verb::Get, path: "/pics/i/{id}", keywords: &[],
         params: &[THUMB, DOWNLOAD],
@@ -515,6 +540,8 @@ pub const CREATING: &[RouteId] = &[
     RouteId::CreateGallery,
     RouteId::UploadImage,
     RouteId::ImportImage,
+    RouteId::AdminUploadImage,
+    RouteId::AdminImportImage,
 ];
 
 /// The creating routes a browser form reaches, whose form may carry the
@@ -524,6 +551,7 @@ pub const CREATING_BY_FORM: &[RouteId] = &[
     RouteId::CreateDir,
     RouteId::CreateGallery,
     RouteId::UploadImage,
+    RouteId::AdminUploadImage,
 ];
 
 pub fn is_known_param(key: &str) -> bool {

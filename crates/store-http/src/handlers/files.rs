@@ -121,7 +121,7 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
             Uploaded::File(made) => {
                 let view = FileView::created(&made, ctx.base());
                 let res = if ctx.html {
-                    respond::html(StatusCode::OK, pages::file(&view))
+                    respond::html(StatusCode::OK, pages::file(&view, None))
                 } else {
                     json(StatusCode::OK, &view)
                 };
@@ -167,6 +167,9 @@ async fn share_into_dir(
     })
 }
 
+/// How much of a text file its info page shows.
+const TEXT_PREVIEW_BYTES_MAX: u64 = 64 * 1024;
+
 /// GET or HEAD /<id>: a single file's bytes, or a bundle: a zip for agents,
 /// its index.html (or a listing) for browsers.
 pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
@@ -176,7 +179,13 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
         let seen = blocking(ctx, move |app| app.file_info(&id)).await?;
         let view = FileView::new(&seen.record, ctx.base(), seen.now);
         if ctx.html {
-            return Ok(respond::html(StatusCode::OK, pages::file(&view)));
+            let id = seen.record.id.clone();
+            let preview = blocking(ctx, move |app| {
+                app.text_preview(&id, TEXT_PREVIEW_BYTES_MAX)
+            })
+            .await?;
+            let page = pages::file(&view, preview.as_ref());
+            return Ok(respond::html(StatusCode::OK, page));
         }
         return Ok(json(StatusCode::OK, &view));
     }

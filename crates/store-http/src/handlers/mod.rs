@@ -5,6 +5,7 @@ mod dirs;
 mod files;
 mod meta;
 mod pics;
+mod share;
 
 use std::sync::Arc;
 
@@ -426,6 +427,9 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
         E::Static { file } => Ok(meta::static_file(&file)?),
         E::Upload => files::upload(&ctx, body).await,
         E::GetFile { id } => files::get(&ctx, id).await,
+        E::FileQr { id } => share::file_qr(&ctx, id).await,
+        E::DirQr { key } => share::dir_qr(&ctx, key).await,
+        E::GalleryQr { gid } => share::gallery_qr(&ctx, gid).await,
         E::GetBundleMember { id, filename } => files::get_member(&ctx, id, filename).await,
         E::RetainFile { id } => files::retain(&ctx, id).await,
         E::TagFile { id } => files::tag(&ctx, id).await,
@@ -450,8 +454,10 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res
         E::PicsIndex => pics::index(&ctx).await,
         E::CreateGallery => pics::create(&ctx, body).await,
         E::Gallery { gid } => pics::gallery(&ctx, gid).await,
-        E::UploadImage { gid } => pics::upload(&ctx, gid, body).await,
-        E::ImportImage { gid } => pics::import(&ctx, gid).await,
+        E::UploadImage { gid } => pics::upload(&ctx, gid, None, body).await,
+        E::ImportImage { gid } => pics::import(&ctx, gid, None).await,
+        E::AdminUploadImage { gid, secret } => pics::upload(&ctx, gid, Some(secret), body).await,
+        E::AdminImportImage { gid, secret } => pics::import(&ctx, gid, Some(secret)).await,
         E::Comment { gid } => pics::comment(&ctx, gid, body).await,
         E::LikeComment { gid } => pics::like_comment(&ctx, gid).await,
         E::GalleryAdmin { gid, secret } => pics::admin(&ctx, gid, secret, false).await,

@@ -5,6 +5,7 @@ use maud::{html, Markup};
 use store_core::Limits;
 
 use super::*;
+use crate::qr;
 use crate::views::{DirView, HistoryView};
 
 pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
@@ -25,10 +26,17 @@ pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
         html! {
             h1 { "Dir " code { (title) } @if view.open { " (show-dir: anyone may write)" } }
             @if let Some(token) = &view.write_token {
-                p class="notice secret" { strong { "Write token, shown once: " } code { (token) } " " (copy(token)) }
+                p class="notice secret" {
+                    strong { "Write token, shown once: " } code { (token) } " " (copy(token))
+                    br;
+                    "Whoever has it may add, change and delete this dir's files (the "
+                    code { "X-Store-Write" } " header, or the form's write token field); without it the dir is read-only. "
+                    a href=(url_for("", RouteId::HelpTopic, &["dirs"])) { "About dirs" }
+                }
             }
             (owner_notice(view.owner_token.as_deref()))
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
+            (qr::inline(&view.url))
             p {
                 (view.file_count) @if view.file_count == 1 { " file, " } @else { " files, " } (size(view.bytes)) " · " (expiry(view.expires_at.as_deref()))
                 " · " a href={ (local(&view.url)) "?zip=1" } { "Download all as zip" }
@@ -42,10 +50,10 @@ pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
                     tbody {
                         @for f in &view.files {
                             tr {
-                                td { a href=(local(&f.url)) { (f.name) } }
-                                td { (f.content_type) }
-                                td class="num" { (size(f.size)) }
-                                td { (time(&f.updated_at, false)) }
+                                td data-label="File" { a href=(local(&f.url)) { (f.name) } }
+                                td data-label="Type" { (f.content_type) }
+                                td class="num" data-label="Size" { (size(f.size)) }
+                                td data-label="Updated" { (time(&f.updated_at, false)) }
                             }
                         }
                     }
@@ -89,10 +97,10 @@ pub fn dir_history(view_url: &str, title: &str, history: &[HistoryView]) -> Mark
                 tbody {
                     @for h in history {
                         tr {
-                            td { (time(&unix_time(h.ts), false)) }
-                            td { (format!("{:?}", h.action).to_lowercase()) }
-                            td { (h.file) }
-                            td class="num" { (size(h.bytes)) }
+                            td data-label="When" { (time(&unix_time(h.ts), false)) }
+                            td data-label="Action" { (format!("{:?}", h.action).to_lowercase()) }
+                            td data-label="File" { (h.file) }
+                            td class="num" data-label="Size" { (size(h.bytes)) }
                         }
                     }
                 }
@@ -125,10 +133,10 @@ pub fn dir_index(dirs: &[DirView], q: &str) -> Markup {
                     tbody {
                         @for d in dirs {
                             tr {
-                                td { a href=(local(&d.url)) { (d.name.as_deref().unwrap_or(&d.id)) } }
-                                td class="num" { (d.file_count) }
-                                td { (d.tags.join(", ")) }
-                                td { (time(&d.updated_at, false)) }
+                                td data-label="Dir" { a href=(local(&d.url)) { (d.name.as_deref().unwrap_or(&d.id)) } }
+                                td class="num" data-label="Files" { (d.file_count) }
+                                td data-label="Tags" { (d.tags.join(", ")) }
+                                td data-label="Updated" { (time(&d.updated_at, false)) }
                             }
                         }
                     }

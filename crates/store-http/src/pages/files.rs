@@ -5,6 +5,9 @@ use maud::{html, Markup};
 use store_core::Limits;
 
 use super::*;
+use crate::qr;
+use store_app::TextPreview;
+
 use crate::views::{BrowseEntry, BundleView, FileView};
 
 pub fn home(base_url: &str, limits: &Limits, token_required: bool) -> Markup {
@@ -26,6 +29,9 @@ pub fn home(base_url: &str, limits: &Limits, token_required: bool) -> Markup {
                     }
                 }
                 label class="inline" { input type="checkbox" name="once" value="1"; " Burn after reading" }
+                label class="inline" { "Downloads allowed "
+                    input type="number" name="max_downloads" min="1" max=(limits.downloads_max) placeholder="no limit" inputmode="numeric"; }
+                label class="inline" { input type="checkbox" name="protect" value="1"; " Protect: only the owner token may change or delete it" }
                 fieldset class="js-only hidden-js" {
                     legend { "Several files" }
                     label class="inline" { input type="radio" name="mode" value="files" checked; " Separate links" }
@@ -33,13 +39,19 @@ pub fn home(base_url: &str, limits: &Limits, token_required: bool) -> Markup {
                     label class="inline" { input type="radio" name="mode" value="dir"; " A dir" }
                     label { "Dir name (optional, " (limits.name_chars_min) "–" (limits.name_chars_max) " of a-z, 0-9, -) "
                         input type="text" name="dirname" pattern="[a-z0-9-]*" maxlength=(limits.name_chars_max); }
-                    label class="inline" { input type="checkbox" name="protect" value="1"; " Protect the dir with a write token" }
+                    label class="inline" { input type="checkbox" name="write" value="1"; " Protect the dir with a write token" }
+                    label class="inline" { input type="checkbox" name="listed" value="1"; " List the dir publicly under Dirs" }
                 }
                 p { button type="submit" { "Upload" } }
                 p class="muted" { "Up to " (size(limits.file_bytes_max)) " per file." }
             }
-            h2 { "Your links" }
             ul class="results" aria-live="polite" {}
+            section id="your-uploads" class="js-only hidden-js" aria-labelledby="your-uploads-title" {
+                h2 id="your-uploads-title" { "Your uploads" }
+                p class="muted" { "Kept in this browser only, with their owner tokens, until they expire or you forget them." }
+                ul class="uploads" {}
+                p class="empty muted" { "Nothing yet: what you upload here is listed here." }
+            }
             h2 { "From a terminal or an agent" }
             pre { code { "curl --data-binary @notes.txt '" (base_url) "/?name=notes.txt'" } }
             p { "Everything else: " a href=(href(RouteId::Help)) { "help" } ", " a href=(href(RouteId::WriteForAgents)) { "instructions for agents" } ", " a href=(href(RouteId::Api)) { "the API contract" } "." }
@@ -48,7 +60,7 @@ pub fn home(base_url: &str, limits: &Limits, token_required: bool) -> Markup {
 }
 
 /// The page for one single file: after a form upload, and at `?info=1`.
-pub fn file(view: &FileView) -> Markup {
+pub fn file(view: &FileView, preview: Option<&TextPreview>) -> Markup {
     // A raster image that is not counted previews as its own thumbnail.
     let image = (view.downloads_left.is_none() && is_image(&view.content_type))
         .then(|| format!("{}?thumb={PREVIEW_THUMB_PX}", view.url));
@@ -69,6 +81,7 @@ pub fn file(view: &FileView) -> Markup {
             h1 { (view.name) }
             p { a href=(local(&view.url)) data-result-url="" { (view.url) } " " (copy(&view.url)) }
             (owner_notice(view.owner_token.as_deref()))
+            (qr::inline(&view.url))
             dl class="facts" {
                 dt { "Size" } dd { (size(view.size)) }
                 dt { "Type" } dd { (view.content_type) }
@@ -89,8 +102,11 @@ pub fn file(view: &FileView) -> Markup {
             @if view.downloads_left.is_none() {
                 @if is_image(&view.content_type) {
                     div class="preview" { img src=(local(&view.url)) alt=(view.name); }
-                } @else if is_text(&view.content_type) {
-                    div class="preview" { iframe src=(local(&view.url)) title={ "Preview of " (view.name) } sandbox="" width="100%" height="320" {} }
+                } @else if let Some(p) = preview {
+                    div class="preview" {
+                        pre { code { (p.text) } }
+                        @if !p.whole { p class="muted" { "The start of the file; download it for the rest." } }
+                    }
                 }
             }
         },
@@ -178,11 +194,11 @@ pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
                     tbody {
                         @for e in entries {
                             tr {
-                                td { a href=(local(&e.url)) { (e.name) } }
-                                td { (e.content_type) }
-                                td class="num" { (size(e.size)) }
-                                td { @for t in &e.tags { a href={ (href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
-                                td { (expiry(e.expires_at.as_deref())) }
+                                td data-label="Name" { a href={ (local(&e.url)) "?info=1" } { (e.name) } " " a class="muted" href=(local(&e.url)) aria-label={ "Open " (e.name) } { "open" } }
+                                td data-label="Type" { (e.content_type) }
+                                td class="num" data-label="Size" { (size(e.size)) }
+                                td data-label="Tags" { @for t in &e.tags { a href={ (href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
+                                td data-label="Expires" { (expiry(e.expires_at.as_deref())) }
                             }
                         }
                     }
@@ -206,12 +222,13 @@ pub fn bundle(view: &BundleView) -> Markup {
             h1 { "Bundle " code { (view.id) } }
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
             (owner_notice(view.owner_token.as_deref()))
+            (qr::inline(&view.url))
             p { a href={ (local(&view.url)) "?download=1" } { "Download all as zip" } " · " (expiry(view.expires_at.as_deref())) }
             table class="wide" {
                 thead { tr { th { "File" } th { "Type" } th class="num" { "Size" } } }
                 tbody {
                     @for f in &view.files {
-                        tr { td { a href=(local(&f.url)) { (f.name) } } td { (f.content_type) } td class="num" { (size(f.size)) } }
+                        tr { td data-label="File" { a href=(local(&f.url)) { (f.name) } } td data-label="Type" { (f.content_type) } td class="num" data-label="Size" { (size(f.size)) } }
                     }
                 }
             }

@@ -156,11 +156,6 @@ fn is_image(content_type: &str) -> bool {
     )
 }
 
-fn is_text(content_type: &str) -> bool {
-    content_type.starts_with("text/")
-        || matches!(content_type, "application/json" | "application/xml")
-}
-
 fn ttl_choices(l: &Limits) -> Vec<(String, String)> {
     // Offer the common lifetimes that fall inside this server's clamp.
     [

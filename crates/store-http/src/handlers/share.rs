@@ -1,0 +1,53 @@
+//! What helps a person pass a link on: the QR codes of files, bundles,
+//! dirs and galleries (`?qr=1`). They are drawn from the link the record
+//! answers, after checking that what they point to is live; reading a
+//! record this way never counts a download.
+
+use http::{header, HeaderValue, StatusCode};
+use store_app::AppResult;
+use store_core::StoreError;
+
+use super::{blocking, Ctx};
+use crate::qr;
+use crate::respond::{self, Res};
+use crate::router::{url_for, RouteId};
+
+/// GET /<id>?qr=1: a single file's or a bundle's link.
+pub(super) async fn file_qr(ctx: &Ctx, id: String) -> AppResult<Res> {
+    let checked = id.clone();
+    blocking(ctx, move |app| app.object_info(&checked)).await?;
+    code(ctx, &url_for(ctx.base(), RouteId::GetFile, &[&id]))
+}
+
+/// GET /d/<key>?qr=1: a dir's link.
+pub(super) async fn dir_qr(ctx: &Ctx, key: String) -> AppResult<Res> {
+    let dir = blocking(ctx, move |app| app.get_dir(&key)).await?;
+    code(ctx, &url_for(ctx.base(), RouteId::GetDir, &[&dir.key]))
+}
+
+/// GET /pics/g/<gid>?qr=1: a gallery's link.
+pub(super) async fn gallery_qr(ctx: &Ctx, gid: String) -> AppResult<Res> {
+    let checked = gid.clone();
+    blocking(ctx, move |app| app.check_gallery(&checked)).await?;
+    code(ctx, &url_for(ctx.base(), RouteId::Gallery, &[&gid]))
+}
+
+/// The code in the form `qr=` asks for. A link's code never changes, but
+/// whether the link is live does: caches may keep it an hour.
+fn code(ctx: &Ctx, url: &str) -> AppResult<Res> {
+    let mut res = match ctx.query.get("qr").unwrap_or_default() {
+        "" | "1" | "svg" => respond::text(StatusCode::OK, "image/svg+xml", qr::svg(url)?),
+        "text" => respond::text(StatusCode::OK, "text/plain; charset=utf-8", qr::text(url)?),
+        other => {
+            return Err(StoreError::bad_request(format!(
+                "qr must be 1, svg or text, not {other:?}"
+            ))
+            .into())
+        }
+    };
+    res.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=3600"),
+    );
+    Ok(res)
+}
