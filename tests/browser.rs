@@ -391,6 +391,23 @@ fn your_uploads_survive_a_reload_and_extend_show_as_qr_and_delete() {
         (v == record["expires_at"]).then_some(v)
     });
     assert_eq!(kept, record["expires_at"]);
+    // An entry whose stored expiry has passed is asked about, not dropped:
+    // the server still has it (another device may have extended it).
+    b.execute(
+        "const l = JSON.parse(localStorage.getItem('storesrv.uploads'));
+         l[0].expires_at = '2000-01-01T00:00:00Z';
+         localStorage.setItem('storesrv.uploads', JSON.stringify(l)); return null",
+        json!([]),
+    );
+    b.goto(&s.url("/"));
+    ready(&b);
+    b.wait_for("the stale expiry to be refreshed", || {
+        let v = b.execute(
+            "return JSON.parse(localStorage.getItem('storesrv.uploads'))[0].expires_at",
+            json!([]),
+        );
+        (v == record["expires_at"]).then_some(())
+    });
 
     // On a phone: no sideways scrolling, and screenshots as artifacts.
     b.set_window(390, 844);

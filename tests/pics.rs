@@ -507,9 +507,12 @@ fn a_server_can_take_gallery_images_from_admins_only() {
     assert_error(&mut res, 401, "write_denied");
     let mut res = s.post_empty("/pics/g/closed?url=http://127.0.0.1:9/a.gif", &[]);
     assert_error(&mut res, 401, "write_denied");
-    assert_eq!(
-        json(&mut s.get("/pics/g/closed"))["images"],
-        serde_json::json!([])
+    let closed = json(&mut s.get("/pics/g/closed"));
+    assert_eq!(closed["images"], serde_json::json!([]));
+    let how = closed["upload"].as_str().unwrap();
+    assert!(
+        how.contains("/pics/g/closed/<admin token>?upload=1"),
+        "{how}"
     );
     // A wrong admin token is 404, as on the admin page.
     let mut res = s.post(

@@ -312,12 +312,12 @@ fn encoded_uploads_are_refused_and_store_nothing() {
     assert_eq!(plain.status(), 201, "identity is the bytes as they are");
 }
 
-#[test]
-fn once_files_are_served_once_to_concurrent_readers() {
-    let s = Server::start();
-    let r = json(&mut s.post("/?name=secret.txt&once=1", b"only once"));
+/// Uploads `body` with `query`, then has `readers` clients GET it at once:
+/// each answer's status and body.
+fn concurrent_reads(s: &Server, query: &str, body: &[u8], readers: usize) -> Vec<(u16, String)> {
+    let r = json(&mut s.post(&format!("/?{query}"), body));
     let url = s.url(&format!("/{}", r["id"].as_str().unwrap()));
-    let handles: Vec<_> = (0..12)
+    let handles: Vec<_> = (0..readers)
         .map(|_| {
             let url = url.clone();
             std::thread::spawn(move || {
@@ -334,10 +334,32 @@ fn once_files_are_served_once_to_concurrent_readers() {
         })
         .collect();
     let results: Vec<(u16, String)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(
+        results.iter().all(|(st, _)| *st == 200 || *st == 404),
+        "{results:?}"
+    );
+    results
+}
+
+#[test]
+fn once_files_are_served_once_to_concurrent_readers() {
+    let s = Server::start();
+    let results = concurrent_reads(&s, "name=secret.txt&once=1", b"only once", 12);
     let served: Vec<_> = results.iter().filter(|(st, _)| *st == 200).collect();
     assert_eq!(served.len(), 1, "{results:?}");
     assert_eq!(served[0].1, "only once");
-    assert!(results.iter().all(|(st, _)| *st == 200 || *st == 404));
+}
+
+#[test]
+fn a_limited_file_is_served_exactly_its_count_to_ten_more_concurrent_readers() {
+    let s = Server::start();
+    for n in [2, 5] {
+        let query = format!("name=limited.txt&max_downloads={n}");
+        let results = concurrent_reads(&s, &query, b"counted", n + 10);
+        let served: Vec<_> = results.iter().filter(|(st, _)| *st == 200).collect();
+        assert_eq!(served.len(), n, "max_downloads={n}: {results:?}");
+        assert!(served.iter().all(|(_, body)| body == "counted"));
+    }
 }
 
 #[test]

@@ -33,6 +33,8 @@ pub struct MemberFile {
 /// `name`, or when `taken` already holds it, `name (2)`, `name (3)`...
 /// with the number before the extension, so that every member of a zip
 /// made from records whose names may repeat (a gallery's images) differs.
+/// Names are compared ignoring case: unzipped on macOS or Windows,
+/// `A.jpg` and `a.jpg` would be one file.
 pub fn unique_member_name(taken: &mut std::collections::BTreeSet<String>, name: &str) -> String {
     let (stem, ext) = match name.rfind('.') {
         Some(i) if i > 0 => name.split_at(i),
@@ -40,11 +42,11 @@ pub fn unique_member_name(taken: &mut std::collections::BTreeSet<String>, name: 
     };
     let mut candidate = name.to_string();
     let mut n = 2;
-    while taken.contains(&candidate) {
+    while taken.contains(&candidate.to_lowercase()) {
         candidate = format!("{stem} ({n}){ext}");
         n += 1;
     }
-    taken.insert(candidate.clone());
+    taken.insert(candidate.to_lowercase());
     candidate
 }
 
@@ -411,8 +413,10 @@ mod tests {
                 ".hidden (2)"
             ]
         );
-        // A name that happens to look numbered is never given twice.
+        // A name that happens to look numbered is never given twice, and
+        // case does not make a name differ.
         assert_eq!(unique_member_name(&mut taken, "a (2).jpg"), "a (2) (2).jpg");
+        assert_eq!(unique_member_name(&mut taken, "A.JPG"), "A (4).JPG");
     }
     use proptest::prelude::*;
 

@@ -51,6 +51,22 @@ impl GalleryUploads {
             Self::Admin => "admin",
         }
     }
+
+    /// Whether an upload may go ahead. `admin` is `None` for a visitor,
+    /// and for an upload through the admin path whether its token is the
+    /// gallery's (or the superadmin's). A wrong admin token is 404, as on
+    /// the admin page; a visitor on a closed server is 401.
+    pub fn authorize(self, admin: Option<bool>) -> Result<(), StoreError> {
+        match (self, admin) {
+            (_, Some(false)) => Err(StoreError::not_found()),
+            (_, Some(true)) | (Self::Open, None) => Ok(()),
+            (Self::Admin, None) => Err(StoreError::WriteDenied(
+                "this server takes gallery images from the gallery's admin only: upload on \
+                 the admin page, or POST /pics/g/<gid>/<admin token>?upload=1"
+                    .into(),
+            )),
+        }
+    }
 }
 
 /// A visitor's fingerprint for one gallery.
@@ -257,6 +273,26 @@ impl ImageRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gallery_uploads_decide_who_may_add_images() {
+        use GalleryUploads::{Admin, Open};
+        let code = |r: Result<(), StoreError>| r.map_err(|e| e.code());
+        assert_eq!(code(Open.authorize(None)), Ok(()));
+        assert_eq!(
+            code(Admin.authorize(None)),
+            Err(crate::ErrorCode::WriteDenied)
+        );
+        for mode in [Open, Admin] {
+            assert_eq!(code(mode.authorize(Some(true))), Ok(()));
+            assert_eq!(
+                code(mode.authorize(Some(false))),
+                Err(crate::ErrorCode::NotFound)
+            );
+            assert_eq!(GalleryUploads::parse(mode.as_str()), Some(mode));
+        }
+        assert_eq!(GalleryUploads::parse("closed"), None);
+    }
 
     fn gallery() -> GalleryRecord {
         GalleryRecord {

@@ -145,9 +145,10 @@
     p.appendChild(document.createTextNode(" "));
     p.appendChild(el("a", { href: infoPage(data.url, kind) }, kind === "file" ? "Details and QR code" : "Page and QR code"));
     item.li.appendChild(p);
-    if (asked && asked.dirname && !data.owner_token) {
+    var reused = !!(asked && asked.dirname && !data.owner_token);
+    if (reused) {
       item.li.appendChild(el("p", { "class": "notice" },
-        "The dir " + asked.dirname + " already existed: the files were added to it, and its lifetime, write token and listing were left as they were."));
+        "The dir " + asked.dirname + " already existed: the files were added to it (which slides its lifetime); the lifetime, write token and listing you chose were not applied."));
     }
     if (data.write_token) {
       item.li.appendChild(secret("Write token", data.write_token,
@@ -162,7 +163,7 @@
       var t = el("time", { datetime: data.expires_at, "data-rel": "" }, data.expires_at);
       exp.appendChild(t);
       item.li.appendChild(exp);
-      var clamped = clampNote(asked && asked.ttl, data.expires_at);
+      var clamped = reused ? "" : clampNote(asked && asked.ttl, data.expires_at);
       if (clamped) { item.li.appendChild(el("p", { "class": "notice" }, clamped)); }
       localTimes(item.li);
     } else {
@@ -211,6 +212,39 @@
     var fd = new FormData();
     files.forEach(function (f) { fd.append("file", f, f.name); });
     return fd;
+  }
+
+  // The home form's requests: separate files, one bundle, or a dir. Each
+  // answer is shown and remembered under Your uploads.
+  function homeJobs(files, list, field, auth) {
+    var jobs = [];
+    var mode = field("mode") || "files";
+    var common = { ttl: field("ttl"), once: field("once") };
+    var done = function (item, label, asked) {
+      return function (v) { showResult(item, v, asked); remember(v, label); };
+    };
+    if (mode === "bundle" && files.length > 1) {
+      var label = "Bundle of " + files.length + " files";
+      var b = resultItem(list, label);
+      // Burn after reading and download limits apply to single files only.
+      jobs.push(send("POST", "/" + query({ ttl: common.ttl, protect: field("protect") }), formData(files), auth(null), b.bar)
+        .then(done(b, label, common), function (e) { showError(b, e); }));
+    } else if (mode === "dir") {
+      var name = field("dirname");
+      var dirLabel = name ? "Dir " + name : "New dir";
+      var d = resultItem(list, dirLabel);
+      var asked = { ttl: field("ttl"), dirname: name };
+      jobs.push(send("POST", "/" + query({ dir: "1", name: name, ttl: field("ttl"), write: field("write"), listed: field("listed") }), formData(files), auth(null), d.bar)
+        .then(done(d, dirLabel, asked), function (e) { showError(d, e); }));
+    } else {
+      files.forEach(function (f) {
+        var item = resultItem(list, f.name);
+        var params = { name: f.name, ttl: common.ttl, once: common.once, max_downloads: field("max_downloads"), protect: field("protect") };
+        jobs.push(send("POST", "/" + query(params), f, auth({ "Content-Type": f.type || "application/octet-stream" }), item.bar)
+          .then(done(item, f.name, common), function (e) { showError(item, e); }));
+      });
+    }
+    return jobs;
   }
 
   function uploader(form) {
@@ -272,35 +306,8 @@
         if (field("token")) { out.Authorization = "Bearer " + field("token"); }
         return out;
       };
-      var jobs = [];
-      if (kind === "home") {
-        var mode = field("mode") || "files";
-        var common = { ttl: field("ttl"), once: field("once") };
-        var done = function (item, label, asked) {
-          return function (v) { showResult(item, v, asked); remember(v, label); };
-        };
-        if (mode === "bundle" && files.length > 1) {
-          var label = "Bundle of " + files.length + " files";
-          var b = resultItem(list, label);
-          // Burn after reading and download limits apply to single files only.
-          jobs.push(send("POST", "/" + query({ ttl: common.ttl, protect: field("protect") }), formData(files), auth(null), b.bar)
-            .then(done(b, label, common), function (e) { showError(b, e); }));
-        } else if (mode === "dir") {
-          var name = field("dirname");
-          var dirLabel = name ? "Dir " + name : "New dir";
-          var d = resultItem(list, dirLabel);
-          var asked = { ttl: field("ttl"), dirname: name };
-          jobs.push(send("POST", "/" + query({ dir: "1", name: name, ttl: field("ttl"), write: field("write"), listed: field("listed") }), formData(files), auth(null), d.bar)
-            .then(done(d, dirLabel, asked), function (e) { showError(d, e); }));
-        } else {
-          files.forEach(function (f) {
-            var item = resultItem(list, f.name);
-            var params = { name: f.name, ttl: common.ttl, once: common.once, max_downloads: field("max_downloads"), protect: field("protect") };
-            jobs.push(send("POST", "/" + query(params), f, auth({ "Content-Type": f.type || "application/octet-stream" }), item.bar)
-              .then(done(item, f.name, common), function (e) { showError(item, e); }));
-          });
-        }
-      } else {
+      var jobs = kind === "home" ? homeJobs(files, list, field, auth) : [];
+      if (kind !== "home") {
         // A dir or a gallery: one multipart request, then show the new state.
         var headers = auth(null);
         var token = field("write");
@@ -327,7 +334,9 @@
   function loadUploads() {
     try {
       var v = JSON.parse(window.localStorage.getItem(UPLOADS_KEY) || "[]");
-      return Array.isArray(v) ? v : [];
+      // Another script, or an older version of this one, may have left
+      // anything here: keep only entries this one can show.
+      return Array.isArray(v) ? v.filter(function (u) { return u && typeof u.url === "string"; }) : [];
     } catch (e) { return []; }
   }
 
@@ -343,10 +352,10 @@
       url: data.url,
       name: label,
       kind: kindOf(data),
-      // A named dir that already existed answers no tokens: keep the ones
-      // this browser got when it made it.
+      // A named dir that already existed answers no owner token: keep the
+      // one this browser got when it made it. A dir's write token is not
+      // kept: the owner token passes the dir's write gate.
       owner: data.owner_token || old.owner || "",
-      write: data.write_token || old.write || "",
       expires_at: data.expires_at || null,
       counted: !!data.once || data.downloads_left !== undefined && data.downloads_left !== null,
       at: old.at || new Date().toISOString()
@@ -412,7 +421,7 @@
     actions.appendChild(copyButton(u.url));
     actions.appendChild(qrButton(li, u));
     if (u.owner) {
-      actions.appendChild(extendControl(u, status));
+      if (ttlOptions().length) { actions.appendChild(extendControl(u, status)); }
       actions.appendChild(deleteButton(u, status));
     }
     var forgetIt = el("button", { type: "button", "class": "secondary small", "data-forget": "" }, "Forget");
@@ -477,19 +486,40 @@
     status.textContent = e.message;
   }
 
-  function renderUploads() {
+  // The record of an upload, read without spending a download: a file's
+  // `?info=1`, a bundle's `?json=1`, a dir as JSON.
+  function recordUrl(u) {
+    var path = localPath(u.url);
+    if (u.kind === "file") { return path + "?info=1"; }
+    return u.kind === "bundle" ? path + "?json=1" : path;
+  }
+
+  // An entry whose stored expiry has passed may still be alive: a dir's
+  // lifetime slides with every write, and another device may have
+  // extended it. Ask the server; drop the entry only on a 404.
+  function refreshExpired(list) {
+    var now = Date.now();
+    list.filter(function (u) { return u.expires_at && new Date(u.expires_at).getTime() <= now; })
+      .forEach(function (u) {
+        ownerRequest("GET", recordUrl(u), "").then(function (v) {
+          if (v.expires_at !== u.expires_at) {
+            update(u.url, function (old) { old.expires_at = v.expires_at || null; return old; });
+          }
+        }, function (e) { if (e.status === 404) { forget(u.url); } });
+      });
+  }
+
+  function renderUploads(refresh) {
     var section = document.getElementById("your-uploads");
     if (!section) { return; }
-    var now = Date.now();
-    var all = loadUploads();
-    var live = all.filter(function (u) { return !u.expires_at || new Date(u.expires_at).getTime() > now; });
-    if (live.length !== all.length) { saveUploads(live); }
+    var list = loadUploads();
     var ul = section.querySelector("ul.uploads");
     ul.textContent = "";
-    live.forEach(function (u) { ul.appendChild(uploadItem(u)); });
+    list.forEach(function (u) { ul.appendChild(uploadItem(u)); });
     var empty = section.querySelector(".empty");
-    if (empty) { empty.hidden = live.length > 0; }
+    if (empty) { empty.hidden = list.length > 0; }
     localTimes(ul);
+    if (refresh) { refreshExpired(list); }
   }
 
   // --- Likes and comments without reloading the page.
@@ -576,12 +606,12 @@
     dialog.appendChild(img);
     document.body.appendChild(dialog);
     var at = 0;
-    function likeForm() {
+    function currentLikeForm() {
       var fig = links[at].closest("figure");
       return fig ? fig.querySelector("form[data-like]") : null;
     }
     function showLikes() {
-      var form = likeForm();
+      var form = currentLikeForm();
       var count = form ? form.querySelector("[data-likes]") : null;
       var pressed = form ? form.querySelector("button").getAttribute("aria-pressed") : null;
       like.hidden = !form;
@@ -599,7 +629,7 @@
       showLikes();
     }
     like.addEventListener("click", function () {
-      var form = likeForm();
+      var form = currentLikeForm();
       if (!form) { return; }
       post(form.getAttribute("action"), null).then(function (v) {
         var count = form.querySelector("[data-likes]");
@@ -631,7 +661,7 @@
     document.querySelectorAll("form[data-comment]").forEach(commentForm);
     document.querySelectorAll(".js-only").forEach(function (n) { n.classList.remove("hidden-js"); });
     lightbox();
-    renderUploads();
+    renderUploads(true);
     document.documentElement.setAttribute("data-ready", "1");
   }
 

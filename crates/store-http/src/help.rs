@@ -537,7 +537,7 @@ fn who_creates(config: &AppConfig) -> String {
     };
     let pics = match config.gallery_uploads {
         GalleryUploads::Open => "Anyone with a gallery's link may add images to it.",
-        GalleryUploads::Admin => "Only a gallery's admin adds images to it: on the admin page, or `POST /pics/g/<gid>/<admin token>?upload=1`.",
+        GalleryUploads::Admin => "Only a gallery's admin adds images to it: on the admin page, or `POST /pics/g/<gid>/<admin token>?upload=1` (with the upload token too, when one is set).",
     };
     format!("\n## Who may upload\n\n{uploads} {pics} (`/api`: `upload_token`, `gallery_uploads`)\n")
 }
@@ -586,6 +586,8 @@ The answer's `url` is the link to share; `expires_at` says when it goes.\n\n\
 ## Change or protect what you uploaded (owner token)\n\
 Every upload that creates a file, bundle or dir answers an `owner_token` once (also the `X-Store-Owner` header): keep it.\n\
 ```sh\ncurl --data-binary @report.md '{b}/?name=report.md&protect=1'   # only the owner may change or delete it\ncurl -X POST -H 'X-Store-Owner: <owner_token>' '{b}/<id>?ttl=2d'     # a new expiry, counted from now\ncurl -X DELETE -H 'X-Store-Owner: <owner_token>' '{b}/<id>'\n```\n\n\
+## Hand a link to a phone (QR code)\n\
+```sh\ncurl '{b}/<id>?qr=text'   # a QR code a terminal shows; ?qr=1 is SVG; also /d/<key>?qr=1, /pics/g/<gid>?qr=1\n```\n\n\
 ## Import from a URL instead of uploading\n\
 ```sh\ncurl -X POST '{b}/?url=https://example.org/data.csv'\n```\n\n\
 ## Keep something indefinitely (needs the operator's retain token)\n\

@@ -52,10 +52,10 @@ pub fn redirect(location: &str) -> Res {
 
 /// App pages load nothing from anywhere else: script and style only from
 /// the service's own `/static/` files, no inline script or style, images
-/// and text previews from the service itself, and no framing by others.
+/// from the service itself, no frames, and no framing by others.
 pub const APP_CSP: &str =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
-connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+connect-src 'self'; frame-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// The gallery embed view: the same, except that any site may frame it.
 pub const EMBED_CSP: &str =

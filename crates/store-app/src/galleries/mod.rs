@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use store_core::auth::constant_time_eq;
 use store_core::container::{hash_token, unique_member_name, MemberFile};
 use store_core::gallery::{
-    fingerprint, toggle_like, validate_comment, Comment, GalleryRecord, GalleryUploads,
-    ImageRecord, GALLERY_DISPLAY_NAME_CHARS_MAX,
+    fingerprint, toggle_like, validate_comment, Comment, GalleryRecord, ImageRecord,
+    GALLERY_DISPLAY_NAME_CHARS_MAX,
 };
 use store_core::names::validate_memorable_name;
 use store_core::record::{gallery_storage_key, image_storage_key};
@@ -190,19 +190,8 @@ impl App {
     /// with 401 `write_denied`. Checked before any byte is read.
     pub fn check_gallery_upload(&self, gid: &str, admin: Option<&str>) -> AppResult<()> {
         let g = self.live_gallery(gid, self.now())?;
-        match admin {
-            Some(secret) if !self.is_admin(&g, secret) => Err(StoreError::not_found().into()),
-            Some(_) => Ok(()),
-            None if self.config.gallery_uploads == GalleryUploads::Admin => {
-                Err(StoreError::WriteDenied(
-                    "this server takes gallery images from the gallery's admin only: upload on \
-                     the admin page, or POST /pics/g/<gid>/<admin token>?upload=1"
-                        .into(),
-                )
-                .into())
-            }
-            None => Ok(()),
-        }
+        let admin = admin.map(|secret| self.is_admin(&g, secret));
+        Ok(self.config.gallery_uploads.authorize(admin)?)
     }
 
     /// The gallery for visitors (or, with `admin`, with hidden images too).

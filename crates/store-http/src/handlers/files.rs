@@ -180,10 +180,14 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
         let view = FileView::new(&seen.record, ctx.base(), seen.now);
         if ctx.html {
             let id = seen.record.id.clone();
+            // The preview is a second read: if the file changed or went in
+            // between, the page shows the facts it has, without one.
             let preview = blocking(ctx, move |app| {
                 app.text_preview(&id, TEXT_PREVIEW_BYTES_MAX)
             })
-            .await?;
+            .await
+            .ok()
+            .flatten();
             let page = pages::file(&view, preview.as_ref());
             return Ok(respond::html(StatusCode::OK, page));
         }

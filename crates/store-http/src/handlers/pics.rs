@@ -117,7 +117,10 @@ pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
     let stars = ctx.query.all("stars");
     let embed = ctx.query.flag("embed")?;
     let shown = blocking(ctx, move |app| app.gallery(&gid, page, &stars, None)).await?;
-    let view = GalleryView::new(&shown, &ctx.app.config().limits, ctx.base());
+    let mut view = GalleryView::new(&shown, &ctx.app.config().limits, ctx.base());
+    if !uploads_form(ctx).open {
+        view = view.for_admin_uploads();
+    }
     if ctx.html {
         let mut res = respond::html(
             StatusCode::OK,
@@ -147,9 +150,10 @@ pub(super) async fn upload(
     admin: Option<String>,
     body: Incoming,
 ) -> AppResult<Res> {
-    let ticket = ctx.shared.lanes.media_ticket()?;
+    // Who may upload is decided before an image slot is taken.
     let (g, a) = (gid.clone(), admin.clone());
     blocking(ctx, move |app| app.check_gallery_upload(&g, a.as_deref())).await?;
+    let ticket = ctx.shared.lanes.media_ticket()?;
     let mut parts = receive_images(ctx, body).await?;
     let single = parts.len() == 1;
     let mut images = vec![];
@@ -163,10 +167,16 @@ pub(super) async fn upload(
     let gallery = url_for(ctx.base(), RouteId::Gallery, &[&gid]);
     if ctx.html {
         // A form posts here: back to the page it was on.
-        return Ok(respond::redirect(&match &admin {
-            Some(secret) => url_for(ctx.base(), RouteId::GalleryAdmin, &[&gid, secret]),
-            None => gallery,
-        }));
+        return Ok(match &admin {
+            // The admin page's address is a secret: never cached, never
+            // sent on as a referrer.
+            Some(secret) => private(respond::redirect(&url_for(
+                ctx.base(),
+                RouteId::GalleryAdmin,
+                &[&gid, secret],
+            ))),
+            None => respond::redirect(&gallery),
+        });
     }
     let mut images: Vec<ImageView> = images
         .iter()

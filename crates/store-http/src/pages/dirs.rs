@@ -8,6 +8,21 @@ use super::*;
 use crate::qr;
 use crate::views::{DirView, HistoryView};
 
+/// A new dir's write token, shown once, with what it is for.
+fn write_token_notice(token: Option<&str>) -> Markup {
+    html! {
+        @if let Some(token) = token {
+            p class="notice secret" {
+                strong { "Write token, shown once: " } code { (token) } " " (copy(token))
+                br;
+                "Whoever has it may add, change and delete this dir's files (the "
+                code { "X-Store-Write" } " header, or the form's write token field); without it the dir is read-only. "
+                a href=(url_for("", RouteId::HelpTopic, &["dirs"])) { "About dirs" }
+            }
+        }
+    }
+}
+
 pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
     let og = Og {
@@ -25,15 +40,7 @@ pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
         Some(&og),
         html! {
             h1 { "Dir " code { (title) } @if view.open { " (show-dir: anyone may write)" } }
-            @if let Some(token) = &view.write_token {
-                p class="notice secret" {
-                    strong { "Write token, shown once: " } code { (token) } " " (copy(token))
-                    br;
-                    "Whoever has it may add, change and delete this dir's files (the "
-                    code { "X-Store-Write" } " header, or the form's write token field); without it the dir is read-only. "
-                    a href=(url_for("", RouteId::HelpTopic, &["dirs"])) { "About dirs" }
-                }
-            }
+            (write_token_notice(view.write_token.as_deref()))
             (owner_notice(view.owner_token.as_deref()))
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
             (qr::inline(&view.url))

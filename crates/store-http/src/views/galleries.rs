@@ -239,6 +239,16 @@ impl GalleryView {
             url,
         }
     }
+
+    /// The how-to on a server that takes gallery images from admins only
+    /// (STORE_PICS_UPLOADS=admin): the visitor's path would answer 401.
+    pub fn for_admin_uploads(mut self) -> Self {
+        self.upload = format!(
+            "this server takes images from the gallery's admin only: curl --data-binary @photo.jpg '{}/<admin token>?upload=1&name=photo.jpg'",
+            self.url
+        );
+        self
+    }
 }
 
 /// A listed gallery in the index.
