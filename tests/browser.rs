@@ -179,20 +179,63 @@ fn a_person_uploads_shares_browses_and_uses_a_gallery() {
             .then_some(())
     });
     shot(&b, "gallery-lightbox");
+    // It offers the download and the original of the image it shows, and
+    // a like that is the grid's (liked above: this click takes it back).
+    let image = b.attr(&b.find(".grid a[data-lightbox]"), "href").unwrap();
+    let download = b.attr(&b.find("dialog.lightbox a[data-lightbox-download]"), "href");
+    assert_eq!(download, Some(format!("{image}?download=1")));
+    let original = b.attr(&b.find("dialog.lightbox a[target=_blank]"), "href");
+    assert_eq!(original, Some(image));
+    b.click(&b.find("dialog.lightbox button[data-lightbox-like]"));
+    b.wait_for("the like to be taken back", || {
+        (b.text(&b.find(".grid [data-likes]")) == "0").then_some(())
+    });
+    let shown = b.text(&b.find("dialog.lightbox button[data-lightbox-like]"));
+    assert_eq!(shown, "♥ 0");
     b.execute(
         "document.querySelector('dialog.lightbox').close()",
         json!([]),
     );
+    // A like button keeps its heart and count on one line.
+    let wrap = b.execute(
+        "return getComputedStyle(document.querySelector('.grid figcaption button')).whiteSpace",
+        json!([]),
+    );
+    assert_eq!(wrap, "nowrap");
 
     // The admin page hides the image.
     let admin = g["admin_url"].as_str().unwrap().to_string();
     b.goto(&admin);
     ready(&b);
     shot(&b, "gallery-admin");
+    // Its thumbnails are cropped squares, never squashed.
+    let fit = b.execute(
+        "return getComputedStyle(document.querySelector('img.thumb')).objectFit",
+        json!([]),
+    );
+    assert_eq!(fit, "cover");
     b.click(&b.find("form input[value=hide] ~ button"));
     b.find("form input[value=unhide]");
     let public = json(&mut s.get("/pics/g/browser-gallery"));
     assert_eq!(public["images"].as_array().map(Vec::len), Some(0));
+    // Deleting takes a second click: the button is inside a closed
+    // <details>, which the first click opens.
+    let delete = "details.confirm button";
+    let visible = |b: &Browser| {
+        b.execute(
+            "return document.querySelector(arguments[0]).checkVisibility()",
+            json!([delete]),
+        ) == true
+    };
+    assert!(!visible(&b), "the delete button is hidden at first");
+    b.click(&b.find("details.confirm summary"));
+    assert!(visible(&b));
+    b.click(&b.find(delete));
+    b.wait_for("the image to be deleted", || {
+        let secret = admin.rsplit('/').next().unwrap();
+        let all = json(&mut s.get(&format!("/pics/g/browser-gallery/{secret}/json")));
+        (all["images"].as_array().map(Vec::len) == Some(0)).then_some(())
+    });
 
     // The other main pages, at desktop and phone widths.
     for (name, path) in [
