@@ -83,8 +83,9 @@ if [ -n "$wire$wire_core" ] || grep -q -e '^serde_json' -e '^schemars' crates/st
     exit 1
 fi
 # Library crates log through tracing, never to stderr directly: the binary
-# orders, formats and batches what reaches the log (tests may print).
-printed=$(grep -rn --include='*.rs' 'eprintln!' crates/ | grep -v -e '/tests\.rs:' -e '/tests/' || true)
+# orders, formats and batches what reaches the log (tests, and examples,
+# which are programs of their own, may print).
+printed=$(grep -rn --include='*.rs' 'eprintln!' crates/ | grep -v -e '/tests\.rs:' -e '/tests/' -e '/examples/' || true)
 if [ -n "$printed" ]; then
     echo "invariant broken: eprintln! in a library crate (use tracing):" >&2
     echo "$printed" >&2
