@@ -10,10 +10,12 @@ run:
 test *args:
     scripts/test {{args}}
 
-# Formatting, lints with warnings as errors, and the architecture invariants.
+# Formatting, lints with warnings as errors, the docs as docs.rs would
+# build them (warnings as errors), and the architecture invariants.
 lint:
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
     scripts/check-invariants.sh
 
 # Crash safety: 100 rounds of concurrent writes, SIGKILL and restart,

@@ -133,7 +133,7 @@ impl App {
         })
     }
 
-    /// GET /<id>/<filename>: one file of a bundle.
+    /// GET `/<id>/<filename>`: one file of a bundle.
     pub fn open_member(&self, id: &str, name: &str) -> AppResult<Download> {
         let now = self.now();
         let _guard = self.lock(&[id])?;

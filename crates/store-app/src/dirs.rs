@@ -281,7 +281,7 @@ impl App {
         Ok(dir)
     }
 
-    /// POST /d/<key>: adds (or replaces) files.
+    /// POST `/d/<key>`: adds (or replaces) files.
     pub fn add_to_dir(&self, key: &str, parts: Vec<Part>, access: &Access) -> AppResult<DirRecord> {
         let now = self.now();
         if parts.is_empty() {
@@ -315,18 +315,18 @@ impl App {
         Ok(())
     }
 
-    /// GET /d/<key>.
+    /// GET `/d/<key>`.
     pub fn get_dir(&self, key: &str) -> AppResult<DirRecord> {
         self.live_dir(&dir_storage_key(key), self.now())
     }
 
-    /// GET /d/<key>/history: newest first.
+    /// GET `/d/<key>/history`: newest first.
     pub fn dir_history(&self, key: &str) -> AppResult<Vec<HistoryEntry>> {
         let d = self.live_dir(&dir_storage_key(key), self.now())?;
         Ok(d.history)
     }
 
-    /// GET /d/<key>/<file>.
+    /// GET `/d/<key>/<file>`.
     pub fn open_dir_file(&self, key: &str, name: &str) -> AppResult<Download> {
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
@@ -344,7 +344,7 @@ impl App {
         })
     }
 
-    /// PUT /d/<key>/<file>: replaces a text file, or creates it.
+    /// PUT `/d/<key>/<file>`: replaces a text file, or creates it.
     pub fn put_dir_file(
         &self,
         key: &str,
@@ -372,7 +372,7 @@ impl App {
         Ok(dir)
     }
 
-    /// PATCH /d/<key>/<file>: appends text to a text file.
+    /// PATCH `/d/<key>/<file>`: appends text to a text file.
     pub fn append_dir_file(
         &self,
         key: &str,
@@ -441,7 +441,7 @@ impl App {
         Ok(writer.commit()?)
     }
 
-    /// DELETE /d/<key>/<file>.
+    /// DELETE `/d/<key>/<file>`.
     pub fn delete_dir_file(&self, key: &str, name: &str, access: &Access) -> AppResult<DirRecord> {
         let now = self.now();
         let storage_key = dir_storage_key(key);
@@ -457,7 +457,7 @@ impl App {
         Ok(dir)
     }
 
-    /// DELETE /d/<key>: the whole dir.
+    /// DELETE `/d/<key>`: the whole dir.
     pub fn delete_dir(&self, key: &str, access: &Access) -> AppResult<()> {
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
@@ -466,7 +466,7 @@ impl App {
         self.remove_object(&storage_key, &Object::Dir(dir))
     }
 
-    /// POST /d/<key>?retain=1: idempotent. Answers the retained dir.
+    /// POST `/d/<key>?retain=1`: idempotent. Answers the retained dir.
     pub fn retain_dir(&self, key: &str, retain: RetainAuth) -> AppResult<DirRecord> {
         let now = self.now();
         let storage_key = dir_storage_key(key);
@@ -483,7 +483,7 @@ impl App {
         Ok(dir)
     }
 
-    /// POST /d/<key>?ttl=: the owner gives the dir a new sliding lifetime
+    /// POST `/d/<key>?ttl=`: the owner gives the dir a new sliding lifetime
     /// of `ttl_secs` (clamped as at creation) counted from now. A retained
     /// dir (or a show-dir) keeps its lifetime.
     pub fn set_dir_ttl(&self, key: &str, ttl_secs: u64, access: &Access) -> AppResult<DirRecord> {
@@ -504,7 +504,7 @@ impl App {
         Ok(dir)
     }
 
-    /// POST /d/<key>?show=1: flips a dir to a show-dir; idempotent.
+    /// POST `/d/<key>?show=1`: flips a dir to a show-dir; idempotent.
     pub fn show_dir(&self, key: &str, retain: RetainAuth) -> AppResult<DirRecord> {
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;

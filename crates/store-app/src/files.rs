@@ -290,7 +290,7 @@ impl App {
         })
     }
 
-    /// GET or HEAD /<id>. A once file is burnt by the first GET, and a
+    /// GET or HEAD `/<id>`. A once file is burnt by the first GET, and a
     /// download-limited file counts each GET and is burnt by its last:
     /// under the key's lock, so concurrent readers never get more
     /// downloads than it allows.
@@ -403,7 +403,7 @@ impl App {
         Ok(AsOf { record, now })
     }
 
-    /// DELETE /<id>: a single file or a whole bundle.
+    /// DELETE `/<id>`: a single file or a whole bundle.
     pub fn delete(&self, id: &str, access: &Access) -> AppResult<()> {
         let now = self.now();
         let _guard = self.lock(&[id])?;
@@ -412,7 +412,7 @@ impl App {
         self.remove_object(id, &obj)
     }
 
-    /// POST /<id>?tag=..&untag=..: tags change, content and expiry do not.
+    /// POST `/<id>?tag=..&untag=`..: tags change, content and expiry do not.
     pub fn tag_file(
         &self,
         id: &str,
@@ -429,7 +429,7 @@ impl App {
         Ok(AsOf { record, now })
     }
 
-    /// POST /<id>?retain=1 on a single file or a bundle: idempotent.
+    /// POST `/<id>?retain=1` on a single file or a bundle: idempotent.
     /// Answers the retained object.
     pub fn retain(&self, id: &str, auth: RetainAuth) -> AppResult<Object> {
         let now = self.now();
@@ -453,7 +453,7 @@ impl App {
         Ok(obj)
     }
 
-    /// POST /<id>?ttl=: the owner gives a single file or a bundle a new
+    /// POST `/<id>?ttl=`: the owner gives a single file or a bundle a new
     /// lifetime of `ttl_secs` (clamped as at upload) counted from now. A
     /// retained object keeps its lifetime. Answers the object.
     pub fn set_ttl(&self, id: &str, ttl_secs: u64, access: &Access) -> AppResult<AsOf<Object>> {
@@ -484,7 +484,7 @@ impl App {
         Ok(())
     }
 
-    /// PUT /<id>: replaces a text file's content. With the retain token it
+    /// PUT `/<id>`: replaces a text file's content. With the retain token it
     /// also retains the file.
     pub fn replace_file(
         &self,
@@ -510,7 +510,7 @@ impl App {
         Ok(AsOf { record, now })
     }
 
-    /// PATCH /<id>: appends text to a text file, up to the file size limit.
+    /// PATCH `/<id>`: appends text to a text file, up to the file size limit.
     pub fn append_file(
         &self,
         id: &str,

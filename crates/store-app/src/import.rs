@@ -9,7 +9,7 @@ use store_core::{FetchError, RetainAuth, StoreError};
 
 use crate::{App, AppError, AppResult, NewFile};
 
-/// POST /?url=<url>[&name=][&link=1][&tag=..] and the upload options.
+/// `POST /?url=<url>[&name=][&link=1][&tag=..]` and the upload options.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ImportRequest {
     pub url: String,

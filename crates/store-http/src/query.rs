@@ -25,7 +25,7 @@ const QUERY_PAIRS_MAX: usize = 64;
 const TYPO_KEY_CHARS_MIN: usize = 3;
 
 impl Query {
-    /// Parses a query string, refusing (400) more than [`QUERY_PAIRS_MAX`]
+    /// Parses a query string, refusing (400) more than `QUERY_PAIRS_MAX`
     /// pairs instead of dropping the rest: a flag at the end of a long URL
     /// must never be lost in silence.
     pub fn parse(raw: &str) -> Result<Self, StoreError> {

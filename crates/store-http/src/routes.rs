@@ -333,7 +333,7 @@ route_table! {
     Help => Route { name: "help", verb: Verb::Get, path: "/help", keywords: &[], params: &[],
         topic: "about", does: "topics with a one-line summary and URL each (JSON for agents, HTML for browsers)",
         takes: Takes::Nothing, answers: Answer::Page("HelpIndex") },
-    /// GET /help/<topic>.
+    /// GET `/help/<topic>`.
     HelpTopic { topic } => Route { name: "help_topic", verb: Verb::Get, path: "/help/{topic}", keywords: &[], params: &[],
         topic: "about", does: "one topic: its endpoints and a text with this server's values; /help/errors is plain text",
         takes: Takes::Nothing, answers: Answer::PageOrText("HelpTopic", "text/plain") },
@@ -349,7 +349,7 @@ route_table! {
     Releases => Route { name: "releases", verb: Verb::Get, path: "/releases", keywords: &[], params: &[],
         topic: "about", does: "the changelog: markdown for agents, HTML for browsers",
         takes: Takes::Nothing, answers: Answer::Text("text/markdown") },
-    /// GET /static/<file>: the pages' stylesheet and script.
+    /// GET `/static/<file>`: the pages' stylesheet and script.
     Static { file } => Route { name: "static", verb: Verb::Get, path: "/static/{file}", keywords: &[], params: &[],
         topic: "about", does: "the pages' stylesheet and script", takes: Takes::Nothing, answers: Answer::Bytes },
     /// GET /robots.txt.
@@ -364,39 +364,39 @@ route_table! {
         topic: "operations",
         does: "200 {\"status\": \"ok\"} when the records and the bytes can be reached, 503 (code unavailable) otherwise; for load balancers, never rate limited",
         takes: Takes::Nothing, answers: Answer::Json("Status") },
-    /// GET or HEAD /<id>.
+    /// GET or HEAD `/<id>`.
     GetFile { id } => Route { name: "get_file", verb: Verb::Get, path: "/{id}", keywords: &[],
         params: &[DOWNLOAD, INFO, THUMB],
         topic: "files",
         does: "file bytes (a bundle: its index.html for browsers, a zip for agents); ?download=1 forces download; ?info=1 the record; images and text render inline; ETag, Last-Modified, If-None-Match/If-Modified-Since (304) and one Range (206) on every download; HEAD never burns a once=1 file, and a browser gets a page with a download link before one burns",
         takes: Takes::Nothing, answers: Answer::Bytes },
-    /// GET /<id>?qr=1: the QR code of a file's or bundle's link.
+    /// GET `/<id>?qr=1`: the QR code of a file's or bundle's link.
     FileQr { id } => Route { name: "file_qr", verb: Verb::Get, path: "/{id}", keywords: &["qr"], params: &[QR],
         topic: "files", does: QR_DOES, takes: Takes::Nothing, answers: Answer::Qr },
-    /// GET or HEAD /<id>/<filename>: one file of a bundle.
+    /// GET or HEAD `/<id>/<filename>`: one file of a bundle.
     GetBundleMember { id, filename } => Route { name: "get_bundle_member", verb: Verb::Get, path: "/{id}/{filename}", keywords: &[],
         params: &[DOWNLOAD, THUMB],
         topic: "bundles", does: "one file of a bundle", takes: Takes::Nothing, answers: Answer::Bytes },
-    /// POST /<id>?retain=1.
+    /// POST `/<id>?retain=1`.
     RetainFile { id } => Route { name: "retain_file", verb: Verb::Post, path: "/{id}", keywords: &["retain"],
         params: &[RETAIN, TOKEN],
         topic: "retention", does: "retain indefinitely; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("RetainResponse") },
-    /// POST /<id>?tag=..&untag=..
+    /// POST `/<id>?tag=..&untag=`..
     TagFile { id } => Route { name: "tag_file", verb: Verb::Post, path: "/{id}", keywords: &["tag", "untag"],
         params: &[TAG, UNTAG, OWNER],
         topic: "browse", does: "add or remove tags; content and expiry untouched", takes: Takes::Nothing, answers: Answer::Json("FileRecord") },
-    /// POST /<id>?ttl=: the owner sets a new expiry.
+    /// POST `/<id>?ttl=`: the owner sets a new expiry.
     SetFileTtl { id } => Route { name: "set_file_ttl", verb: Verb::Post, path: "/{id}", keywords: &["ttl"],
         params: &[TTL.req(), OWNER],
         topic: "owners", does: "with the owner token: a new lifetime counted from now, clamped as at upload (a retained object keeps its own)",
         takes: Takes::Nothing, answers: Answer::Json("OwnedRecord") },
-    /// PUT /<id>.
+    /// PUT `/<id>`.
     ReplaceFile { id } => Route { name: "replace_file", verb: Verb::Put, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
         topic: "files", does: "replace a text file's content", takes: Takes::Text, answers: Answer::Json("FileRecord") },
-    /// PATCH /<id>.
+    /// PATCH `/<id>`.
     AppendFile { id } => Route { name: "append_file", verb: Verb::Patch, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
         topic: "files", does: "append text to a text file", takes: Takes::Text, answers: Answer::Json("FileRecord") },
-    /// DELETE /<id>.
+    /// DELETE `/<id>`.
     DeleteFile { id } => Route { name: "delete_file", verb: Verb::Delete, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
         topic: "files", does: "delete a file or a bundle", takes: Takes::Nothing, answers: Answer::Json("Deleted") },
     /// GET /d: listed dirs.
@@ -406,47 +406,47 @@ route_table! {
             Param::opt("updated_after", "<ts>", Shape::Text), Param::opt("updated_before", "<ts>", Shape::Text),
             Param::opt("sort", "created|updated|name", Shape::Choice(&["created", "updated", "name"])), ORDER],
         topic: "browse", does: "listed dirs", takes: Takes::Nothing, answers: Answer::Page("DirList") },
-    /// GET or HEAD /d/<key> (listing, page, or `?zip=1`).
+    /// GET or HEAD `/d/<key>` (listing, page, or `?zip=1`).
     GetDir { key } => Route { name: "get_dir", verb: Verb::Get, path: "/d/{key}", keywords: &[],
         params: &[Param::opt("zip", "1", Shape::Flag)],
         topic: "dirs", does: "the dir listing, or with zip=1 a zip of every file", takes: Takes::Nothing, answers: Answer::Page("DirRecord") },
-    /// GET /d/<key>?qr=1: the QR code of a dir's link.
+    /// GET `/d/<key>?qr=1`: the QR code of a dir's link.
     DirQr { key } => Route { name: "dir_qr", verb: Verb::Get, path: "/d/{key}", keywords: &["qr"], params: &[QR],
         topic: "dirs", does: QR_DOES, takes: Takes::Nothing, answers: Answer::Qr },
-    /// POST /d/<key>: add files.
+    /// POST `/d/<key>`: add files.
     AddToDir { key } => Route { name: "add_to_dir", verb: Verb::Post, path: "/d/{key}", keywords: &[],
         params: &[NAME, WRITE, OWNER],
         topic: "dirs", does: "add files (multipart parts, or a raw body with name=)", takes: Takes::Bytes, answers: Answer::Json("DirRecord") },
-    /// POST /d/<key>?show=1.
+    /// POST `/d/<key>?show=1`.
     ShowDir { key } => Route { name: "show_dir", verb: Verb::Post, path: "/d/{key}", keywords: &["show"],
         params: &[SHOW.req(), TOKEN],
         topic: "show-dirs", does: "make a show-dir; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("DirRecord") },
-    /// POST /d/<key>?retain=1.
+    /// POST `/d/<key>?retain=1`.
     RetainDir { key } => Route { name: "retain_dir", verb: Verb::Post, path: "/d/{key}", keywords: &["retain"],
         params: &[RETAIN, TOKEN],
         topic: "retention", does: "retain a dir; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("RetainResponse") },
-    /// POST /d/<key>?ttl=: the owner sets a new sliding lifetime.
+    /// POST `/d/<key>?ttl=`: the owner sets a new sliding lifetime.
     SetDirTtl { key } => Route { name: "set_dir_ttl", verb: Verb::Post, path: "/d/{key}", keywords: &["ttl"],
         params: &[TTL.req(), OWNER],
         topic: "owners", does: "with the owner token: a new sliding lifetime counted from now, clamped as at creation (a retained dir keeps its own)",
         takes: Takes::Nothing, answers: Answer::Json("DirRecord") },
-    /// DELETE /d/<key>.
+    /// DELETE `/d/<key>`.
     DeleteDir { key } => Route { name: "delete_dir", verb: Verb::Delete, path: "/d/{key}", keywords: &[], params: &[WRITE, OWNER, TOKEN],
         topic: "dirs", does: "delete the whole dir", takes: Takes::Nothing, answers: Answer::Json("Deleted") },
-    /// GET /d/<key>/history.
+    /// GET `/d/<key>/history`.
     DirHistory { key } => Route { name: "dir_history", verb: Verb::Get, path: "/d/{key}/history", keywords: &[], params: &[],
         topic: "dirs", does: "the dir's history, newest first", takes: Takes::Nothing, answers: Answer::Page("History") },
-    /// GET or HEAD /d/<key>/<file>.
+    /// GET or HEAD `/d/<key>/<file>`.
     GetDirFile { key, file } => Route { name: "get_dir_file", verb: Verb::Get, path: "/d/{key}/{file}", keywords: &[],
         params: &[DOWNLOAD, THUMB],
         topic: "dirs", does: "one file of a dir", takes: Takes::Nothing, answers: Answer::Bytes },
-    /// PUT /d/<key>/<file>.
+    /// PUT `/d/<key>/<file>`.
     PutDirFile { key, file } => Route { name: "put_dir_file", verb: Verb::Put, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE, OWNER],
         topic: "dirs", does: "replace (or create) a text file", takes: Takes::Text, answers: Answer::Json("DirRecord") },
-    /// PATCH /d/<key>/<file>.
+    /// PATCH `/d/<key>/<file>`.
     AppendDirFile { key, file } => Route { name: "append_dir_file", verb: Verb::Patch, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE, OWNER],
         topic: "dirs", does: "append text to a text file", takes: Takes::Text, answers: Answer::Json("DirRecord") },
-    /// DELETE /d/<key>/<file>.
+    /// DELETE `/d/<key>/<file>`.
     DeleteDirFile { key, file } => Route { name: "delete_dir_file", verb: Verb::Delete, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE, OWNER],
         topic: "dirs", does: "delete one file", takes: Takes::Nothing, answers: Answer::Json("DirRecord") },
     /// GET /pics: listed galleries.
@@ -458,7 +458,7 @@ route_table! {
         topic: "galleries",
         does: "create a gallery; a dir-style name is its key (create-or-get); the token comes back once, in admin_url",
         takes: Takes::Nothing, answers: Answer::Json("Gallery") },
-    /// GET /pics/g/<gid> (grid or JSON; `?likes=1` counters).
+    /// GET `/pics/g/<gid>` (grid or JSON; `?likes=1` counters).
     Gallery { gid } => Route { name: "gallery", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &[],
         params: &[Param::opt("p", "N", Shape::Integer), Param::opt("embed", "1", Shape::Flag),
             Param::opt("stars", "<pid1>,<pid2>", Shape::List), Param::opt("likes", "1", Shape::Flag),
@@ -466,59 +466,59 @@ route_table! {
         topic: "galleries",
         does: "the gallery: a grid for browsers, JSON (images, selected, pool, limits, upload how-to) for agents; likes=1: like and comment counters; zip=1: every visible image in one zip",
         takes: Takes::Nothing, answers: Answer::Page("Gallery") },
-    /// GET /pics/g/<gid>?qr=1: the QR code of a gallery's link.
+    /// GET `/pics/g/<gid>?qr=1`: the QR code of a gallery's link.
     GalleryQr { gid } => Route { name: "gallery_qr", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &["qr"], params: &[QR],
         topic: "galleries", does: QR_DOES, takes: Takes::Nothing, answers: Answer::Qr },
-    /// POST /pics/g/<gid>?name=: upload.
+    /// POST `/pics/g/<gid>?name=`: upload.
     UploadImage { gid } => Route { name: "upload_image", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &[],
         params: &[NAME],
         topic: "galleries",
         does: "upload an image (raw bytes, or multipart for several): JPEG, PNG, WebP, GIF or HEIC, {pics_upload_bytes_max} each at most",
         takes: Takes::Bytes, answers: Answer::Json("ImageUpload") },
-    /// POST /pics/g/<gid>?url=.
+    /// POST `/pics/g/<gid>?url=`.
     ImportImage { gid } => Route { name: "import_image", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["url"],
         params: &[Param::opt("url", "<image URL>", Shape::Text).req(), NAME],
         topic: "galleries", does: "import an image from a public host", takes: Takes::Nothing, answers: Answer::Json("Image") },
-    /// POST /pics/g/<gid>?comment=1.
+    /// POST `/pics/g/<gid>?comment=1`.
     Comment { gid } => Route { name: "comment", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["comment"],
         params: &[Param::opt("comment", "1", Shape::Flag).req(), Param::opt("name", "<name>", Shape::Text), Param::opt("text", "<text>", Shape::Text)],
         topic: "galleries",
         does: "post a comment: form or JSON with name (optional, {comment_name_chars_max} characters) and text ({comment_text_chars_max} characters)",
         takes: Takes::Comment, answers: Answer::Json("Comment") },
-    /// POST /pics/g/<gid>?clike=<cid>.
+    /// POST `/pics/g/<gid>?clike=<cid>`.
     LikeComment { gid } => Route { name: "like_comment", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["clike"],
         params: &[Param::opt("clike", "<cid>", Shape::Text).req()],
         topic: "galleries", does: "toggle your like of a comment", takes: Takes::Nothing, answers: Answer::Json("Like") },
-    /// GET /pics/g/<gid>/<secret>: the admin page.
+    /// GET `/pics/g/<gid>/<secret>`: the admin page.
     GalleryAdmin { gid, secret } => Route { name: "gallery_admin", verb: Verb::Get, path: "/pics/g/{gid}/{secret}", keywords: &[],
         params: &[],
         topic: "galleries", does: "the admin page (JSON for agents, hidden images included)", takes: Takes::Nothing, answers: Answer::Page("Gallery") },
-    /// GET /pics/g/<gid>/<secret>/json: the admin view as JSON.
+    /// GET `/pics/g/<gid>/<secret>/json`: the admin view as JSON.
     GalleryAdminJson { gid, secret } => Route { name: "gallery_admin_json", verb: Verb::Get, path: "/pics/g/{gid}/{secret}/json", keywords: &[],
         params: &[],
         topic: "galleries", does: "the admin view as JSON, hidden images included", takes: Takes::Nothing, answers: Answer::Json("Gallery") },
-    /// POST /pics/g/<gid>/<secret>.
+    /// POST `/pics/g/<gid>/<secret>`.
     GalleryAdminAction { gid, secret } => Route { name: "gallery_admin_action", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &[],
         params: &[Param::opt("id", "<image or comment id>", Shape::Text),
             Param::opt("action", "hide|unhide|delete|up|down|cdel", Shape::Choice(&["hide", "unhide", "delete", "up", "down", "cdel"]))],
         topic: "galleries",
         does: "admin action: form fields id and action (hide, unhide, delete, up, down, cdel)",
         takes: Takes::Form, answers: Answer::Json("AdminResult") },
-    /// POST /pics/g/<gid>/<secret>?upload=1: the admin uploads.
+    /// POST `/pics/g/<gid>/<secret>?upload=1`: the admin uploads.
     AdminUploadImage { gid, secret } => Route { name: "admin_upload_image", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &["upload"],
         params: &[Param::opt("upload", "1", Shape::Flag).req(), NAME],
         topic: "galleries",
         does: "the admin uploads images, as at POST /pics/g/<gid>: the way in when the server takes gallery images from admins only (STORE_PICS_UPLOADS=admin)",
         takes: Takes::Bytes, answers: Answer::Json("ImageUpload") },
-    /// POST /pics/g/<gid>/<secret>?url=: the admin imports.
+    /// POST `/pics/g/<gid>/<secret>?url=`: the admin imports.
     AdminImportImage { gid, secret } => Route { name: "admin_import_image", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &["url"],
         params: &[Param::opt("url", "<image URL>", Shape::Text).req(), NAME],
         topic: "galleries", does: "the admin imports an image from a public host", takes: Takes::Nothing, answers: Answer::Json("Image") },
-    /// GET /pics/i/<id>.
+    /// GET `/pics/i/<id>`.
     Image { id } => Route { name: "image", verb: Verb::Get, path: "/pics/i/{id}", keywords: &[],
         params: &[THUMB, DOWNLOAD],
         topic: "galleries", does: "an image, or a WebP preview fitting that box", takes: Takes::Nothing, answers: Answer::Bytes },
-    /// POST /pics/i/<id>?like=1.
+    /// POST `/pics/i/<id>?like=1`.
     LikeImage { id } => Route { name: "like_image", verb: Verb::Post, path: "/pics/i/{id}", keywords: &["like"],
         params: &[Param::opt("like", "1", Shape::Flag).req()],
         topic: "galleries", does: "toggle your like of an image", takes: Takes::Nothing, answers: Answer::Json("Like") },

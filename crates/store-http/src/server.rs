@@ -176,7 +176,7 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 /// In-flight requests get this long to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 /// Serves until `shutdown` resolves, then lets in-flight requests finish
-/// (for at most [`SHUTDOWN_GRACE`]). The store's upkeep (the sweeper, the
+/// (for at most `SHUTDOWN_GRACE`, 20 s). The store's upkeep (the sweeper, the
 /// orphan collection) is the caller's to start: `App::start_upkeep`.
 pub async fn serve(
     listener: TcpListener,

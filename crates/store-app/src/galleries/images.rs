@@ -31,7 +31,7 @@ impl App {
         }
     }
 
-    /// POST /pics/g/<gid>: one image through the pipeline into the gallery.
+    /// POST `/pics/g/<gid>`: one image through the pipeline into the gallery.
     pub fn upload_image(
         &self,
         gid: &str,
@@ -54,7 +54,7 @@ impl App {
         Ok(self.ports.blobs.open(staged.blob_id())?)
     }
 
-    /// POST /pics/g/<gid>?url=: images from public hosts only.
+    /// POST `/pics/g/<gid>?url=`: images from public hosts only.
     pub fn import_image(&self, gid: &str, url: &str, name: Option<&str>) -> AppResult<ImageRecord> {
         self.live_gallery(gid, self.now())?;
         let limit = self.config.limits.pics_import_bytes_max;
@@ -189,7 +189,7 @@ impl App {
         Ok(image)
     }
 
-    /// GET /pics/i/<id>[?thumb=]: hidden or expired images answer 404.
+    /// GET `/pics/i/<id>[?thumb=]`: hidden or expired images answer 404.
     pub fn open_image(&self, id: &str, thumb: Option<&str>) -> AppResult<Download> {
         let now = self.now();
         let image = self.visible_image(id, now)?;

@@ -248,7 +248,7 @@ impl App {
         })
     }
 
-    /// POST /pics/i/<id>?like=1: toggles this visitor's like.
+    /// POST `/pics/i/<id>?like=1`: toggles this visitor's like.
     pub fn like_image(&self, id: &str, visitor: &Visitor) -> AppResult<Liked> {
         let now = self.now();
         let key = image_storage_key(id);
@@ -266,7 +266,7 @@ impl App {
         })
     }
 
-    /// GET /pics/g/<gid>?likes=1.
+    /// GET `/pics/g/<gid>?likes=1`.
     pub fn counters(&self, gid: &str) -> AppResult<GalleryTally> {
         let now = self.now();
         let gallery = self.live_gallery(gid, now)?;
@@ -281,7 +281,7 @@ impl App {
         Ok(GalleryTally { gallery, visible })
     }
 
-    /// POST /pics/g/<gid>?comment=1.
+    /// POST `/pics/g/<gid>?comment=1`.
     pub fn comment(
         &self,
         gid: &str,
@@ -303,7 +303,7 @@ impl App {
         Ok(comment)
     }
 
-    /// POST /pics/g/<gid>?clike=<cid>.
+    /// POST `/pics/g/<gid>?clike=<cid>`.
     pub fn like_comment(&self, gid: &str, cid: &str, visitor: &Visitor) -> AppResult<Liked> {
         let now = self.now();
         let key = gallery_storage_key(gid);
@@ -326,7 +326,7 @@ impl App {
         Ok(view)
     }
 
-    /// POST /pics/g/<gid>/<secret>: a wrong secret is a 404, exactly like
+    /// POST `/pics/g/<gid>/<secret>`: a wrong secret is a 404, exactly like
     /// an unknown gallery.
     pub fn administer(
         &self,
