@@ -49,6 +49,17 @@ fn mark(b: &Browser) {
     b.execute("window.__sameLoad = 'yes'", json!([]));
 }
 
+/// Waits until the image `css` selects has loaded and has pixels.
+fn image_loaded(b: &Browser, css: &str) {
+    b.wait_for(&format!("{css} to load"), || {
+        let done = b.execute(
+            "const i = document.querySelector(arguments[0]); return !!i && i.complete && i.naturalWidth > 0",
+            json!([css]),
+        );
+        (done == true).then_some(())
+    });
+}
+
 fn still_marked(b: &Browser) -> bool {
     b.execute("return window.__sameLoad || null", json!([])) == "yes"
 }
@@ -134,13 +145,7 @@ fn a_person_uploads_shares_browses_and_uses_a_gallery() {
     assert_eq!(up.status(), 201);
     b.goto(&s.url("/pics/g/browser-gallery"));
     ready(&b);
-    b.wait_for("the lazy thumbnail to load", || {
-        let done = b.execute(
-            "const i = document.querySelector('.grid img'); return i && i.complete && i.naturalWidth > 0",
-            json!([]),
-        );
-        (done == true).then_some(())
-    });
+    image_loaded(&b, ".grid img");
     mark(&b);
     b.click(&b.find(".grid form[data-like] button"));
     b.wait_for("the like count to show 1", || {
@@ -253,11 +258,7 @@ fn a_person_uploads_shares_browses_and_uses_a_gallery() {
     for (name, path) in [("home-phone", "/"), ("dir-phone", "/d/browser-dir")] {
         b.goto(&s.url(path));
         ready(&b);
-        let overflow: Value = b.execute(
-            "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
-            json!([]),
-        );
-        assert_eq!(overflow, 0, "{path} scrolls sideways on a phone");
+        assert!(!overflows(&b), "{path} scrolls sideways on a phone");
         shot(&b, name);
     }
 }
@@ -403,13 +404,7 @@ fn your_uploads_survive_a_reload_and_extend_show_as_qr_and_delete() {
     // painted.
     b.click(&b.find(&format!("{item} button[data-qr]")));
     let img = format!("{item} img.qr");
-    b.wait_for("the QR code to load", || {
-        let done = b.execute(
-            "const i = document.querySelector(arguments[0]); return !!i && i.complete && i.naturalWidth > 0",
-            json!([img]),
-        );
-        (done == true).then_some(())
-    });
+    image_loaded(&b, &img);
     let png = b.element_png(&b.find(&img));
     assert_eq!(qr::decode_png(&png), vec![url.clone()]);
 

@@ -366,13 +366,17 @@ impl App {
         Ok(AsOf { record, now })
     }
 
-    /// The first `max_bytes` of a live text file, cut at a character's
-    /// end, for its info page: browsers download text types they cannot
-    /// show (CSV, YAML...), so the page shows them itself. `None` for a
-    /// file that is not text, and for one whose downloads are counted,
-    /// whose bytes only a counted download may read.
-    pub fn text_preview(&self, id: &str, max_bytes: u64) -> AppResult<Option<TextPreview>> {
-        let record = self.live_file(id, self.now())?;
+    /// The first `max_bytes` of a text file whose record the caller has
+    /// just read ([`App::file_info`]), cut at a character's end, for its
+    /// info page: browsers download text types they cannot show (CSV,
+    /// YAML...), so the page shows them itself. `None` for a file that is
+    /// not text, and for one whose downloads are counted, whose bytes only
+    /// a counted download may read.
+    pub fn text_preview(
+        &self,
+        record: &FileRecord,
+        max_bytes: u64,
+    ) -> AppResult<Option<TextPreview>> {
         if !record.text || record.is_counted() || record.link {
             return Ok(None);
         }

@@ -374,21 +374,9 @@
     renderUploads();
   }
 
-  // An owner's request (extend, delete): JSON back, or an Error with the
-  // status, so that a 404 can say the upload is gone.
+  // An owner's request (extend, delete, or a look at the record).
   function ownerRequest(method, url, owner) {
-    var headers = { Accept: "application/json" };
-    if (owner) { headers["X-Store-Owner"] = owner; }
-    return fetch(url, { method: method, headers: headers, credentials: "same-origin" }).then(function (r) {
-      return r.json().catch(function () { return {}; }).then(function (data) {
-        if (!r.ok) {
-          var e = new Error(data.error || "HTTP " + r.status);
-          e.status = r.status;
-          throw e;
-        }
-        return data;
-      });
-    });
+    return request(method, url, owner ? { "X-Store-Owner": owner } : {}, null);
   }
 
   function ttlOptions() {
@@ -523,10 +511,13 @@
   }
 
   // --- Likes and comments without reloading the page.
-  function post(url, body, contentType) {
-    var headers = { Accept: "application/json" };
-    if (contentType) { headers["Content-Type"] = contentType; }
-    return fetch(url, { method: "POST", headers: headers, body: body, credentials: "same-origin" })
+  // A JSON request to the service: the answer's JSON, or an Error with
+  // the status and `retry_after`, so that callers can say a 404 is gone
+  // and a 429 how long to wait.
+  function request(method, url, headers, body) {
+    var all = { Accept: "application/json" };
+    Object.keys(headers).forEach(function (k) { all[k] = headers[k]; });
+    return fetch(url, { method: method, headers: all, body: body, credentials: "same-origin" })
       .then(function (r) {
         return r.json().catch(function () { return {}; }).then(function (data) {
           if (!r.ok) {
@@ -538,6 +529,10 @@
           return data;
         });
       });
+  }
+
+  function post(url, body, contentType) {
+    return request("POST", url, contentType ? { "Content-Type": contentType } : {}, body);
   }
 
   function likeForm(form) {

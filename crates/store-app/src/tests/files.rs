@@ -551,20 +551,20 @@ fn browse_filters_and_sorts() {
 fn a_text_preview_is_the_start_of_a_text_file_and_nothing_of_a_counted_one() {
     let w = world();
     let csv = put_plain(&w.app, "t.csv", "a,b\n1,2\n".as_bytes());
-    let p = w.app.text_preview(&csv.record.id, 1024).unwrap().unwrap();
+    let p = w.app.text_preview(&csv.record, 1024).unwrap().unwrap();
     assert_eq!((p.text.as_str(), p.whole), ("a,b\n1,2\n", true));
     // Cut at a character's end, never inside one.
     let long = put_plain(&w.app, "u.txt", "é".repeat(10).as_bytes());
-    let p = w.app.text_preview(&long.record.id, 5).unwrap().unwrap();
+    let p = w.app.text_preview(&long.record, 5).unwrap().unwrap();
     assert_eq!((p.text.as_str(), p.whole), ("éé", false));
     let png = put_plain(&w.app, "b.bin", &[0, 159, 146, 150]);
-    assert_eq!(w.app.text_preview(&png.record.id, 1024).unwrap(), None);
+    assert_eq!(w.app.text_preview(&png.record, 1024).unwrap(), None);
     // A counted file's bytes are read by its downloads only.
     let req = NewFile {
         once: true,
         ..NewFile::default()
     };
     let once = put_file(&w.app, "o.txt", b"secret", req, RetainAuth::Absent);
-    assert_eq!(w.app.text_preview(&once.record.id, 1024).unwrap(), None);
+    assert_eq!(w.app.text_preview(&once.record, 1024).unwrap(), None);
     assert_eq!(read(&w.app, &once.record.id).unwrap(), b"secret");
 }

@@ -176,18 +176,19 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     // `?info=1`: the file's page (or record), which never burns a once=1
     // file and never serves its bytes.
     if ctx.query.flag("info")? {
-        let seen = blocking(ctx, move |app| app.file_info(&id)).await?;
+        let html = ctx.html;
+        let (seen, preview) = blocking(ctx, move |app| {
+            let seen = app.file_info(&id)?;
+            // The page shows the start of a text file, read from the bytes
+            // this record names; bytes gone since leave it without one.
+            let preview = html
+                .then(|| app.text_preview(&seen.record, TEXT_PREVIEW_BYTES_MAX))
+                .and_then(|read| read.ok().flatten());
+            Ok((seen, preview))
+        })
+        .await?;
         let view = FileView::new(&seen.record, ctx.base(), seen.now);
-        if ctx.html {
-            let id = seen.record.id.clone();
-            // The preview is a second read: if the file changed or went in
-            // between, the page shows the facts it has, without one.
-            let preview = blocking(ctx, move |app| {
-                app.text_preview(&id, TEXT_PREVIEW_BYTES_MAX)
-            })
-            .await
-            .ok()
-            .flatten();
+        if html {
             let page = pages::file(&view, preview.as_ref());
             return Ok(respond::html(StatusCode::OK, page));
         }

@@ -118,14 +118,12 @@ pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
     let embed = ctx.query.flag("embed")?;
     let shown = blocking(ctx, move |app| app.gallery(&gid, page, &stars, None)).await?;
     let mut view = GalleryView::new(&shown, &ctx.app.config().limits, ctx.base());
-    if !uploads_form(ctx).open {
+    let form = uploads_form(ctx);
+    if !form.open {
         view = view.for_admin_uploads();
     }
     if ctx.html {
-        let mut res = respond::html(
-            StatusCode::OK,
-            pages::gallery(&view, embed, &uploads_form(ctx)),
-        );
+        let mut res = respond::html(StatusCode::OK, pages::gallery(&view, embed, &form));
         if embed {
             // The embed view is meant to be framed by other sites.
             res.headers_mut().insert(

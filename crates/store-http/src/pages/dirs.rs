@@ -10,17 +10,11 @@ use crate::views::{DirView, HistoryView};
 
 /// A new dir's write token, shown once, with what it is for.
 fn write_token_notice(token: Option<&str>) -> Markup {
-    html! {
-        @if let Some(token) = token {
-            p class="notice secret" {
-                strong { "Write token, shown once: " } code { (token) } " " (copy(token))
-                br;
-                "Whoever has it may add, change and delete this dir's files (the "
-                code { "X-Store-Write" } " header, or the form's write token field); without it the dir is read-only. "
-                a href=(url_for("", RouteId::HelpTopic, &["dirs"])) { "About dirs" }
-            }
-        }
-    }
+    let what = html! {
+        "Whoever has it may add, change and delete this dir's files (the "
+        code { "X-Store-Write" } " header, or the form's write token field); without it the dir is read-only. "
+    };
+    token_notice("Write token", token, what, ("dirs", "About dirs"))
 }
 
 pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {

@@ -193,20 +193,34 @@ fn upload_token_field(required: bool) -> Markup {
     }
 }
 
-/// The owner token of what was just made, shown once, with what it is
-/// for: without it the uploader can neither change the expiry nor, when
-/// the object is protected, change or delete it.
-fn owner_notice(token: Option<&str>) -> Markup {
+/// A token shown once (nothing when there is none): the token with a copy
+/// button, one line on what it is for, and the help topic that says more.
+fn token_notice(
+    label: &str,
+    token: Option<&str>,
+    what: Markup,
+    (topic, about): (&str, &str),
+) -> Markup {
     html! {
         @if let Some(token) = token {
             p class="notice secret" {
-                strong { "Owner token, shown once: " } code { (token) } " " (copy(token))
+                strong { (label) ", shown once: " } code { (token) } " " (copy(token))
                 br;
-                "Keep it to change the expiry (" code { "POST …?ttl=2d" } " with header " code { "X-Store-Owner" } ") or, if protected, to edit or delete. "
-                a href=(url_for("", RouteId::HelpTopic, &["owners"])) { "About owner tokens" }
+                (what)
+                a href=(url_for("", RouteId::HelpTopic, &[topic])) { (about) }
             }
         }
     }
+}
+
+/// The owner token of what was just made: without it the uploader can
+/// neither change the expiry nor, when the object is protected, change or
+/// delete it.
+fn owner_notice(token: Option<&str>) -> Markup {
+    let what = html! {
+        "Keep it to change the expiry (" code { "POST …?ttl=2d" } " with header " code { "X-Store-Owner" } ") or, if protected, to edit or delete. "
+    };
+    token_notice("Owner token", token, what, ("owners", "About owner tokens"))
 }
 
 #[cfg(test)]
