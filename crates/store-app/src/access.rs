@@ -8,6 +8,7 @@ use store_core::{DirRecord, DirWrite, Lifetime, Owner, OwnerProof, RetainAuth, S
 /// The credentials of one write request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Access {
+    /// What the request proved with the retain token: absent, valid or invalid.
     pub retain: RetainAuth,
     /// A dir's write token, from X-Store-Write or `write=<token>`.
     pub write_token: Option<String>,

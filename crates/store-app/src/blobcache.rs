@@ -90,6 +90,8 @@ impl std::fmt::Debug for CachedBlobs {
 }
 
 impl CachedBlobs {
+    /// Wraps `inner`, caching blobs of at most `item_max` bytes each and
+    /// `capacity` bytes in all; the least recently used go first.
     pub fn new(inner: Arc<dyn BlobStore>, capacity: u64, item_max: u64) -> Self {
         Self {
             inner,

@@ -18,6 +18,7 @@ pub struct Part {
     pub name: Option<String>,
     /// The part's declared Content-Type.
     pub declared_type: Option<String>,
+    /// The part's bytes, received into a blob no record references yet.
     pub body: Staged,
 }
 

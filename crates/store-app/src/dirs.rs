@@ -29,15 +29,26 @@ pub enum WriteRequest {
 /// POST /?dir=1's parameters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NewDir {
+    /// `name=`: the dir's memorable name; None makes an unnamed dir with a
+    /// random id.
     pub name: Option<String>,
+    /// `listed=1`: the dir appears in `GET /d`.
     pub listed: bool,
+    /// Tags to set on the dir; empty for none.
     pub tags: Vec<String>,
+    /// Requested sliding lifetime in seconds, clamped to the dir limits; None
+    /// takes the default.
     pub ttl_secs: Option<u64>,
+    /// `write=`: the write token to set; None sets none.
     pub write: Option<WriteRequest>,
+    /// `show=1`: make a show-dir, indefinite and open to every writer. It
+    /// needs the retain token.
     pub show: bool,
 }
 
 impl NewDir {
+    /// Checks every rule that needs no bytes: the name, the tags and a custom
+    /// write token. The first that fails is the error (400).
     pub fn validate(&self, limits: &Limits) -> Result<(), StoreError> {
         if let Some(name) = &self.name {
             validate_memorable_name(limits, name)?;
@@ -53,21 +64,36 @@ impl NewDir {
 /// GET /d's sort keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DirSort {
+    /// By creation time.
     #[default]
     Created,
+    /// By time of the last change.
     Updated,
+    /// By key: the name, or the id of an unnamed dir.
     Name,
 }
 
 /// GET /d's filters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DirQuery {
+    /// Text to find, lowercased, in the dir's key or one of its tags; None
+    /// matches every dir.
     pub q: Option<String>,
+    /// Only dirs created after this moment (in whole seconds); None sets no
+    /// bound.
     pub created_after: Option<Timestamp>,
+    /// Only dirs created before this moment (in whole seconds); None sets no
+    /// bound.
     pub created_before: Option<Timestamp>,
+    /// Only dirs last changed after this moment (in whole seconds); None sets
+    /// no bound.
     pub updated_after: Option<Timestamp>,
+    /// Only dirs last changed before this moment (in whole seconds); None sets
+    /// no bound.
     pub updated_before: Option<Timestamp>,
+    /// What the dirs are sorted by.
     pub sort: DirSort,
+    /// Sort direction; descending by default.
     pub order: SortOrder,
 }
 

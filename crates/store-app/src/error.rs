@@ -4,10 +4,14 @@ use store_core::{StorageError, StoreError};
 /// with its SPEC.md code) or the storage's (answered as 500 and logged).
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
+    /// The client's fault: a [`StoreError`] with its SPEC.md code.
     #[error(transparent)]
     Domain(#[from] StoreError),
+    /// A storage fault (the disk, the database, the bucket): never the
+    /// client's fault.
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
 
+/// What a use case returns.
 pub type AppResult<T> = Result<T, AppError>;

@@ -21,7 +21,9 @@ use crate::{Access, App, AppError, AppResult, AsOf, Created, Staged};
 /// What an upload made: a single file, or a bundle of its parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Uploaded {
+    /// One part: a single file.
     File(Created<FileRecord>),
+    /// Two or more parts: a bundle.
     Bundle(Created<BundleRecord>),
 }
 
@@ -34,7 +36,9 @@ pub struct NewFile {
     pub declared_type: Option<String>,
     /// Requested lifetime in seconds, before clamping.
     pub ttl_secs: Option<u64>,
+    /// `once=1`: the file is burnt by its first download.
     pub once: bool,
+    /// Tags to set on the file; empty for none.
     pub tags: Vec<String>,
     /// `share=<name>`: store into the named dir instead.
     pub share: Option<String>,
@@ -92,7 +96,9 @@ impl NewFile {
 /// or dir. For a burnt file the record is already gone: `reader` holds the
 /// last handle to its bytes.
 pub struct Download {
+    /// The file's name.
     pub name: String,
+    /// The file's Content-Type, as decided when it was stored.
     pub content_type: String,
     /// Text (CONTRACT.md), served with `charset=utf-8`.
     pub text: bool,
@@ -107,6 +113,8 @@ pub struct Download {
     pub blob: store_core::BlobId,
     /// When these bytes were last written.
     pub modified: store_core::Timestamp,
+    /// The file's bytes, open for reading; for a burnt file, the last handle
+    /// to them.
     pub reader: Box<dyn BlobReader>,
 }
 
@@ -123,24 +131,33 @@ impl std::fmt::Debug for Download {
 /// an index page or a listing by the HTTP layer).
 #[derive(Debug)]
 pub enum Opened {
+    /// A single file, ready to stream.
     File(Download),
+    /// A bundle's record.
     Bundle(BundleRecord),
 }
 
 /// GET /browse's sort keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BrowseSort {
+    /// By creation time.
     #[default]
     Created,
+    /// By file name.
     Name,
+    /// By size in bytes.
     Size,
+    /// By expiry time; retained files, which never expire, sort after every
+    /// date.
     Expires,
 }
 
 /// Listing order; newest (or largest) first by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SortOrder {
+    /// Ascending: oldest, smallest or A to Z first.
     Asc,
+    /// Descending: newest, largest or Z to A first (the default).
     #[default]
     Desc,
 }
@@ -149,9 +166,14 @@ pub enum SortOrder {
 /// a substring of the name or of a tag.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BrowseQuery {
+    /// Tags every file listed must carry; empty for no tag filter.
     pub tags: Vec<String>,
+    /// Text to find in the file name (ignoring case) or in a tag; None
+    /// matches every file.
     pub q: Option<String>,
+    /// What the files are sorted by.
     pub sort: BrowseSort,
+    /// Sort direction; descending by default.
     pub order: SortOrder,
 }
 
@@ -628,6 +650,8 @@ impl App {
 /// The start of a text file, as its info page shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextPreview {
+    /// The start of the file, at most the bytes asked for, cut back to whole
+    /// UTF-8 characters.
     pub text: String,
     /// Whether that is the whole file.
     pub whole: bool,

@@ -12,6 +12,7 @@ use crate::{App, AppError, AppResult, NewFile};
 /// `POST /?url=<url>[&name=][&link=1][&tag=..]` and the upload options.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ImportRequest {
+    /// The URL to fetch, or with `link` to redirect to.
     pub url: String,
     /// Name, ttl, once and tags, as for an upload.
     pub file: NewFile,
@@ -31,6 +32,9 @@ pub(crate) fn fetch_error(e: FetchError) -> AppError {
 }
 
 impl App {
+    /// `POST /?url=`: fetches the URL (at most `import_bytes_max` bytes) and
+    /// stores it as a new single file, or with `link` stores a redirect to it.
+    /// A refused fetch is a 400, a body over the limit a 413; `share` is refused.
     pub fn import(
         &self,
         req: &ImportRequest,

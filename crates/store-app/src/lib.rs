@@ -9,6 +9,48 @@
 //! on delete, the record first, then the bytes. A crash between the two
 //! steps leaves at worst an unreferenced blob, which
 //! [`App::collect_orphans`] removes after the next start.
+//!
+//! ## Start here
+//!
+//! An [`App`] is opened on [`Ports`]: a repository for records, a blob
+//! store for bytes, a clock, a source of randomness and a fetcher. The
+//! embedded default is store-sled's; store-testkit has memory adapters and
+//! a manual clock, which is all this needs:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use store_app::{App, AppConfig, NewFile, Ports};
+//! use store_core::{RetainAuth, Timestamp};
+//! use store_testkit::{FakeFetcher, ManualClock, MemoryBlobStore, MemoryRepository, SeededRandom};
+//!
+//! let clock = Arc::new(ManualClock::new(Timestamp::from_secs(1_800_000_000)));
+//! let ports = Ports {
+//!     repo: Arc::new(MemoryRepository::new()),
+//!     blobs: Arc::new(MemoryBlobStore::new()),
+//!     clock: clock.clone(),
+//!     random: Arc::new(SeededRandom::new(1)),
+//!     fetcher: Arc::new(FakeFetcher::new()),
+//!     coordination: Default::default(),
+//! };
+//! let (app, _recovery) = App::open(ports, AppConfig::new("http://files.example"))?;
+//!
+//! // Bytes are staged first, then the record is written.
+//! let mut upload = app.begin_upload(app.config().limits.file_bytes_max)?;
+//! upload.push(b"hello")?;
+//! let request = NewFile { name: Some("hello.txt".into()), ..NewFile::default() };
+//! let file = app.create_file(&request, upload.finish()?, RetainAuth::Absent)?;
+//! assert!(app.file_info(&file.id).is_ok());
+//!
+//! // Four hours later (the default lifetime) it is gone.
+//! clock.advance_secs(4 * 3600);
+//! assert!(app.file_info(&file.id).is_err());
+//! # Ok::<(), store_app::AppError>(())
+//! ```
+//!
+//! `examples/in_memory.rs` goes on with dirs and the sweeper, and
+//! store-sled's `examples/plain_thread.rs` runs this on disk.
+
+#![warn(missing_docs)]
 
 mod access;
 mod blobcache;
@@ -53,11 +95,17 @@ pub use upload::{Staged, Upload};
 /// The ports an [`App`] runs on.
 #[derive(Clone)]
 pub struct Ports {
+    /// Where the records and their indexes live.
     pub repo: Arc<dyn Repository>,
+    /// Where the bytes of files, bundles, dirs and images live.
     pub blobs: Arc<dyn BlobStore>,
+    /// The time source; each use case reads it once.
     pub clock: Arc<dyn Clock>,
+    /// The source of unpredictable bytes for ids and tokens.
     pub random: Arc<dyn Random>,
+    /// Fetches remote documents for imports (`POST /?url=`).
     pub fetcher: Arc<dyn store_core::Fetcher>,
+    /// Whether this process writes the store alone or shares it with others.
     pub coordination: Coordination,
 }
 
@@ -73,8 +121,11 @@ pub enum Coordination {
     /// than `orphan_grace_secs` (another process may be about to record
     /// them).
     Shared {
+        /// The key locks, shared by every process that serves the store.
         locks: Arc<dyn KeyLocks>,
+        /// The pools' ledgers, counted over every process.
         ledgers: Arc<dyn Ledgers>,
+        /// Age in seconds under which a blob is never collected as an orphan.
         orphan_grace_secs: u64,
     },
 }
@@ -101,7 +152,10 @@ pub struct AppConfig {
     /// cases never read it (they answer records): it travels here for the
     /// HTTP layer, whose `views` build every URL from it.
     pub base_url: String,
+    /// The limits the use cases enforce: sizes in bytes, lifetimes in seconds.
     pub limits: Limits,
+    /// STORE_RETAIN_TOKEN: the tokens that may retain objects; none configured
+    /// turns retention off.
     pub retain_tokens: RetainTokens,
     /// STORE_SUPERADMIN_TOKEN: administers every gallery.
     pub superadmin_token: Option<String>,
@@ -135,6 +189,7 @@ const SWEEP_TRANSACTION: usize = 128;
 /// What one sweep did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SweepReport {
+    /// Expired objects this sweep removed (at most the `batch` asked for).
     pub removed: usize,
     /// The next moment something expires, if anything does.
     pub next_expiry: Option<Timestamp>,
@@ -143,7 +198,9 @@ pub struct SweepReport {
 /// What opening the store found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recovery {
+    /// Records of every kind the repository held when it was opened.
     pub objects: u64,
+    /// Bytes those records hold in the store pool.
     pub pool_used_bytes: u64,
 }
 
@@ -209,10 +266,13 @@ impl App {
         Ok((app, recovery))
     }
 
+    /// The configuration this app was opened with.
     pub fn config(&self) -> &AppConfig {
         &self.config
     }
 
+    /// The current time, read from the clock port (milliseconds since the Unix
+    /// epoch).
     pub fn now(&self) -> Timestamp {
         self.ports.clock.now()
     }

@@ -20,7 +20,9 @@ use store_core::{BlobId, Object, StorageError, StorageErrorKind};
 /// One side of a move: records and the bytes they point at.
 #[derive(Clone, Copy)]
 pub struct Side<'a> {
+    /// The records and their indexes.
     pub repo: &'a dyn Repository,
+    /// The bytes the records point at.
     pub blobs: &'a dyn BlobStore,
 }
 
@@ -57,6 +59,7 @@ pub struct MigrationReport {
     /// What the records moved as they are count against the store pool
     /// and the pics pool.
     pub pool_bytes: u64,
+    /// Bytes the records count against the pics pool.
     pub pics_bytes: u64,
 }
 

@@ -11,7 +11,9 @@ use store_core::{DirRecord, PoolUsage, Timestamp};
 /// happens to be written, so a fresh upload says exactly its ttl.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AsOf<T> {
+    /// The record as the use case loaded or wrote it.
     pub record: T,
+    /// The moment the use case read the clock; countdowns count from it.
     pub now: Timestamp,
 }
 
@@ -29,8 +31,12 @@ impl<T> std::ops::Deref for AsOf<T> {
 /// digest).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Created<T> {
+    /// The new record.
     pub record: T,
+    /// The moment it was created; countdowns count from it.
     pub now: Timestamp,
+    /// The owner token in the clear: told only here (the record keeps a
+    /// digest).
     pub owner_token: String,
 }
 
@@ -45,6 +51,8 @@ impl<T> std::ops::Deref for Created<T> {
 /// The answer to POST /?dir=1 (and `share=`), which creates or finds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirMade {
+    /// The dir's record after the request: new, or found (with any posted
+    /// files added).
     pub dir: DirRecord,
     /// False when a live dir of that name was found and reused.
     pub created: bool,
@@ -58,6 +66,7 @@ pub struct DirMade {
 /// The answer to POST /pics?create=1.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GalleryMade {
+    /// The gallery's record: new, or the named gallery found.
     pub gallery: GalleryRecord,
     /// The admin token, in the clear, when the gallery was just made; none
     /// when a named gallery already existed.
@@ -74,6 +83,7 @@ impl GalleryMade {
 /// One page of a gallery as a visitor (or its admin) sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GalleryPage {
+    /// The gallery's record.
     pub gallery: GalleryRecord,
     /// The images of this page, starred ones first.
     pub images: Vec<ImageRecord>,
@@ -81,14 +91,18 @@ pub struct GalleryPage {
     pub selected: Vec<String>,
     /// This page, counted from 1, and how many there are.
     pub page: usize,
+    /// How many pages there are (at least 1).
     pub pages: usize,
+    /// Bytes in use in the pics pool, against its capacity.
     pub pool: PoolUsage,
 }
 
 /// A gallery with its visible images: what its like counters count.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GalleryTally {
+    /// The gallery's record.
     pub gallery: GalleryRecord,
+    /// Its images visitors can see (live and not hidden), in gallery order.
     pub visible: Vec<ImageRecord>,
 }
 
@@ -97,6 +111,7 @@ pub struct GalleryTally {
 pub struct Liked {
     /// The image's or the comment's id.
     pub id: String,
+    /// How many likes it has now.
     pub likes: usize,
     /// Whether this visitor now likes it (false: the like was taken back).
     pub liked: bool,

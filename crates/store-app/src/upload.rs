@@ -97,6 +97,7 @@ impl std::fmt::Debug for Staged {
 }
 
 impl Staged {
+    /// The body's size in bytes.
     pub fn size(&self) -> u64 {
         self.size
     }

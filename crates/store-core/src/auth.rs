@@ -45,10 +45,14 @@ impl RetainTokens {
         )
     }
 
+    /// Whether retention is on, i.e. at least one retain token is configured.
     pub fn is_enabled(&self) -> bool {
         !self.0.is_empty()
     }
 
+    /// What `presented` proves: `Absent` with no token, `Valid` if it matches a
+    /// configured token (compared as digests, against every token, in constant time),
+    /// `Invalid` otherwise.
     pub fn check(&self, presented: Option<&str>) -> RetainAuth {
         match presented {
             None => RetainAuth::Absent,
@@ -157,7 +161,10 @@ pub fn authorize_write(lifetime: &Lifetime, auth: RetainAuth) -> Result<(), Stor
 /// owner asked that only they may change it (`protect=1`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owner {
+    /// Digest of the owner token (see `hash_token`), never the token itself.
     pub token_hash: String,
+    /// Whether only the owner (or a valid retain token) may write or delete the
+    /// object (`protect=1`); false when the stored record omits it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub protected: bool,
 }
@@ -185,6 +192,9 @@ pub enum OwnerProof {
 }
 
 impl OwnerProof {
+    /// Compares a presented owner token with the object's owner digest in constant
+    /// time: `Absent` with no token, `Owner` on a match, `Wrong` otherwise (also when
+    /// the object has no owner).
     pub fn of(owner: Option<&Owner>, presented: Option<&str>) -> Self {
         match (owner, presented) {
             (_, None) => Self::Absent,

@@ -20,13 +20,19 @@ use crate::time::Timestamp;
 /// One file inside a bundle or dir.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemberFile {
+    /// The file's name, unique within its bundle or dir.
     pub name: String,
+    /// The media type the file is served with.
     pub content_type: String,
+    /// Size of the content, in bytes.
     pub size: u64,
+    /// The blob in the blob store that holds the content.
     pub blob: BlobId,
     /// A text file (CONTRACT.md), and so editable in a dir.
     pub text: bool,
+    /// When a file of this name was added; replacing it keeps this time.
     pub created_at: Timestamp,
+    /// When the content was last written (added, replaced or appended to).
     pub updated_at: Timestamp,
 }
 
@@ -90,10 +96,15 @@ pub fn validate_dir_file_name(limits: &Limits, name: &str) -> Result<(), StoreEr
 /// An immutable snapshot of 2 or more files.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BundleRecord {
+    /// The bundle's id (`ids::object_id`), as in its URL.
     pub id: String,
+    /// When the bundle was created.
     pub created_at: Timestamp,
+    /// When the record last changed: creation, then retaining it or a new `?ttl=`.
     pub updated_at: Timestamp,
+    /// When the bundle expires: fixed, or indefinite once retained.
     pub lifetime: Lifetime,
+    /// The member files, 2 or more.
     pub files: Vec<MemberFile>,
     /// Who made it; none for bundles stored before owner tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,6 +112,7 @@ pub struct BundleRecord {
 }
 
 impl BundleRecord {
+    /// The member file named `name` (an exact, case-sensitive match), if any.
     pub fn member(&self, name: &str) -> Option<&MemberFile> {
         self.files.iter().find(|f| f.name == name)
     }
@@ -111,6 +123,7 @@ impl BundleRecord {
         self.member(SITE_INDEX_NAME)
     }
 
+    /// Total size of the member files, in bytes.
     pub fn size(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()
     }
@@ -129,14 +142,18 @@ pub enum DirAction {
     Replace,
     /// Text appended (PATCH).
     Append,
+    /// A file deleted.
     Delete,
 }
 
 /// One line of a dir's history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryEntry {
+    /// When it happened.
     pub ts: Timestamp,
+    /// The name of the file acted on.
     pub file: String,
+    /// What was done to the file.
     pub action: DirAction,
     /// Bytes written (add, replace, append) or removed (delete).
     pub bytes: u64,
@@ -182,18 +199,25 @@ pub struct DirRecord {
     pub key: String,
     /// Set for named dirs.
     pub name: Option<String>,
+    /// When the dir was created.
     pub created_at: Timestamp,
+    /// When the dir last changed: every file add, edit or delete moves it, and so do
+    /// retaining it and a new `?ttl=`.
     pub updated_at: Timestamp,
+    /// The sliding lifetime; indefinite when the dir is retained or a show-dir.
     pub lifetime: Lifetime,
     /// The sliding lifetime chosen at creation (kept when retained, so the
     /// record can still say what it was).
     pub ttl_secs: u64,
+    /// Whether the dir appears in the listing `GET /d` (created with `listed=1`).
     pub listed: bool,
     /// A show-dir: indefinite and writable by anyone.
     pub open: bool,
+    /// The dir's tags, which the `GET /d` search matches; empty when it has none.
     pub tags: Vec<String>,
     /// SHA-256 of the write token, when created with `write=`.
     pub write_token_hash: Option<String>,
+    /// The dir's files.
     pub files: Vec<MemberFile>,
     /// Newest first, at most `Limits::history_limit` entries.
     pub history: Vec<HistoryEntry>,
@@ -213,14 +237,17 @@ pub enum DirWrite {
 }
 
 impl DirRecord {
+    /// The file named `name` (an exact, case-sensitive match), if any.
     pub fn file(&self, name: &str) -> Option<&MemberFile> {
         self.files.iter().find(|f| f.name == name)
     }
 
+    /// Total size of the dir's files, in bytes.
     pub fn size(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()
     }
 
+    /// Whether the dir is live at `now`: strictly before its expiry, always when retained.
     pub fn is_live(&self, now: Timestamp) -> bool {
         self.lifetime.is_live(now)
     }

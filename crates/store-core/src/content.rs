@@ -220,10 +220,13 @@ pub struct Utf8Check {
 }
 
 impl Utf8Check {
+    /// A check that has seen no bytes yet.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Feeds the next chunk of the body, in order. Once the bytes are invalid, later
+    /// chunks are ignored.
     pub fn push(&mut self, chunk: &[u8]) {
         if self.invalid {
             return;

@@ -35,25 +35,39 @@ pub enum StoreError {
     TooLarge(String),
     /// Too many requests from one client; retry after the given seconds.
     #[error("too many requests; retry after {retry_after_secs} s")]
-    RateLimited { retry_after_secs: u64 },
+    RateLimited {
+        /// Seconds the client should wait before retrying (`Retry-After`).
+        retry_after_secs: u64,
+    },
     /// Method or encoding not supported.
     #[error("{0}")]
     Unsupported(String),
     /// The pool is exhausted; retry after the given seconds.
     #[error("{message}")]
     PoolFull {
+        /// What is full, for the error body.
         message: String,
+        /// Seconds the client should wait before retrying (`Retry-After`).
         retry_after_secs: u64,
     },
     /// A byte range that starts at or past the end of `len` bytes.
     #[error("the range starts at or past the end of the {len} bytes")]
-    RangeNotSatisfiable { len: u64 },
+    RangeNotSatisfiable {
+        /// Length of the whole content, in bytes.
+        len: u64,
+    },
     /// The request target is longer than the server reads.
     #[error("the request target is longer than {max_bytes} bytes")]
-    UriTooLong { max_bytes: usize },
+    UriTooLong {
+        /// The longest request target the server reads, in bytes.
+        max_bytes: usize,
+    },
     /// The request headers are larger than the server reads.
     #[error("the request headers are larger than {max_bytes} bytes in all")]
-    HeadersTooLarge { max_bytes: usize },
+    HeadersTooLarge {
+        /// The most request header bytes the server reads, in all.
+        max_bytes: usize,
+    },
     /// The store's disk is full: nothing was stored.
     #[error("the server's disk is full; nothing was stored. Try again later")]
     StorageFull,
@@ -71,34 +85,42 @@ pub enum StoreError {
     /// (docs/DECISIONS.md).
     #[error("{message}")]
     Busy {
+        /// What is full, for the error body.
         message: String,
+        /// Seconds the client should wait before retrying (`Retry-After`).
         retry_after_secs: u64,
     },
 }
 
 impl StoreError {
+    /// A 400 `bad_request` carrying `msg`, which says what is wrong.
     pub fn bad_request(msg: impl Into<String>) -> Self {
         Self::BadRequest(msg.into())
     }
 
+    /// A 404 `not_found` with the standard message: unknown, expired or deleted.
     pub fn not_found() -> Self {
         Self::NotFound("not found: the id or name is unknown, expired or deleted".into())
     }
 
+    /// A 401 `write_denied` with the standard message: token missing or wrong.
     pub fn write_denied() -> Self {
         Self::WriteDenied("write or retain token missing or wrong".into())
     }
 
+    /// A 403 `forbidden` carrying `msg`, which says what is not allowed.
     pub fn forbidden(msg: impl Into<String>) -> Self {
         Self::Forbidden(msg.into())
     }
 
+    /// A 413 `too_large` saying the body is over `limit_bytes` bytes.
     pub fn too_large(limit_bytes: u64) -> Self {
         Self::TooLarge(format!(
             "body is larger than the limit of {limit_bytes} bytes"
         ))
     }
 
+    /// The stable code this error answers with; `Busy` answers as `RateLimited`.
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::BadRequest(_) => ErrorCode::BadRequest,
@@ -146,14 +168,23 @@ pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 5;
 /// The stable codes of SPEC.md "Errors", in the order of its table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
+    /// 400 `bad_request`: invalid input (a name, a flag, a combination).
     BadRequest,
+    /// 401 `write_denied`: a write or retain token is missing or wrong.
     WriteDenied,
+    /// 403 `forbidden`: the action is not allowed on this object.
     Forbidden,
+    /// 404 `not_found`: the id or name is unknown, expired or deleted.
     NotFound,
+    /// 411 `missing_length`: a bodied request came without Content-Length.
     MissingLength,
+    /// 413 `too_large`: the body is over the limit that applies to it.
     TooLarge,
+    /// 429 `rate_limited`: too many requests from one client, or the server is busy.
     RateLimited,
+    /// 501 `unsupported`: the method or encoding is not supported.
     Unsupported,
+    /// 507 `pool_full`: the pool is exhausted.
     PoolFull,
     /// Beyond SPEC.md: 414, a request target too long.
     UriTooLong,
@@ -172,8 +203,11 @@ pub enum ErrorCode {
 /// One row of `/api`'s `errors` map.
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq)]
 pub struct ErrorInfo {
+    /// The HTTP status the code is answered with.
     pub http: u16,
+    /// What the code means, with the configured limits filled in.
     pub meaning: String,
+    /// Whether and when to retry.
     pub retry: String,
 }
 
@@ -198,6 +232,7 @@ impl ErrorCode {
         Self::StorageFull,
     ];
 
+    /// The code's string in JSON error bodies and `/api`, e.g. `not_found`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::BadRequest => "bad_request",
@@ -218,6 +253,7 @@ impl ErrorCode {
         }
     }
 
+    /// The HTTP status the code is answered with.
     pub fn http_status(self) -> u16 {
         match self {
             Self::BadRequest => 400,

@@ -30,8 +30,11 @@ pub const THUMB_SIZES: [u32; 3] = [160, 320, 640];
 /// the superadmin), who upload through the admin path.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum GalleryUploads {
+    /// Anyone with the gallery's link may add images (`open`, the default).
     #[default]
     Open,
+    /// Only the gallery's admin (or the superadmin) may add images, through the admin path
+    /// (`admin`).
     Admin,
 }
 
@@ -45,6 +48,7 @@ impl GalleryUploads {
         }
     }
 
+    /// The setting's value, as [`GalleryUploads::parse`] takes it: `open` or `admin`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Open => "open",
@@ -98,9 +102,14 @@ pub fn thumb_box(value: &str) -> Result<u32, StoreError> {
 /// A guestbook comment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Comment {
+    /// The comment's id (`ids::object_id`).
     pub id: String,
+    /// The author's name, trimmed; `Gast` when left blank.
     pub name: String,
+    /// The comment, trimmed, with line breaks as `\n`; 1 to `comment_text_chars_max`
+    /// characters.
     pub text: String,
+    /// When it was posted.
     pub ts: Timestamp,
     /// Fingerprints of the visitors who like it.
     pub likes: BTreeSet<String>,
@@ -151,9 +160,14 @@ pub struct GalleryRecord {
     pub gid: String,
     /// The display name (the key itself for named galleries).
     pub name: Option<String>,
+    /// When the gallery was created.
     pub created_at: Timestamp,
+    /// When the gallery was created or last received an image.
     pub updated_at: Timestamp,
+    /// When the gallery expires: `pics_lifetime_secs` after creation, pushed to that
+    /// long after each image upload.
     pub lifetime: Lifetime,
+    /// Whether the gallery appears in the listing `GET /pics` (created with `listed=1`).
     pub listed: bool,
     /// SHA-256 of the admin token.
     pub token_hash: String,
@@ -246,18 +260,30 @@ pub fn toggle_like(likes: &mut BTreeSet<String>, visitor: &str) -> bool {
 /// An image in a gallery.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImageRecord {
+    /// The image's id (`ids::object_id`), as in `/pics/i/<id>`.
     pub id: String,
+    /// The `gid` of the gallery that lists it.
     pub gallery: String,
+    /// The file name the image is downloaded under, with the extension of its stored
+    /// format.
     pub name: String,
+    /// The media type of the stored image.
     pub content_type: String,
+    /// Size of the stored image, in bytes; counted against the pics pool.
     pub size: u64,
+    /// Width of the stored image, in pixels.
     pub width: u32,
+    /// Height of the stored image, in pixels.
     pub height: u32,
+    /// The blob that holds the stored image.
     pub blob: BlobId,
+    /// When the image was uploaded.
     pub created_at: Timestamp,
     /// 90 days from upload.
     pub lifetime: Lifetime,
+    /// Hidden by the gallery's admin: visitors neither see it nor can open it (404).
     pub hidden: bool,
+    /// Fingerprints of the visitors who like it.
     pub likes: BTreeSet<String>,
     /// Cached previews by box size.
     pub thumbs: Thumbs,

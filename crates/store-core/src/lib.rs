@@ -12,6 +12,38 @@
 //! (token digests), unicode-normalization (names) and schemars (the schema
 //! of the error list `/api` shows); CI checks that tokio, hyper, sled and
 //! image stay out of its tree.
+//!
+//! ## Start here
+//!
+//! Every rule takes the time it applies at, so a test (or a property-test
+//! harness; see `examples/expiry_properties.rs`) drives it with any clock
+//! it likes. A file's lifetime and a dir's sliding one:
+//!
+//! ```
+//! use store_core::{ttl, Lifetime, Limits, Timestamp};
+//!
+//! let limits = Limits::DEFAULT;
+//! let hour_secs = 3600;
+//! // No ttl asked for: a file gets the default, four hours. A minute is
+//! // raised to the four-hour minimum.
+//! assert_eq!(ttl::file_ttl(&limits, None), 4 * hour_secs);
+//! assert_eq!(ttl::file_ttl(&limits, Some(60)), 4 * hour_secs);
+//! assert_eq!(ttl::parse_ttl("2d")?, 48 * hour_secs);
+//!
+//! let now = Timestamp::from_secs(1_800_000_000);
+//! let file = Lifetime::fixed(now, 4 * hour_secs);
+//! assert!(file.is_live(now.plus_secs(4 * hour_secs - 1)));
+//! assert!(!file.is_live(now.plus_secs(4 * hour_secs)));
+//!
+//! // A dir's lifetime slides: each write pushes its expiry on by its ttl,
+//! // never past a cap (30 days from the write, by default).
+//! let mut dir = Lifetime::sliding(now, 4 * hour_secs);
+//! dir.slide(now.plus_secs(3 * hour_secs), limits.dir_sliding_cap_secs);
+//! assert_eq!(dir.expires_at(), Some(now.plus_secs(8 * hour_secs)));
+//! # Ok::<(), store_core::StoreError>(())
+//! ```
+
+#![warn(missing_docs)]
 
 pub mod auth;
 pub mod container;

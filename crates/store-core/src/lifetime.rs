@@ -10,11 +10,16 @@ use crate::time::Timestamp;
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum Lifetime {
     /// Dies at `expires_at` (single files and bundles).
-    Fixed { expires_at: Timestamp },
+    Fixed {
+        /// When the object dies: it is live strictly before this instant.
+        expires_at: Timestamp,
+    },
     /// Dies at `expires_at`, which activity pushes forward by `max_age_secs`
     /// (dirs).
     Sliding {
+        /// When the dir dies unless activity pushes it forward; live strictly before it.
         expires_at: Timestamp,
+        /// Seconds each activity pushes `expires_at` forward (the dir's ttl).
         max_age_secs: u64,
     },
     /// Retained: never expires and is never evicted.
@@ -22,12 +27,14 @@ pub enum Lifetime {
 }
 
 impl Lifetime {
+    /// A fixed lifetime ending `ttl_secs` seconds after `now`.
     pub fn fixed(now: Timestamp, ttl_secs: u64) -> Self {
         Self::Fixed {
             expires_at: now.plus_secs(ttl_secs),
         }
     }
 
+    /// A sliding lifetime of `max_age_secs` seconds from `now` (a new dir).
     pub fn sliding(now: Timestamp, max_age_secs: u64) -> Self {
         Self::Sliding {
             expires_at: now.plus_secs(max_age_secs),
@@ -49,6 +56,7 @@ impl Lifetime {
         self.expires_at().is_none_or(|at| now < at)
     }
 
+    /// Whether the object is retained: it never expires and is never evicted.
     pub fn is_retained(&self) -> bool {
         matches!(self, Self::Indefinite)
     }

@@ -88,36 +88,69 @@ const BROWSE_RESULTS_MAX: usize = 500;
 /// sizes, rate, show-dir bytes). `/api` serialises it whole.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Limits {
+    /// Largest single file, bundle member or dir file, in bytes (413 past it).
     pub file_bytes_max: u64,
+    /// Largest document an import stores, in bytes.
     pub import_bytes_max: u64,
+    /// Lifetime of a single file or bundle uploaded without `ttl`, in seconds.
     pub file_ttl_default_secs: u64,
+    /// Shortest lifetime a requested `ttl` of a file or bundle is clamped to, in seconds.
     pub file_ttl_min_secs: u64,
+    /// Longest lifetime a requested `ttl` of a file or bundle is clamped to, in seconds.
     pub file_ttl_max_secs: u64,
+    /// Shortest sliding lifetime a requested dir `ttl` is clamped to, in seconds.
     pub dir_ttl_min_secs: u64,
+    /// Sliding lifetime of a dir created without `ttl`, in seconds.
     pub dir_ttl_default_secs: u64,
+    /// Longest sliding lifetime a requested dir `ttl` is clamped to, in seconds.
     pub dir_ttl_max_secs: u64,
+    /// How far past now activity may slide a dir's expiry, in seconds (30 days by default).
     pub dir_sliding_cap_secs: u64,
+    /// Capacity of the store pool (single files, bundles and dirs), in bytes.
     pub pool_bytes: u64,
+    /// Requests per minute per client IP; 0 turns the rate limit off.
     pub rate_limit_per_min: u32,
+    /// Most tags on one file or dir.
     pub tags_per_object_max: usize,
+    /// Shortest tag, in characters.
     pub tag_chars_min: usize,
+    /// Longest tag, in characters.
     pub tag_chars_max: usize,
+    /// Shortest memorable name (share, dir and gallery names), in characters.
     pub name_chars_min: usize,
+    /// Longest memorable name, in characters.
     pub name_chars_max: usize,
+    /// Longest file name, in bytes.
     pub file_name_bytes_max: usize,
+    /// Largest pics upload, in bytes.
     pub pics_upload_bytes_max: u64,
+    /// Largest pics import, in bytes.
     pub pics_import_bytes_max: u64,
+    /// Capacity of the pics pool (gallery images), in bytes; it never evicts.
     pub pics_pool_bytes: u64,
+    /// Lifetime of a gallery image, and of a gallery from its last upload, in seconds
+    /// (90 days by default).
     pub pics_lifetime_secs: u64,
+    /// Longer side of a downscaled gallery image, in pixels.
     pub pics_downscale_px: u32,
+    /// The downscale quality ladder steps down while the result is larger than this,
+    /// in bytes.
     pub pics_target_bytes: u64,
+    /// Longest comment author name, in characters.
     pub comment_name_chars_max: usize,
+    /// Longest comment text, in characters.
     pub comment_text_chars_max: usize,
+    /// Seconds a visitor waits between two comments on one gallery.
     pub comment_cooldown_secs: u64,
+    /// Comments a gallery keeps; past it the oldest goes.
     pub comments_per_gallery_max: usize,
+    /// `Retry-After` of a 507 `pool_full` answer, in seconds.
     pub pool_full_retry_after_secs: u64,
+    /// Entries kept in a dir's history, newest first.
     pub history_limit: usize,
+    /// Most files in one dir or bundle.
     pub files_per_container_max: usize,
+    /// Most objects one listing answer lists (browse, dirs, galleries).
     pub browse_results_max: usize,
     /// What anonymous writers may put into one show-dir.
     pub show_dir_bytes_max: u64,

@@ -11,6 +11,7 @@ use crate::record::{Object, ObjectKind};
 /// can make the sums drift from the records.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Totals {
+    /// Live records, of every kind.
     pub objects: u64,
     /// Bytes counted against the store pool ([`Object::pool_bytes`]).
     pub pool_bytes: u64,
@@ -73,6 +74,7 @@ pub struct PoolLedger {
 }
 
 impl PoolLedger {
+    /// A ledger of `capacity_bytes`, of which `used_bytes` are already in use.
     pub fn new(capacity_bytes: u64, used_bytes: u64) -> Self {
         Self {
             capacity_bytes,
@@ -80,10 +82,12 @@ impl PoolLedger {
         }
     }
 
+    /// Bytes in use.
     pub fn used_bytes(&self) -> u64 {
         self.used_bytes
     }
 
+    /// The capacity, in bytes.
     pub fn capacity_bytes(&self) -> u64 {
         self.capacity_bytes
     }
@@ -105,6 +109,7 @@ impl PoolLedger {
         }
     }
 
+    /// Gives back `bytes` taken earlier.
     pub fn release(&mut self, bytes: u64) {
         debug_assert!(bytes <= self.used_bytes, "pool released more than it held");
         self.used_bytes = self.used_bytes.saturating_sub(bytes);

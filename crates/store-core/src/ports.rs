@@ -18,7 +18,9 @@ use crate::time::Timestamp;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("storage error: {message}")]
 pub struct StorageError {
+    /// What kind of fault, which decides the answer to the client.
     pub kind: StorageErrorKind,
+    /// What failed, for the server log.
     pub message: String,
 }
 
@@ -40,10 +42,12 @@ pub enum StorageErrorKind {
 }
 
 impl StorageError {
+    /// A fault of kind `Other`, with `msg` as its message.
     pub fn new(msg: impl std::fmt::Display) -> Self {
         Self::of(StorageErrorKind::Other, msg)
     }
 
+    /// A fault of `kind`, with `msg` as its message.
     pub fn of(kind: StorageErrorKind, msg: impl std::fmt::Display) -> Self {
         Self {
             kind,
@@ -66,16 +70,19 @@ impl StorageError {
     }
 }
 
+/// The result of a storage operation.
 pub type StorageResult<T> = Result<T, StorageError>;
 
 /// The time source. The real one reads the system clock; tests move a
 /// manual one.
 pub trait Clock: Send + Sync {
+    /// The current time.
     fn now(&self) -> Timestamp;
 }
 
 /// A source of unpredictable bytes for ids and tokens.
 pub trait Random: Send + Sync {
+    /// Fills `buf` with unpredictable bytes.
     fn fill(&self, buf: &mut [u8]);
 }
 
@@ -83,6 +90,8 @@ pub trait Random: Send + Sync {
 /// and its index entries change together or not at all, and a method that
 /// returns `Ok` has made its change durable.
 pub trait Repository: Send + Sync {
+    /// The record under `key`, or `None` if there is none. Expired records are
+    /// answered too: the caller checks the lifetime.
     fn get(&self, key: &str) -> StorageResult<Option<Object>>;
 
     /// Inserts a record under a key nobody holds; `Ok(false)` if the key is
@@ -263,6 +272,7 @@ pub trait BlobStore: Send + Sync {
 
 /// A blob being written.
 pub trait BlobWriter: Send {
+    /// Appends `chunk` to the blob.
     fn write(&mut self, chunk: &[u8]) -> StorageResult<()>;
 
     /// Makes the bytes durable and visible under a new id.
@@ -274,6 +284,7 @@ pub trait BlobReader: std::io::Read + Send {
     /// Length in bytes, known before reading.
     fn len(&self) -> u64;
 
+    /// Whether the blob holds no bytes.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -372,6 +383,7 @@ pub trait Fetcher: Send + Sync {
 pub struct LockGuard(#[allow(dead_code)] Box<dyn Send>);
 
 impl LockGuard {
+    /// A guard that holds `held` (whatever keeps the locks) until it is dropped.
     pub fn new(held: impl Send + 'static) -> Self {
         Self(Box::new(held))
     }
@@ -387,8 +399,11 @@ impl std::fmt::Debug for LockGuard {
 /// and the keys that were busy.
 #[derive(Debug)]
 pub struct TryLocked {
+    /// Holds the locks taken; dropping it releases them.
     pub guard: LockGuard,
+    /// The keys that were free and are now held.
     pub locked: Vec<String>,
+    /// The keys that were busy and are not held.
     pub busy: Vec<String>,
 }
 
@@ -417,7 +432,9 @@ pub trait KeyLocks: Send + Sync + std::fmt::Debug {
 /// record's own ([`Repository::put_settled`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settled {
+    /// The pool the bytes were reserved in.
     pub pool: Pool,
+    /// How many reserved bytes the record now holds.
     pub bytes: u64,
 }
 
@@ -433,7 +450,9 @@ pub enum Pool {
 /// Bytes in use in a pool, against its capacity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PoolUsage {
+    /// Bytes held by records plus bytes reserved by writes in progress.
     pub used_bytes: u64,
+    /// The pool's capacity, in bytes.
     pub capacity_bytes: u64,
 }
 
@@ -459,6 +478,7 @@ pub trait Ledgers: Send + Sync + std::fmt::Debug {
     /// A record change freed `bytes`.
     fn freed(&self, pool: Pool, bytes: u64);
 
+    /// Bytes in use in `pool`, against its capacity.
     fn usage(&self, pool: Pool) -> StorageResult<PoolUsage>;
 }
 

@@ -18,6 +18,8 @@ pub const RATE_KEYS_MAX: usize = 100_000;
 
 const WINDOW_MS: i64 = 60_000;
 
+/// A per-key rate limiter (GCRA): each key may make `per_min` requests a minute,
+/// a full minute's allowance at once, and keys tracked stay bounded.
 #[derive(Debug)]
 pub struct RateLimiter<K> {
     /// Requests per minute; 0 turns the limiter off.
@@ -27,10 +29,13 @@ pub struct RateLimiter<K> {
 }
 
 impl<K: Hash + Eq + Clone> RateLimiter<K> {
+    /// A limiter admitting `per_min` requests per minute per key (0 turns it off),
+    /// tracking at most [`RATE_KEYS_MAX`] keys.
     pub fn new(per_min: u32) -> Self {
         Self::with_capacity(per_min, RATE_KEYS_MAX)
     }
 
+    /// As [`RateLimiter::new`], tracking at most `keys_max` keys (at least 1).
     pub fn with_capacity(per_min: u32, keys_max: usize) -> Self {
         Self {
             per_min,
@@ -39,6 +44,7 @@ impl<K: Hash + Eq + Clone> RateLimiter<K> {
         }
     }
 
+    /// How many keys the limiter tracks now.
     pub fn tracked(&self) -> usize {
         self.tat.len()
     }

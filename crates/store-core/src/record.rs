@@ -16,6 +16,7 @@ use crate::time::Timestamp;
 pub struct BlobId(pub String);
 
 impl BlobId {
+    /// The id as the blob store minted it.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -28,15 +29,18 @@ impl BlobId {
 pub struct Thumbs(Vec<(u32, BlobId)>);
 
 impl Thumbs {
+    /// The cached preview for box `size` (in pixels), if there is one.
     pub fn get(&self, size: &u32) -> Option<&BlobId> {
         self.0.iter().find(|(s, _)| s == size).map(|(_, b)| b)
     }
 
+    /// Caches `blob` as the preview for box `size`, replacing any earlier one.
     pub fn insert(&mut self, size: u32, blob: BlobId) {
         self.0.retain(|(s, _)| *s != size);
         self.0.push((size, blob));
     }
 
+    /// Every cached preview's blob.
     pub fn values(&self) -> impl Iterator<Item = &BlobId> {
         self.0.iter().map(|(_, b)| b)
     }
@@ -45,13 +49,22 @@ impl Thumbs {
 /// A single file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRecord {
+    /// The file's id (`ids::object_id`): its URL `/<id>` and its repository key.
     pub id: String,
+    /// The file's name: the client's, or `upload.<ext>` from its type when it gave none.
     pub name: String,
+    /// The media type the file is served with.
     pub content_type: String,
+    /// Size of the content, in bytes.
     pub size: u64,
+    /// The blob in the blob store that holds the content.
     pub blob: BlobId,
+    /// When the file was uploaded.
     pub created_at: Timestamp,
+    /// When the record last changed: new content (PUT, PATCH), retaining it or a new
+    /// `?ttl=`.
     pub updated_at: Timestamp,
+    /// When the file expires: fixed, or indefinite once retained.
     pub lifetime: Lifetime,
     /// Burn after reading: the first download deletes it.
     pub once: bool,
@@ -59,6 +72,8 @@ pub struct FileRecord {
     /// downloads left before the file is removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub downloads_left: Option<u32>,
+    /// The file's tags; a file with at least one is listed in `GET /browse`, unless its
+    /// downloads are counted. Empty when it has none.
     pub tags: Vec<String>,
     /// A text file (CONTRACT.md): a text-family type and valid UTF-8. Only
     /// these may be replaced or appended to.
@@ -77,6 +92,7 @@ pub struct FileRecord {
 /// Whether a GET burns the file it serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadDecision {
+    /// Serve it and change nothing (a HEAD, or a file whose downloads are not counted).
     Serve,
     /// Serve this once, and delete the file in the same step.
     ServeAndBurn,
@@ -88,7 +104,9 @@ pub enum ReadDecision {
 /// GET or HEAD: HEAD never burns a once file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadIntent {
+    /// A GET: serves the body, and may burn or count a download.
     Get,
+    /// A HEAD: never burns or counts a download.
     Head,
 }
 
@@ -154,10 +172,15 @@ impl FileRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Object {
+    /// A single file.
     File(FileRecord),
+    /// A bundle: an immutable snapshot of several files.
     Bundle(BundleRecord),
+    /// A dir: a mutable collection with a sliding lifetime.
     Dir(DirRecord),
+    /// A gallery (pics).
     Gallery(GalleryRecord),
+    /// An image in a gallery.
     Image(ImageRecord),
 }
 
@@ -165,14 +188,20 @@ pub enum Object {
 /// what an operator counts (the metrics' `storesrv_objects{kind}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ObjectKind {
+    /// A single file (`file`).
     File,
+    /// A bundle (`bundle`).
     Bundle,
+    /// A dir (`dir`).
     Dir,
+    /// A gallery (`gallery`).
     Gallery,
+    /// A gallery image (`image`).
     Image,
 }
 
 impl ObjectKind {
+    /// Every kind, in the order of [`ObjectKind::index`].
     pub const ALL: [Self; 5] = [
         Self::File,
         Self::Bundle,
@@ -213,6 +242,7 @@ pub enum Listing {
 }
 
 impl Listing {
+    /// Every listing.
     pub const ALL: [Self; 3] = [Self::Browse, Self::Dirs, Self::Galleries];
 
     /// The listing's code in an index: stable, since stores keep it.
@@ -253,6 +283,7 @@ impl Object {
         }
     }
 
+    /// The object's kind.
     pub fn kind(&self) -> ObjectKind {
         match self {
             Self::File(_) => ObjectKind::File,
@@ -274,6 +305,7 @@ impl Object {
         }
     }
 
+    /// The object's lifetime, whatever its kind.
     pub fn lifetime(&self) -> &Lifetime {
         match self {
             Self::File(f) => &f.lifetime,

@@ -13,16 +13,20 @@ use std::fmt;
 pub struct Timestamp(i64);
 
 impl Timestamp {
+    /// 1970-01-01T00:00:00Z, Unix time 0.
     pub const EPOCH: Timestamp = Timestamp(0);
 
+    /// The instant `ms` milliseconds after the Unix epoch (before it if negative).
     pub const fn from_millis(ms: i64) -> Self {
         Self(ms)
     }
 
+    /// The instant `secs` seconds after the Unix epoch, saturating on overflow.
     pub const fn from_secs(secs: i64) -> Self {
         Self(secs.saturating_mul(1000))
     }
 
+    /// Milliseconds since the Unix epoch.
     pub const fn as_millis(self) -> i64 {
         self.0
     }
@@ -32,10 +36,12 @@ impl Timestamp {
         self.0.div_euclid(1000)
     }
 
+    /// Seconds since the Unix epoch, with the milliseconds as the fraction.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1000.0
     }
 
+    /// The instant `secs` seconds later, saturating at the largest timestamp.
     pub fn plus_secs(self, secs: u64) -> Self {
         let ms = i64::try_from(secs).unwrap_or(i64::MAX).saturating_mul(1000);
         Self(self.0.saturating_add(ms))

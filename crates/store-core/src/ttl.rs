@@ -30,7 +30,7 @@ pub fn parse_ttl(text: &str) -> Result<u64, StoreError> {
 
 /// The lifetime of a single file or bundle: the default when none was
 /// asked for, otherwise the request clamped to the configured bounds
-/// (SPEC.md: default 24h, clamped to [4h, 14d]).
+/// (SPEC.md: default 4h, clamped to [4h, 14d]).
 pub fn file_ttl(limits: &Limits, requested_secs: Option<u64>) -> u64 {
     requested_secs.map_or(limits.file_ttl_default_secs, |s| {
         s.clamp(limits.file_ttl_min_secs, limits.file_ttl_max_secs)

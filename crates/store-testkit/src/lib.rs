@@ -6,6 +6,33 @@
 //!
 //! [`suite`] holds the adapter conformance tests: every repository and blob
 //! store adapter (memory here, sled in store-sled) runs the same suite.
+//!
+//! ## Start here
+//!
+//! A clock a test moves by hand, so that nothing sleeps:
+//!
+//! ```
+//! use store_core::ports::Clock;
+//! use store_core::Timestamp;
+//! use store_testkit::ManualClock;
+//!
+//! let clock = ManualClock::new(Timestamp::from_secs(1_800_000_000));
+//! clock.advance_secs(4 * 3600);
+//! assert_eq!(clock.now(), Timestamp::from_secs(1_800_000_000 + 4 * 3600));
+//! ```
+//!
+//! An adapter of your own passes the same conformance suite as the memory
+//! adapters and store-sled's, from one of its tests:
+//!
+//! ```
+//! use store_testkit::{suite, MemoryBlobStore, MemoryRepository};
+//!
+//! // Replace the memory adapters with yours.
+//! suite::repository(&|| Box::new(MemoryRepository::new()));
+//! suite::blob_store(&|| Box::new(MemoryBlobStore::new()));
+//! ```
+
+#![warn(missing_docs)]
 
 pub mod coordination;
 pub mod origin;
@@ -29,18 +56,22 @@ use store_core::{BlobId, FetchError, Fetched, Fetcher, Listing, Object, StorageE
 pub struct ManualClock(AtomicI64);
 
 impl ManualClock {
+    /// A clock that reads `start` until it is set or advanced.
     pub fn new(start: Timestamp) -> Self {
         Self(AtomicI64::new(start.as_millis()))
     }
 
+    /// Moves the clock to `t`, forwards or backwards.
     pub fn set(&self, t: Timestamp) {
         self.0.store(t.as_millis(), Ordering::SeqCst);
     }
 
+    /// Moves the clock forwards by `secs` seconds.
     pub fn advance_secs(&self, secs: u64) {
         self.set(self.now().plus_secs(secs));
     }
 
+    /// Moves the clock by `ms` milliseconds (backwards when negative).
     pub fn advance_millis(&self, ms: i64) {
         self.0.fetch_add(ms, Ordering::SeqCst);
     }
@@ -58,6 +89,8 @@ impl Clock for ManualClock {
 pub struct SeededRandom(AtomicU64);
 
 impl SeededRandom {
+    /// A source whose bytes follow from `seed` alone: the same seed gives the
+    /// same ids and tokens.
     pub fn new(seed: u64) -> Self {
         Self(AtomicU64::new(seed))
     }
@@ -123,6 +156,7 @@ impl MemoryTables {
 pub struct MemoryRepository(Mutex<MemoryTables>, std::sync::atomic::AtomicUsize);
 
 impl MemoryRepository {
+    /// An empty repository.
     pub fn new() -> Self {
         Self::default()
     }
@@ -234,6 +268,8 @@ impl Default for MemoryBlobStore {
 }
 
 impl MemoryBlobStore {
+    /// An empty blob store. It mints blob ids from a fixed seed, so every new
+    /// store mints the same ids in the same order.
     pub fn new() -> Self {
         Self {
             blobs: Arc::default(),
@@ -342,14 +378,20 @@ pub type FakeResponse = Result<(Option<String>, Option<String>, Vec<u8>), FetchE
 /// A fetcher answering from a table, for import tests without a network.
 #[derive(Debug, Default)]
 pub struct FakeFetcher {
+    /// The table: each URL with what fetching it answers. A URL not in it is
+    /// refused.
     pub responses: Mutex<HashMap<String, FakeResponse>>,
 }
 
 impl FakeFetcher {
+    /// A fetcher with an empty table: it refuses every URL.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Makes fetching `url` answer `body`, with an optional Content-Type and
+    /// Content-Disposition file name. A body over the fetch's `max_bytes` fails
+    /// with `FetchError::TooLarge`.
     pub fn serve(&self, url: &str, content_type: Option<&str>, name: Option<&str>, body: &[u8]) {
         lock(&self.responses).insert(
             url.to_string(),
@@ -361,6 +403,7 @@ impl FakeFetcher {
         );
     }
 
+    /// Makes fetching `url` fail with `error`.
     pub fn fail(&self, url: &str, error: FetchError) {
         lock(&self.responses).insert(url.to_string(), Err(error));
     }

@@ -19,13 +19,18 @@ pub type Script = Arc<dyn Fn(&str) -> Reply + Send + Sync>;
 /// How long a silent reply holds the connection.
 const SILENCE: Duration = Duration::from_secs(40);
 
+/// A scripted origin listening on a loopback port of its own. Its threads
+/// serve until the test process ends.
 #[derive(Debug)]
 pub struct Origin {
+    /// The loopback address and port it listens on.
     pub addr: SocketAddr,
     hits: Arc<AtomicUsize>,
 }
 
 impl Origin {
+    /// Binds a free loopback port and answers every connection with `script`,
+    /// each on a thread of its own. Panics if no port can be bound.
     pub fn start(script: Script) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
         let addr = listener.local_addr().expect("a bound address");
@@ -65,6 +70,8 @@ impl Origin {
         Self { addr, hits }
     }
 
+    /// The `http://` URL of `path` (starting with `/`, query included) on this
+    /// origin.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }

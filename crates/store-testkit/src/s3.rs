@@ -12,10 +12,16 @@ pub const ENDPOINT_VAR: &str = "STORE_TEST_S3_ENDPOINT";
 /// Where the test bucket is and how to reach it.
 #[derive(Clone)]
 pub struct TestBucket {
+    /// The S3 endpoint (`STORE_TEST_S3_ENDPOINT`).
     pub endpoint: String,
+    /// The bucket's name (`STORE_TEST_S3_BUCKET`).
     pub bucket: String,
+    /// The bucket's region (`STORE_TEST_S3_REGION`).
     pub region: String,
+    /// The access key id (`STORE_TEST_S3_ACCESS_KEY_ID`).
     pub access_key_id: String,
+    /// The secret access key (`STORE_TEST_S3_SECRET_ACCESS_KEY`); `Debug` never
+    /// prints it.
     pub secret_access_key: String,
 }
 

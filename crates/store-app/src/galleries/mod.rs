@@ -29,18 +29,26 @@ pub use slots::{Slots, MEDIA_JOBS_MAX};
 /// fingerprint, keyed per gallery, is ever stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Visitor {
+    /// The client's IP address, as text.
     pub ip: String,
+    /// The client's User-Agent; empty when it sent none.
     pub user_agent: String,
 }
 
 /// Admin actions (SPEC.md galleries, rule 12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AdminAction {
+    /// Hides an image from visitors; its admin still sees it.
     Hide,
+    /// Shows a hidden image again.
     Unhide,
+    /// Deletes an image: its place in the gallery, its record and its bytes.
     Delete,
+    /// Moves an image one place towards the start of the gallery.
     Up,
+    /// Moves an image one place towards the end of the gallery.
     Down,
+    /// Deletes a comment, named by its id.
     DeleteComment,
 }
 
