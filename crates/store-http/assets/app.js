@@ -215,8 +215,9 @@
   }
 
   // The home form's requests: separate files, one bundle, or a dir. Each
-  // answer is shown and remembered under Your uploads.
-  function homeJobs(files, list, field, auth) {
+  // answer is shown and remembered under Your uploads. They go where the
+  // form posts, which is the service's root wherever it is mounted.
+  function homeJobs(root, files, list, field, auth) {
     var jobs = [];
     var mode = field("mode") || "files";
     var common = { ttl: field("ttl"), once: field("once") };
@@ -227,20 +228,20 @@
       var label = "Bundle of " + files.length + " files";
       var b = resultItem(list, label);
       // Burn after reading and download limits apply to single files only.
-      jobs.push(send("POST", "/" + query({ ttl: common.ttl, protect: field("protect") }), formData(files), auth(null), b.bar)
+      jobs.push(send("POST", root + query({ ttl: common.ttl, protect: field("protect") }), formData(files), auth(null), b.bar)
         .then(done(b, label, common), function (e) { showError(b, e); }));
     } else if (mode === "dir") {
       var name = field("dirname");
       var dirLabel = name ? "Dir " + name : "New dir";
       var d = resultItem(list, dirLabel);
       var asked = { ttl: field("ttl"), dirname: name };
-      jobs.push(send("POST", "/" + query({ dir: "1", name: name, ttl: field("ttl"), write: field("write"), listed: field("listed") }), formData(files), auth(null), d.bar)
+      jobs.push(send("POST", root + query({ dir: "1", name: name, ttl: field("ttl"), write: field("write"), listed: field("listed") }), formData(files), auth(null), d.bar)
         .then(done(d, dirLabel, asked), function (e) { showError(d, e); }));
     } else {
       files.forEach(function (f) {
         var item = resultItem(list, f.name);
         var params = { name: f.name, ttl: common.ttl, once: common.once, max_downloads: field("max_downloads"), protect: field("protect") };
-        jobs.push(send("POST", "/" + query(params), f, auth({ "Content-Type": f.type || "application/octet-stream" }), item.bar)
+        jobs.push(send("POST", root + query(params), f, auth({ "Content-Type": f.type || "application/octet-stream" }), item.bar)
           .then(done(item, f.name, common), function (e) { showError(item, e); }));
       });
     }
@@ -306,7 +307,7 @@
         if (field("token")) { out.Authorization = "Bearer " + field("token"); }
         return out;
       };
-      var jobs = kind === "home" ? homeJobs(files, list, field, auth) : [];
+      var jobs = kind === "home" ? homeJobs(form.getAttribute("action"), files, list, field, auth) : [];
       if (kind !== "home") {
         // A dir or a gallery: one multipart request, then show the new state.
         var headers = auth(null);

@@ -11,8 +11,10 @@ use crate::routes::ROUTES;
 
 /// The SPEC.md revision this service implements.
 pub const SPEC_VERSION: &str = "1.54.1";
-pub const SERVICE_NAME: &str = "storesrv";
+pub(crate) const SERVICE_NAME: &str = "storesrv";
 
+/// The JSON of `GET /api`: what this service is, its limits, error codes
+/// and routes, as SPEC.md describes it, for the configuration `config`.
 pub fn contract(config: &AppConfig) -> Value {
     let errors: Map<String, Value> = ErrorCode::ALL
         .iter()

@@ -37,9 +37,10 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
     format!("{:012x}", h & 0xffff_ffff_ffff)
 });
 
-/// The versioned URL of an asset, for the pages.
-pub fn url(name: &str) -> String {
-    let path = crate::router::url_for("", crate::router::RouteId::Static, &[name]);
+/// The versioned path of an asset under `root` (the service's mount path,
+/// empty at the root), for the pages.
+pub fn url(root: &str, name: &str) -> String {
+    let path = crate::router::url_for(root, crate::router::RouteId::Static, &[name]);
     format!("{path}?v={}", *VERSION)
 }
 
@@ -62,7 +63,7 @@ mod tests {
         );
         assert!(get("app.css").is_some_and(|(t, _)| t.starts_with("text/css")));
         assert!(get("../Cargo.toml").is_none());
-        assert!(url("app.js").starts_with("/static/app.js?v="));
+        assert!(url("", "app.js").starts_with("/static/app.js?v="));
     }
 
     #[test]

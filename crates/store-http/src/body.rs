@@ -5,7 +5,6 @@
 use bytes::Bytes;
 use http::{header, HeaderMap};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,6 +14,15 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
 use crate::lanes::Lane;
+
+/// The error a request body may fail with: any, boxed, so that a host's
+/// own body type (hyper's `Incoming`, axum's `Body`) fits.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A request body as the handlers read it. [`crate::StoreService`] boxes
+/// whatever body its host hands it into this once per request, so one set
+/// of handlers serves the built-in listener and any embedding server.
+pub type RequestBody = http_body_util::combinators::UnsyncBoxBody<Bytes, BoxError>;
 
 /// Whether the request says it carries a body: chunked, or a
 /// Content-Length other than 0.
@@ -65,7 +73,7 @@ fn refuse_encodings(headers: &HeaderMap) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn body_error(e: hyper::Error) -> AppError {
+fn body_error(e: BoxError) -> AppError {
     StoreError::bad_request(format!("the request body could not be read: {e}")).into()
 }
 
@@ -218,7 +226,11 @@ impl Sink {
 }
 
 /// Streams a raw body into a new blob of at most `limit_bytes`.
-pub async fn receive(intake: &Intake, mut body: Incoming, limit_bytes: u64) -> AppResult<Staged> {
+pub async fn receive(
+    intake: &Intake,
+    mut body: RequestBody,
+    limit_bytes: u64,
+) -> AppResult<Staged> {
     let mut sink = Sink::new(intake, limit_bytes)?;
     while let Some(frame) = intake.step(body.frame()).await? {
         let frame = frame.map_err(body_error)?;
@@ -261,7 +273,7 @@ impl Drain {
 }
 
 /// Throws away the rest of a raw body after `e` (see [`Drain`]).
-async fn drained(intake: &Intake, mut body: Incoming, e: AppError) -> AppError {
+async fn drained(intake: &Intake, mut body: RequestBody, e: AppError) -> AppError {
     let Some(mut drain) = Drain::after(&e) else {
         return e;
     };
@@ -277,7 +289,7 @@ async fn drained(intake: &Intake, mut body: Incoming, e: AppError) -> AppError {
 /// Content-Length) into memory. For small bounded bodies only (PATCH text).
 pub async fn read_bounded(
     intake: &Intake,
-    mut body: Incoming,
+    mut body: RequestBody,
     limit_bytes: u64,
 ) -> AppResult<Bytes> {
     let mut buf = Vec::new();

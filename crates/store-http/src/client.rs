@@ -36,6 +36,8 @@ impl Cidr {
         Ok(Self { addr, prefix })
     }
 
+    /// Whether `ip` lies in this block (an IPv4-mapped IPv6 address counts
+    /// as its IPv4 address).
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.addr, canonical(ip)) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => {

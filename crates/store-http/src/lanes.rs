@@ -77,8 +77,11 @@ pub fn worker_failed(e: tokio::task::JoinError) -> AppError {
 /// The lanes of one server.
 #[derive(Debug)]
 pub struct Lanes {
+    /// Reads of stored bytes for downloads.
     pub reads: Lane,
+    /// Use cases: record changes, uploads being written, sweeps.
     pub work: Lane,
+    /// Zip archives being written for bundle and dir downloads.
     pub zips: Lane,
     media: Lane,
     /// Image jobs waiting for, or holding, a media slot.

@@ -8,9 +8,61 @@
 //!
 //! Architecture invariant: this crate decides no domain rule. It parses,
 //! calls a use case of store-app, and renders what comes back.
+//!
+//! ## Start here
+//!
+//! Two ways to serve an [`store_app::App`]:
+//!
+//! - [`serve`] runs the whole server on a listener of its own, with the
+//!   per-connection guards of docs/RELIABILITY.md, until a future
+//!   resolves. The storesrv binary does this.
+//! - [`StoreService`] is the request handler alone, a hyper `Service`, for
+//!   a host server that accepts its own connections and may mount it under
+//!   a path such as `/files` (`examples/mounted.rs`).
+//!
+//! Neither starts the sweeper or the orphan collection:
+//! `App::start_upkeep` does, if the caller wants it.
+//!
+//! ```
+//! # fn app(base_url: String) -> store_app::App {
+//! #     use std::sync::Arc;
+//! #     use store_testkit::*;
+//! #     let ports = store_app::Ports {
+//! #         repo: Arc::new(MemoryRepository::new()),
+//! #         blobs: Arc::new(MemoryBlobStore::new()),
+//! #         clock: Arc::new(ManualClock::new(store_core::Timestamp::from_secs(1_800_000_000))),
+//! #         random: Arc::new(SeededRandom::new(1)),
+//! #         fetcher: Arc::new(FakeFetcher::new()),
+//! #         coordination: Default::default(),
+//! #     };
+//! #     store_app::App::open(ports, store_app::AppConfig::new(base_url)).unwrap().0
+//! # }
+//! use std::sync::Arc;
+//! use store_http::{serve, ServeOptions};
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! // The base URL prefixes every URL the service answers with.
+//! let app = Arc::new(app(format!("http://{}", listener.local_addr()?)));
+//! let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+//! let server = tokio::spawn(serve(listener, app, ServeOptions::default(), async {
+//!     let _ = stopped.await;
+//! }));
+//! // ...serve until it is time to stop, then let requests in flight finish.
+//! let _ = stop.send(());
+//! server.await??;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
 
 mod api;
 mod assets;
+// body, query, router and routes are public for the fuzz targets
+// (fuzz/), not for embedders: hidden from the docs, free to change.
+#[doc(hidden)]
 pub mod body;
 pub mod client;
 mod deadline;
@@ -24,17 +76,22 @@ mod openapi;
 mod pages;
 mod partguard;
 mod qr;
+#[doc(hidden)]
 pub mod query;
 mod ranges;
 mod respond;
+#[doc(hidden)]
 pub mod router;
+#[doc(hidden)]
 pub mod routes;
 mod server;
+mod service;
 mod stream;
 mod views;
 mod zip;
 
 pub use api::{contract, SPEC_VERSION};
 pub use metrics::{serve_metrics, CommitStats, Metrics, METRICS_CONTENT_TYPE};
-pub use respond::content_disposition;
+pub use respond::{content_disposition, Res, ResBody};
 pub use server::{serve, BodyPace, ServeOptions};
+pub use service::{MountError, PeerAddr, StoreService};

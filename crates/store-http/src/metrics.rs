@@ -66,7 +66,9 @@ type Probe<T> = Box<dyn Fn() -> T + Send + Sync>;
 /// served them (their ratio is the mean batch size).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CommitStats {
+    /// Changes that waited for a flush to be durable.
     pub commits: u64,
+    /// Flushes that made them durable, each serving one or more changes.
     pub flushes: u64,
 }
 

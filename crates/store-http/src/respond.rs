@@ -13,8 +13,10 @@ use store_app::AppError;
 use store_core::ports::BlobReader;
 use store_core::{StorageErrorKind, StoreError};
 
-/// The one response body type of the service.
+/// The one response body type of the service: bytes in memory, or a blob
+/// streamed from the store.
 pub type ResBody = BoxBody<Bytes, std::io::Error>;
+/// A response of the service.
 pub type Res = Response<ResBody>;
 
 pub fn full(bytes: impl Into<Bytes>) -> ResBody {

@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -15,7 +15,6 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::client::{rate_key, Cidr};
 use crate::deadline::SendDeadline;
 use crate::fair::Tally;
-use crate::handlers;
 use crate::lanes::Lanes;
 use store_core::ports::RateLimits;
 use store_core::StoreError;
@@ -108,8 +107,12 @@ const REFUSAL_TIMEOUT: Duration = Duration::from_secs(2);
 /// whole body within `grace` plus its length at `min_bytes_per_sec`.
 #[derive(Debug, Clone, Copy)]
 pub struct BodyPace {
+    /// The longest wait for the next chunk of a body.
     pub idle: Duration,
+    /// Time every body has beyond what its length takes at the minimum
+    /// rate.
     pub grace: Duration,
+    /// The slowest rate a body may arrive at, in bytes per second.
     pub min_bytes_per_sec: u64,
 }
 
@@ -139,7 +142,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    fn new(options: &ServeOptions) -> Self {
+    pub(crate) fn new(options: &ServeOptions) -> Self {
         Self {
             trusted: options.trusted_proxies.clone(),
             limiter: options.rate_limits.clone().unwrap_or_else(|| {
@@ -157,7 +160,7 @@ impl Shared {
         }
     }
 
-    fn is_trusted(&self, ip: std::net::IpAddr) -> bool {
+    pub(crate) fn is_trusted(&self, ip: std::net::IpAddr) -> bool {
         self.trusted.iter().any(|c| c.contains(ip))
     }
 }
@@ -184,9 +187,9 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let shared = Arc::new(Shared::new(&options));
+    let service = crate::StoreService::new(app, &options);
     let graceful = GracefulShutdown::new();
-    Acceptor::new(&options, app, shared)
+    Acceptor::new(&options, service)
         .run(&listener, &graceful, shutdown)
         .await;
     drop(listener);
@@ -201,8 +204,7 @@ pub async fn serve(
 
 /// The accept loop and what it hands each connection.
 struct Acceptor {
-    app: Arc<App>,
-    shared: Arc<Shared>,
+    service: crate::StoreService,
     /// Connection slots of the whole server.
     slots: Arc<tokio::sync::Semaphore>,
     /// Connections per address.
@@ -215,10 +217,9 @@ struct Acceptor {
 }
 
 impl Acceptor {
-    fn new(options: &ServeOptions, app: Arc<App>, shared: Arc<Shared>) -> Self {
+    fn new(options: &ServeOptions, service: crate::StoreService) -> Self {
         Self {
-            app,
-            shared,
+            service,
             slots: Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1))),
             connections: Tally::new(options.connections_per_client_max),
             refusals: Arc::new(tokio::sync::Semaphore::new(REFUSALS_MAX)),
@@ -267,7 +268,7 @@ impl Acceptor {
         slot: tokio::sync::OwnedSemaphorePermit,
         graceful: &GracefulShutdown,
     ) {
-        let held = if self.shared.is_trusted(peer.ip()) {
+        let held = if self.service.shared().is_trusted(peer.ip()) {
             None
         } else {
             match self.connections.take(rate_key(peer.ip())) {
@@ -285,31 +286,10 @@ impl Acceptor {
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "TCP_NODELAY not set");
         }
-        let (app, shared) = (Arc::clone(&self.app), Arc::clone(&self.shared));
-        let metrics = self.metrics.clone();
+        let service = self.service.for_peer(peer.ip());
         let service = service_fn(move |req| {
-            let (app, shared) = (Arc::clone(&app), Arc::clone(&shared));
-            let metrics = metrics.clone();
-            async move {
-                let started = Instant::now();
-                let method = req.method().clone();
-                let (res, route) = handlers::handle(app, shared, req, peer.ip()).await;
-                let took = started.elapsed();
-                let status = res.status().as_u16();
-                if let Some(m) = &metrics {
-                    m.observe(route, status, took);
-                }
-                let bytes = http_body::Body::size_hint(res.body()).exact();
-                tracing::info!(
-                    target: "request",
-                    method = %method,
-                    route,
-                    status,
-                    bytes,
-                    ms = took.as_millis() as u64,
-                );
-                Ok::<_, std::convert::Infallible>(res)
-            }
+            let service = service.clone();
+            async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
         });
         let io = TokioIo::new(SendDeadline::new(stream, self.send_timeout));
         let conn = http1::Builder::new()

@@ -1,7 +1,7 @@
 //! Dirs and show-dirs.
 
+use crate::body::RequestBody;
 use http::{header, StatusCode};
-use hyper::body::Incoming;
 use store_app::{AppResult, DirQuery, DirSort, NewDir, Part, WriteRequest};
 use store_core::{StoreError, Timestamp};
 
@@ -41,7 +41,7 @@ fn new_dir(limits: &store_core::Limits, params: &Query) -> Result<NewDir, StoreE
 /// fields), or one raw body named by `name=`, or nothing at all.
 async fn read_parts<'a>(
     ctx: &'a Ctx,
-    body: Incoming,
+    body: RequestBody,
     raw_name: Option<String>,
     gate: Option<body::Gate<'a>>,
 ) -> AppResult<(Vec<Part>, Vec<(String, String)>)> {
@@ -81,7 +81,7 @@ async fn read_parts<'a>(
 }
 
 /// POST /?dir=1: create-or-get.
-pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
+pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
     new_dir(&ctx.app.config().limits, &ctx.query)?;
     let (parts, fields) = read_parts(ctx, body, None, None).await?;
     let req = new_dir(&ctx.app.config().limits, &merged(&ctx.query, fields))?;
@@ -91,7 +91,7 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     let res = if ctx.html {
         respond::html(
             StatusCode::OK,
-            pages::dir(&view, &[], &ctx.app.config().limits),
+            pages::dir(ctx.site(), &view, &[], &ctx.app.config().limits),
         )
     } else {
         json(StatusCode::OK, &view)
@@ -103,7 +103,7 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
 }
 
 /// POST /d/<key>: the gate is checked before any body is read.
-pub(super) async fn add(ctx: &Ctx, key: String, body: Incoming) -> AppResult<Res> {
+pub(super) async fn add(ctx: &Ctx, key: String, body: RequestBody) -> AppResult<Res> {
     let mut access = ctx.access(true);
     let gate = check_write(ctx, &key, &access).await;
     // A browser form without JavaScript can only send the write token as a
@@ -176,7 +176,7 @@ pub(super) async fn get(ctx: &Ctx, key: String) -> AppResult<Res> {
             .collect();
         return Ok(respond::html(
             StatusCode::OK,
-            pages::dir(&view, &history, &ctx.app.config().limits),
+            pages::dir(ctx.site(), &view, &history, &ctx.app.config().limits),
         ));
     }
     Ok(json(StatusCode::OK, &view))
@@ -219,7 +219,7 @@ pub(super) async fn history(ctx: &Ctx, key: String) -> AppResult<Res> {
         let title = view.name.clone().unwrap_or_else(|| view.id.clone());
         return Ok(respond::html(
             StatusCode::OK,
-            pages::dir_history(&view.url, &title, &history),
+            pages::dir_history(ctx.site(), &view.url, &title, &history),
         ));
     }
     let entries = blocking(ctx, move |app| app.dir_history(&key)).await?;
@@ -253,7 +253,7 @@ pub(super) async fn put_file(
     ctx: &Ctx,
     key: String,
     name: String,
-    body: Incoming,
+    body: RequestBody,
 ) -> AppResult<Res> {
     let (limit, intake, access) = file_write_gate(ctx, &key, &name).await?;
     let staged = body::receive(&intake, body, limit).await?;
@@ -269,7 +269,7 @@ pub(super) async fn append_file(
     ctx: &Ctx,
     key: String,
     name: String,
-    body: Incoming,
+    body: RequestBody,
 ) -> AppResult<Res> {
     let (limit, intake, access) = file_write_gate(ctx, &key, &name).await?;
     let text = body::read_bounded(&intake, body, limit).await?;
@@ -338,7 +338,7 @@ pub(super) async fn list(ctx: &Ctx) -> AppResult<Res> {
     if ctx.html {
         return Ok(respond::html(
             StatusCode::OK,
-            pages::dir_index(&dirs, &shown_q),
+            pages::dir_index(ctx.site(), &dirs, &shown_q),
         ));
     }
     Ok(json(StatusCode::OK, &dirs))

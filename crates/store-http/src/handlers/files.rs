@@ -1,7 +1,7 @@
 //! Single files and bundles.
 
+use crate::body::RequestBody;
 use http::{header, HeaderValue, StatusCode};
-use hyper::body::Incoming;
 use store_app::{
     AppResult, AsOf, BrowseQuery, BrowseSort, Download, ImportRequest, NewDir, NewFile, Opened,
     Part, Uploaded,
@@ -21,6 +21,7 @@ pub(super) fn home(ctx: &Ctx) -> Res {
         return respond::html(
             StatusCode::OK,
             pages::home(
+                ctx.site(),
                 base,
                 &ctx.app.config().limits,
                 ctx.app.config().upload_token.is_required(),
@@ -73,7 +74,7 @@ fn new_file(
 
 /// POST /: one body or part makes a single file, two or more parts a
 /// bundle; with `share=<name>` they go into that named dir instead.
-pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
+pub(super) async fn upload(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
     let limits = ctx.app.config().limits.clone();
     // Check the URL's own parameters before reading anything.
     new_file(&ctx.app.config().limits, &ctx.query)?;
@@ -112,7 +113,7 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
             Uploaded::Bundle(made) => {
                 let view = BundleView::created(&made, ctx.base());
                 let res = if ctx.html {
-                    respond::html(StatusCode::OK, pages::bundle(&view))
+                    respond::html(StatusCode::OK, pages::bundle(ctx.site(), &view))
                 } else {
                     json(StatusCode::OK, &view)
                 };
@@ -121,7 +122,7 @@ pub(super) async fn upload(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
             Uploaded::File(made) => {
                 let view = FileView::created(&made, ctx.base());
                 let res = if ctx.html {
-                    respond::html(StatusCode::OK, pages::file(&view, None))
+                    respond::html(StatusCode::OK, pages::file(ctx.site(), &view, None))
                 } else {
                     json(StatusCode::OK, &view)
                 };
@@ -189,7 +190,7 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
         .await?;
         let view = FileView::new(&seen.record, ctx.base(), seen.now);
         if html {
-            let page = pages::file(&view, preview.as_ref());
+            let page = pages::file(ctx.site(), &view, preview.as_ref());
             return Ok(respond::html(StatusCode::OK, page));
         }
         return Ok(json(StatusCode::OK, &view));
@@ -216,7 +217,10 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
                     return serve_download(ctx, d).await;
                 }
                 let view = BundleView::new(&b, ctx.base());
-                return Ok(respond::html(StatusCode::OK, pages::bundle(&view)));
+                return Ok(respond::html(
+                    StatusCode::OK,
+                    pages::bundle(ctx.site(), &view),
+                ));
             }
             if ctx.query.flag("json")? {
                 return Ok(json(StatusCode::OK, &BundleView::new(&b, ctx.base())));
@@ -275,7 +279,7 @@ fn page_first(ctx: &Ctx) -> Result<bool, StoreError> {
 async fn once_page(ctx: &Ctx, id: String) -> AppResult<Res> {
     let seen = blocking(ctx, move |app| app.file_info(&id)).await?;
     let view = FileView::new(&seen.record, ctx.base(), seen.now);
-    let mut res = respond::html(StatusCode::OK, pages::once_file(&view));
+    let mut res = respond::html(StatusCode::OK, pages::once_file(ctx.site(), &view));
     let headers = res.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(
@@ -352,7 +356,7 @@ pub(super) fn deleted(id: &str) -> Res {
 
 /// PUT /<id>: the gate is checked before the body is read, so a refused
 /// edit costs the client no upload.
-pub(super) async fn replace(ctx: &Ctx, id: String, body: Incoming) -> AppResult<Res> {
+pub(super) async fn replace(ctx: &Ctx, id: String, body: RequestBody) -> AppResult<Res> {
     let limit = ctx.app.config().limits.file_bytes_max;
     let intake = ctx.intake(limit)?;
     let access = ctx.access(false);
@@ -364,7 +368,7 @@ pub(super) async fn replace(ctx: &Ctx, id: String, body: Incoming) -> AppResult<
 }
 
 /// PATCH /<id>.
-pub(super) async fn append(ctx: &Ctx, id: String, body: Incoming) -> AppResult<Res> {
+pub(super) async fn append(ctx: &Ctx, id: String, body: RequestBody) -> AppResult<Res> {
     let limit = ctx.app.config().limits.file_bytes_max;
     let intake = ctx.intake(limit)?;
     let access = ctx.access(false);
@@ -421,7 +425,7 @@ pub(super) async fn browse(ctx: &Ctx) -> AppResult<Res> {
     if ctx.html {
         Ok(respond::html(
             StatusCode::OK,
-            pages::browse(&entries, &filter),
+            pages::browse(ctx.site(), &entries, &filter),
         ))
     } else {
         Ok(json(StatusCode::OK, &entries))

@@ -14,7 +14,7 @@ const PLAIN: &str = "text/plain; charset=utf-8";
 pub(super) fn help_index(ctx: &Ctx) -> Res {
     let index = help::index(ctx.app.config());
     if ctx.html {
-        return respond::html(StatusCode::OK, pages::help_index(&index));
+        return respond::html(StatusCode::OK, pages::help_index(ctx.site(), &index));
     }
     json(StatusCode::OK, &index)
 }
@@ -34,7 +34,7 @@ pub(super) fn help_topic(ctx: &Ctx, slug: &str) -> Result<Res, StoreError> {
     if ctx.html {
         return Ok(respond::html(
             StatusCode::OK,
-            pages::markdown(page.entry.title, &page.endpoints, &page.text),
+            pages::markdown(ctx.site(), page.entry.title, &page.endpoints, &page.text),
         ));
     }
     Ok(json(StatusCode::OK, &page))
@@ -43,7 +43,10 @@ pub(super) fn help_topic(ctx: &Ctx, slug: &str) -> Result<Res, StoreError> {
 /// A markdown document: raw for agents, rendered for browsers.
 fn markdown(ctx: &Ctx, title: &str, md: impl Into<bytes::Bytes> + AsRef<str>) -> Res {
     if ctx.html {
-        return respond::html(StatusCode::OK, pages::markdown(title, &[], md.as_ref()));
+        return respond::html(
+            StatusCode::OK,
+            pages::markdown(ctx.site(), title, &[], md.as_ref()),
+        );
     }
     respond::text(StatusCode::OK, MARKDOWN, md)
 }

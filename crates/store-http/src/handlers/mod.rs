@@ -9,8 +9,8 @@ mod share;
 
 use std::sync::Arc;
 
+use crate::body::RequestBody;
 use http::{header, HeaderMap, HeaderValue, Method, Request, StatusCode};
-use hyper::body::Incoming;
 use store_app::{Access, App, AppError, AppResult, Download};
 use store_core::content::renders_inline;
 use store_core::{ReadIntent, RetainAuth, StorageError, StoreError};
@@ -55,6 +55,11 @@ impl Ctx {
     /// argument).
     pub fn base(&self) -> &str {
         &self.app.config().base_url
+    }
+
+    /// Where the pages' links lead: under the base URL's path.
+    pub fn site(&self) -> crate::pages::Site<'_> {
+        crate::pages::Site::new(self.base())
     }
 
     /// Checks the declared length of the body against `limit_bytes` (411,
@@ -189,11 +194,12 @@ const HEADER_BYTES_MAX: usize = 32 * 1024;
 pub(crate) async fn handle(
     app: Arc<App>,
     shared: Arc<Shared>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     peer: std::net::IpAddr,
+    prefix: &str,
 ) -> (Res, &'static str) {
     let sends_body = !http_body::Body::is_end_stream(req.body());
-    let (mut res, name) = admit(app, shared, req, peer).await;
+    let (mut res, name) = admit(app, shared, req, peer, prefix).await;
     res.headers_mut().insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -227,22 +233,36 @@ async fn check_rate(
         .await??)
 }
 
+/// The path a request's route is chosen by: its own path without the
+/// service's mount prefix, or `None` when it lies outside the prefix.
+fn routed_path<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
+    match path.strip_prefix(prefix)? {
+        "" => Some("/"),
+        rest if rest.starts_with('/') => Some(rest),
+        _ => None,
+    }
+}
+
 /// The checks every request passes before its route runs: sizes of the
 /// head, the client's rate and share, the query and the auth headers.
 async fn admit(
     app: Arc<App>,
     shared: Arc<Shared>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     peer: std::net::IpAddr,
+    prefix: &str,
 ) -> (Res, &'static str) {
     if let Some(refused) = check_head(&req) {
         return refused;
     }
+    let Some(probe) = routed_path(req.uri().path(), prefix).map(is_probe) else {
+        let res = respond::store_error(&StoreError::not_found());
+        return (res, Endpoint::NotFound.name());
+    };
     let client = crate::client::client_ip(peer, req.headers(), &shared.trusted);
     let key = crate::client::rate_key(client);
     // A load balancer probes every few seconds from one address, and must
     // keep hearing the truth while the shared rate state is unreachable.
-    let probe = is_probe(req.uri().path());
     match if probe {
         Ok(Ok(()))
     } else {
@@ -268,7 +288,8 @@ async fn admit(
         Ok(q) => q,
         Err(e) => return (respond::store_error(&e), "bad_request"),
     };
-    let endpoint = route(&parts.method, parts.uri.path(), &query);
+    let path = routed_path(parts.uri.path(), prefix).unwrap_or("/");
+    let endpoint = route(&parts.method, path, &query);
     let name = endpoint.name();
     let token_in_form = match upload_gate(&app, &endpoint, &parts.headers, &query) {
         Ok(in_form) => in_form,
@@ -292,7 +313,7 @@ async fn admit(
 }
 
 /// 414 or 431 for a request head over its bounds.
-fn check_head(req: &Request<Incoming>) -> Option<(Res, &'static str)> {
+fn check_head(req: &Request<RequestBody>) -> Option<(Res, &'static str)> {
     // Measured without formatting the URI: this runs on every request.
     let target_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if target_len > URI_BYTES_MAX {
@@ -403,7 +424,7 @@ pub(crate) fn refuse_body(ctx: &Ctx, what: &str) -> Result<(), StoreError> {
 
 /// Hands each route to its handler. Long because it is a table, one arm
 /// per route of `routes.rs`, which reads best whole.
-async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: Incoming) -> AppResult<Res> {
+async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) -> AppResult<Res> {
     use Endpoint as E;
     match endpoint {
         E::Home => Ok(files::home(&ctx)),
@@ -695,7 +716,7 @@ pub(crate) fn serve_zip(ctx: &Ctx, name: &str, files: Vec<store_core::MemberFile
 /// that could ever fit.
 pub(crate) async fn container_parts<'a>(
     ctx: &'a Ctx,
-    body: Incoming,
+    body: RequestBody,
     boundary: Result<String, StoreError>,
     gate: Option<crate::body::Gate<'a>>,
 ) -> AppResult<crate::body::Multipart> {

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
+use crate::body::RequestBody;
 use http::{header, HeaderValue, StatusCode};
-use hyper::body::Incoming;
 use serde::Deserialize;
 
 use crate::router::{url_for, RouteId};
@@ -58,13 +58,17 @@ pub(super) async fn index(ctx: &Ctx) -> AppResult<Res> {
     if ctx.html {
         return Ok(respond::html(
             StatusCode::OK,
-            pages::pics_index(&list, ctx.app.config().upload_token.is_required()),
+            pages::pics_index(
+                ctx.site(),
+                &list,
+                ctx.app.config().upload_token.is_required(),
+            ),
         ));
     }
     Ok(json(StatusCode::OK, &list))
 }
 
-pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
+pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
     // A browser form sends its fields in the body; the URL's values win.
     let has_form = ctx
         .headers
@@ -86,7 +90,7 @@ pub(super) async fn create(ctx: &Ctx, body: Incoming) -> AppResult<Res> {
     let made = blocking(ctx, move |app| app.create_gallery(name.as_deref(), listed)).await?;
     let view = GalleryCreated::new(&made, ctx.base());
     let res = if ctx.html {
-        respond::html(StatusCode::OK, pages::gallery_created(&view))
+        respond::html(StatusCode::OK, pages::gallery_created(ctx.site(), &view))
     } else {
         json(StatusCode::OK, &view)
     };
@@ -123,7 +127,10 @@ pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
         view = view.for_admin_uploads();
     }
     if ctx.html {
-        let mut res = respond::html(StatusCode::OK, pages::gallery(&view, embed, &form));
+        let mut res = respond::html(
+            StatusCode::OK,
+            pages::gallery(ctx.site(), &view, embed, &form),
+        );
         if embed {
             // The embed view is meant to be framed by other sites.
             res.headers_mut().insert(
@@ -146,7 +153,7 @@ pub(super) async fn upload(
     ctx: &Ctx,
     gid: String,
     admin: Option<String>,
-    body: Incoming,
+    body: RequestBody,
 ) -> AppResult<Res> {
     // Who may upload is decided before an image slot is taken.
     let (g, a) = (gid.clone(), admin.clone());
@@ -192,7 +199,7 @@ pub(super) async fn upload(
 /// An upload's images, staged: multipart parts, or one raw body.
 async fn receive_images(
     ctx: &Ctx,
-    body: Incoming,
+    body: RequestBody,
 ) -> AppResult<Vec<(Option<String>, store_app::Staged)>> {
     let limit = ctx.app.config().limits.pics_upload_bytes_max;
     let Some(boundary) = multipart_boundary(&ctx.headers) else {
@@ -289,7 +296,7 @@ struct CommentForm {
 }
 
 /// A small form body: JSON or urlencoded, by Content-Type.
-async fn form(ctx: &Ctx, body: Incoming) -> AppResult<Query> {
+async fn form(ctx: &Ctx, body: RequestBody) -> AppResult<Query> {
     let intake = ctx.intake(FORM_BYTES_MAX)?;
     let bytes = body::read_bounded(&intake, body, FORM_BYTES_MAX).await?;
     let is_json = ctx
@@ -310,7 +317,7 @@ async fn form(ctx: &Ctx, body: Incoming) -> AppResult<Query> {
     Query::parse(text).map_err(Into::into)
 }
 
-pub(super) async fn comment(ctx: &Ctx, gid: String, body: Incoming) -> AppResult<Res> {
+pub(super) async fn comment(ctx: &Ctx, gid: String, body: RequestBody) -> AppResult<Res> {
     let f = form(ctx, body).await?;
     let name = f.get("name").map(str::to_string);
     let text = f.get("text").unwrap_or("").to_string();
@@ -349,7 +356,7 @@ pub(super) async fn admin(ctx: &Ctx, gid: String, secret: String, as_json: bool)
     }
     Ok(private(respond::html(
         StatusCode::OK,
-        pages::gallery_admin(&view, &secret, &uploads_form(ctx)),
+        pages::gallery_admin(ctx.site(), &view, &secret, &uploads_form(ctx)),
     )))
 }
 
@@ -357,7 +364,7 @@ pub(super) async fn admin_action(
     ctx: &Ctx,
     gid: String,
     secret: String,
-    body: Incoming,
+    body: RequestBody,
 ) -> AppResult<Res> {
     // A wrong secret is a 404 whatever the form says (SPEC.md).
     let (g, s) = (gid.clone(), secret.clone());

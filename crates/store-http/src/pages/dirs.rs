@@ -9,15 +9,15 @@ use crate::qr;
 use crate::views::{DirView, HistoryView};
 
 /// A new dir's write token, shown once, with what it is for.
-fn write_token_notice(token: Option<&str>) -> Markup {
+fn write_token_notice(site: Site<'_>, token: Option<&str>) -> Markup {
     let what = html! {
         "Whoever has it may add, change and delete this dir's files (the "
         code { "X-Store-Write" } " header, or the form's write token field); without it the dir is read-only. "
     };
-    token_notice("Write token", token, what, ("dirs", "About dirs"))
+    token_notice(site, "Write token", token, what, ("dirs", "About dirs"))
 }
 
-pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
+pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
     let og = Og {
         title: &title,
@@ -30,18 +30,19 @@ pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
         image: None,
     };
     shared_page(
+        site,
         &title,
         Some(&og),
         html! {
             h1 { "Dir " code { (title) } @if view.open { " (show-dir: anyone may write)" } }
-            (write_token_notice(view.write_token.as_deref()))
-            (owner_notice(view.owner_token.as_deref()))
+            (write_token_notice(site, view.write_token.as_deref()))
+            (owner_notice(site, view.owner_token.as_deref()))
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
             (qr::inline(&view.url))
             p {
                 (view.file_count) @if view.file_count == 1 { " file, " } @else { " files, " } (size(view.bytes)) " · " (expiry(view.expires_at.as_deref()))
                 " · " a href={ (local(&view.url)) "?zip=1" } { "Download all as zip" }
-                " · " a href=(url_for("", RouteId::DirHistory, &[&view.id])) { "History" }
+                " · " a href=(site.link(RouteId::DirHistory, &[&view.id])) { "History" }
             }
             @if view.files.is_empty() {
                 p { "No files yet." }
@@ -87,8 +88,9 @@ pub fn dir(view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
     )
 }
 
-pub fn dir_history(view_url: &str, title: &str, history: &[HistoryView]) -> Markup {
+pub fn dir_history(site: Site<'_>, view_url: &str, title: &str, history: &[HistoryView]) -> Markup {
     page(
+        site,
         "History",
         html! {
             h1 { "History of " a href=(local(view_url)) { (title) } }
@@ -110,12 +112,13 @@ pub fn dir_history(view_url: &str, title: &str, history: &[HistoryView]) -> Mark
     )
 }
 
-pub fn dir_index(dirs: &[DirView], q: &str) -> Markup {
+pub fn dir_index(site: Site<'_>, dirs: &[DirView], q: &str) -> Markup {
     page(
+        site,
         "Dirs",
         html! {
             h1 { "Listed dirs" }
-            form method="get" action=(href(RouteId::ListDirs)) {
+            form method="get" action=(site.href(RouteId::ListDirs)) {
                 label class="inline" { "Search " input type="search" name="q" value=(q); }
                 label class="inline" { "Sort "
                     select name="sort" {

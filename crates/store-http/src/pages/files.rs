@@ -10,13 +10,14 @@ use store_app::TextPreview;
 
 use crate::views::{BrowseEntry, BundleView, FileView};
 
-pub fn home(base_url: &str, limits: &Limits, token_required: bool) -> Markup {
+pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: bool) -> Markup {
     page(
+        site,
         "Upload",
         html! {
             h1 { "Share a file" }
             p { "Upload a file and get a link. It expires on its own; nothing to clean up." }
-            form method="post" action="/" enctype="multipart/form-data" data-upload="home" data-max=(limits.file_bytes_max) {
+            form method="post" action=(site.href(RouteId::Home)) enctype="multipart/form-data" data-upload="home" data-max=(limits.file_bytes_max) {
                 (upload_token_field(token_required))
                 div class="drop" {
                     label { "Choose files " input type="file" name="file" multiple required; }
@@ -54,13 +55,13 @@ pub fn home(base_url: &str, limits: &Limits, token_required: bool) -> Markup {
             }
             h2 { "From a terminal or an agent" }
             pre { code { "curl --data-binary @notes.txt '" (base_url) "/?name=notes.txt'" } }
-            p { "Everything else: " a href=(href(RouteId::Help)) { "help" } ", " a href=(href(RouteId::WriteForAgents)) { "instructions for agents" } ", " a href=(href(RouteId::Api)) { "the API contract" } "." }
+            p { "Everything else: " a href=(site.href(RouteId::Help)) { "help" } ", " a href=(site.href(RouteId::WriteForAgents)) { "instructions for agents" } ", " a href=(site.href(RouteId::Api)) { "the API contract" } "." }
         },
     )
 }
 
 /// The page for one single file: after a form upload, and at `?info=1`.
-pub fn file(view: &FileView, preview: Option<&TextPreview>) -> Markup {
+pub fn file(site: Site<'_>, view: &FileView, preview: Option<&TextPreview>) -> Markup {
     // A raster image that is not counted previews as its own thumbnail.
     let image = (view.downloads_left.is_none() && is_image(&view.content_type))
         .then(|| format!("{}?thumb={PREVIEW_THUMB_PX}", view.url));
@@ -75,12 +76,13 @@ pub fn file(view: &FileView, preview: Option<&TextPreview>) -> Markup {
         image,
     };
     shared_page(
+        site,
         &view.name,
         Some(&og),
         html! {
             h1 { (view.name) }
             p { a href=(local(&view.url)) data-result-url="" { (view.url) } " " (copy(&view.url)) }
-            (owner_notice(view.owner_token.as_deref()))
+            (owner_notice(site, view.owner_token.as_deref()))
             (qr::inline(&view.url))
             dl class="facts" {
                 dt { "Size" } dd { (size(view.size)) }
@@ -90,7 +92,7 @@ pub fn file(view: &FileView, preview: Option<&TextPreview>) -> Markup {
                 @if view.once { dt { "Burn after reading" } dd { "the first download deletes it" } }
                 @else if let Some(n) = view.downloads_left { dt { "Downloads left" } dd { (n) " (then it is deleted)" } }
                 @if !view.tags.is_empty() {
-                    dt { "Tags" } dd { @for t in &view.tags { a href={ (href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
+                    dt { "Tags" } dd { @for t in &view.tags { a href={ (site.href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
                 }
             }
             p {
@@ -116,7 +118,7 @@ pub fn file(view: &FileView, preview: Option<&TextPreview>) -> Markup {
 /// What a browser sees first at a burn-after-reading file's URL: the
 /// file's name and size, and the one link that downloads (and deletes)
 /// it. Nothing on the page fetches the bytes.
-pub fn once_file(view: &FileView) -> Markup {
+pub fn once_file(site: Site<'_>, view: &FileView) -> Markup {
     let og = Og {
         title: &view.name,
         description: "A file that is deleted when it is downloaded: open the link to download it."
@@ -125,6 +127,7 @@ pub fn once_file(view: &FileView) -> Markup {
         image: None,
     };
     shared_page(
+        site,
         &view.name,
         Some(&og),
         html! {
@@ -160,12 +163,13 @@ pub struct BrowseFilter {
     pub order: String,
 }
 
-pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
+pub fn browse(site: Site<'_>, entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
     page(
+        site,
         "Browse",
         html! {
             h1 { "Browse tagged files" }
-            form method="get" action=(href(RouteId::Browse)) {
+            form method="get" action=(site.href(RouteId::Browse)) {
                 @for t in &f.tags { input type="hidden" name="tag" value=(t); }
                 label class="inline" { "Search " input type="search" name="q" value=(f.q); }
                 label class="inline" { "Sort "
@@ -184,7 +188,7 @@ pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
                 button type="submit" { "Go" }
             }
             @if !f.tags.is_empty() {
-                p { "Tags: " @for t in &f.tags { code { (t) } " " } a href=(href(RouteId::Browse)) { "clear" } }
+                p { "Tags: " @for t in &f.tags { code { (t) } " " } a href=(site.href(RouteId::Browse)) { "clear" } }
             }
             @if entries.is_empty() {
                 p { "Nothing matches. Files show here once they carry a tag." }
@@ -197,7 +201,7 @@ pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
                                 td data-label="Name" { a href={ (local(&e.url)) "?info=1" } { (e.name) } " " a class="muted" href=(local(&e.url)) aria-label={ "Open " (e.name) } { "open" } }
                                 td data-label="Type" { (e.content_type) }
                                 td class="num" data-label="Size" { (size(e.size)) }
-                                td data-label="Tags" { @for t in &e.tags { a href={ (href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
+                                td data-label="Tags" { @for t in &e.tags { a href={ (site.href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
                                 td data-label="Expires" { (expiry(e.expires_at.as_deref())) }
                             }
                         }
@@ -208,7 +212,7 @@ pub fn browse(entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
     )
 }
 
-pub fn bundle(view: &BundleView) -> Markup {
+pub fn bundle(site: Site<'_>, view: &BundleView) -> Markup {
     let og = Og {
         title: "Bundle",
         description: format!("{} files, downloadable as one zip", view.files.len()),
@@ -216,12 +220,13 @@ pub fn bundle(view: &BundleView) -> Markup {
         image: None,
     };
     shared_page(
+        site,
         "Bundle",
         Some(&og),
         html! {
             h1 { "Bundle " code { (view.id) } }
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
-            (owner_notice(view.owner_token.as_deref()))
+            (owner_notice(site, view.owner_token.as_deref()))
             (qr::inline(&view.url))
             p { a href={ (local(&view.url)) "?download=1" } { "Download all as zip" } " · " (expiry(view.expires_at.as_deref())) }
             table class="wide" {

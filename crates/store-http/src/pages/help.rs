@@ -5,15 +5,16 @@ use maud::{html, Markup, PreEscaped};
 use super::*;
 
 /// `/help` for browsers.
-pub fn help_index(index: &crate::help::Index) -> Markup {
+pub fn help_index(site: Site<'_>, index: &crate::help::Index) -> Markup {
     page(
+        site,
         "Help",
         html! {
             h1 { "Help" }
             p { "storesrv keeps files for a while and hands out links. Pick a topic:" }
             ul class="topics" {
                 @for t in &index.topics {
-                    li { a href=(url_for("", RouteId::HelpTopic, &[t.topic])) { (t.title) } " — " (t.summary) }
+                    li { a href=(site.link(RouteId::HelpTopic, &[t.topic])) { (t.title) } " — " (t.summary) }
                 }
             }
             p { "Also: " @for (i, url) in index.also.iter().enumerate() { @if i > 0 { ", " } a href=(url) { (url) } } }
@@ -23,11 +24,17 @@ pub fn help_index(index: &crate::help::Index) -> Markup {
 
 /// `/help/<topic>`, `/write_for_agents`, `/copy_for_agents` and
 /// `/releases` for browsers: markdown we wrote, rendered.
-pub fn markdown(title: &str, endpoints: &[crate::help::EndpointLine], md: &str) -> Markup {
+pub fn markdown(
+    site: Site<'_>,
+    title: &str,
+    endpoints: &[crate::help::EndpointLine],
+    md: &str,
+) -> Markup {
     page(
+        site,
         title,
         html! {
-            p { a href=(href(RouteId::Help)) { "← All topics" } }
+            p { a href=(site.href(RouteId::Help)) { "← All topics" } }
             @if !md.starts_with("# ") {
                 h1 { (title) }
             }

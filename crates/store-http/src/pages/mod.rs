@@ -31,9 +31,38 @@ const NAV: &[(RouteId, &str)] = &[
     (RouteId::Help, "Help"),
 ];
 
-/// A page's link to a route without captures: a path from the route table.
-fn href(id: RouteId) -> String {
-    url_for("", id, &[])
+/// Where a page's links lead: under the path of the service's base URL,
+/// so that a service mounted at `/files` (or served there by a proxy)
+/// links within it. Page links are paths, not absolute URLs, so a page
+/// works under whatever host name reached it.
+#[derive(Debug, Clone, Copy)]
+pub struct Site<'a> {
+    /// The base URL's path without a trailing slash: empty at the root.
+    root: &'a str,
+}
+
+impl<'a> Site<'a> {
+    /// The site of a service whose URLs begin with `base_url`.
+    pub fn new(base_url: &'a str) -> Self {
+        Self {
+            root: local(base_url).trim_end_matches('/'),
+        }
+    }
+
+    /// A link to a route without captures.
+    fn href(self, id: RouteId) -> String {
+        self.link(id, &[])
+    }
+
+    /// A link to a route, its captures filled from `args`.
+    fn link(self, id: RouteId, args: &[&str]) -> String {
+        url_for(self.root, id, args)
+    }
+
+    /// The versioned path of a static asset.
+    fn asset(self, name: &str) -> String {
+        assets::url(self.root, name)
+    }
 }
 
 /// The preview size a link preview's image is asked in: the largest
@@ -54,7 +83,7 @@ pub struct Og<'a> {
 
 /// The `<head>` of every page: the stylesheet always, the script unless
 /// the page is meant to run none (the embed view).
-fn head(title: &str, script: bool, og: Option<&Og<'_>>) -> Markup {
+fn head(site: Site<'_>, title: &str, script: bool, og: Option<&Og<'_>>) -> Markup {
     html! {
         head {
             meta charset="utf-8";
@@ -73,34 +102,34 @@ fn head(title: &str, script: bool, og: Option<&Og<'_>>) -> Markup {
                     meta name="twitter:card" content="summary";
                 }
             }
-            link rel="stylesheet" href=(assets::url("app.css"));
-            @if script { script src=(assets::url("app.js")) defer {} }
+            link rel="stylesheet" href=(site.asset("app.css"));
+            @if script { script src=(site.asset("app.js")) defer {} }
         }
     }
 }
 
-fn page(title: &str, body: Markup) -> Markup {
-    shared_page(title, None, body)
+fn page(site: Site<'_>, title: &str, body: Markup) -> Markup {
+    shared_page(site, title, None, body)
 }
 
 /// A page meant to be shared: with OpenGraph tags for link previews.
-fn shared_page(title: &str, og: Option<&Og<'_>>, body: Markup) -> Markup {
+fn shared_page(site: Site<'_>, title: &str, og: Option<&Og<'_>>, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            (head(&format!("{title} · storesrv"), true, og))
+            (head(site, &format!("{title} · storesrv"), true, og))
             body {
                 header class="top" {
-                    a class="brand" href="/" { "storesrv" }
+                    a class="brand" href=(site.href(RouteId::Home)) { "storesrv" }
                     nav aria-label="Main" {
-                        @for (id, label) in NAV { a href=(href(*id)) { (label) } }
+                        @for (id, label) in NAV { a href=(site.href(*id)) { (label) } }
                     }
                 }
                 main { (body) }
                 footer class="bottom" {
                     "Files expire on their own. "
-                    a href=(href(RouteId::Help)) { "Help" } " · " a href=(href(RouteId::Api)) { "API" } " · "
-                    a href=(href(RouteId::WriteForAgents)) { "For agents" } " · " a href=(href(RouteId::Releases)) { "Releases" }
+                    a href=(site.href(RouteId::Help)) { "Help" } " · " a href=(site.href(RouteId::Api)) { "API" } " · "
+                    a href=(site.href(RouteId::WriteForAgents)) { "For agents" } " · " a href=(site.href(RouteId::Releases)) { "Releases" }
                 }
             }
         }
@@ -196,6 +225,7 @@ fn upload_token_field(required: bool) -> Markup {
 /// A token shown once (nothing when there is none): the token with a copy
 /// button, one line on what it is for, and the help topic that says more.
 fn token_notice(
+    site: Site<'_>,
     label: &str,
     token: Option<&str>,
     what: Markup,
@@ -207,7 +237,7 @@ fn token_notice(
                 strong { (label) ", shown once: " } code { (token) } " " (copy(token))
                 br;
                 (what)
-                a href=(url_for("", RouteId::HelpTopic, &[topic])) { (about) }
+                a href=(site.link(RouteId::HelpTopic, &[topic])) { (about) }
             }
         }
     }
@@ -216,15 +246,37 @@ fn token_notice(
 /// The owner token of what was just made: without it the uploader can
 /// neither change the expiry nor, when the object is protected, change or
 /// delete it.
-fn owner_notice(token: Option<&str>) -> Markup {
+fn owner_notice(site: Site<'_>, token: Option<&str>) -> Markup {
     let what = html! {
         "Keep it to change the expiry (" code { "POST …?ttl=2d" } " with header " code { "X-Store-Owner" } ") or, if protected, to edit or delete. "
     };
-    token_notice("Owner token", token, what, ("owners", "About owner tokens"))
+    token_notice(
+        site,
+        "Owner token",
+        token,
+        what,
+        ("owners", "About owner tokens"),
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sites_link_under_the_base_urls_path() {
+        let root = super::Site::new("http://h.example:8080");
+        assert_eq!(root.href(super::RouteId::Home), "/");
+        assert_eq!(root.href(super::RouteId::Browse), "/browse");
+        let mounted = super::Site::new("https://h.example/files/");
+        assert_eq!(mounted.href(super::RouteId::Home), "/files/");
+        assert_eq!(
+            mounted.link(super::RouteId::DirHistory, &["a b"]),
+            "/files/d/a%20b/history"
+        );
+        assert!(mounted
+            .asset("app.js")
+            .starts_with("/files/static/app.js?v="));
+    }
+
     #[test]
     fn local_paths() {
         assert_eq!(super::local("http://0.0.0.0:8080/d/x?zip=1"), "/d/x?zip=1");

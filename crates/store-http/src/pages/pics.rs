@@ -7,12 +7,13 @@ use super::*;
 use crate::qr;
 use crate::views::{GalleryCreated, GalleryEntry, GalleryLimits, GalleryView};
 
-pub fn pics_index(list: &[GalleryEntry], token_required: bool) -> Markup {
+pub fn pics_index(site: Site<'_>, list: &[GalleryEntry], token_required: bool) -> Markup {
     page(
+        site,
         "Galleries",
         html! {
             h1 { "Galleries" }
-            form method="post" action={ (href(RouteId::CreateGallery)) "?create=1" } {
+            form method="post" action={ (site.href(RouteId::CreateGallery)) "?create=1" } {
                 (upload_token_field(token_required))
                 label class="inline" { "New gallery name (optional) " input type="text" name="name" maxlength=(store_core::gallery::GALLERY_DISPLAY_NAME_CHARS_MAX); }
                 label class="inline" { input type="checkbox" name="listed" value="1"; " List it here" }
@@ -31,8 +32,9 @@ pub fn pics_index(list: &[GalleryEntry], token_required: bool) -> Markup {
     )
 }
 
-pub fn gallery_created(v: &GalleryCreated) -> Markup {
+pub fn gallery_created(site: Site<'_>, v: &GalleryCreated) -> Markup {
     page(
+        site,
         "Gallery",
         html! {
             h1 { "Gallery " (v.name.as_deref().unwrap_or(&v.id)) }
@@ -102,7 +104,7 @@ fn image_form(action: &str, max_bytes: u64, token_required: bool) -> Markup {
     }
 }
 
-pub fn gallery(view: &GalleryView, embed: bool, form: &UploadForm) -> Markup {
+pub fn gallery(site: Site<'_>, view: &GalleryView, embed: bool, form: &UploadForm) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
     let grid = html! {
         div class="grid" {
@@ -136,7 +138,7 @@ pub fn gallery(view: &GalleryView, embed: bool, form: &UploadForm) -> Markup {
         }
     };
     if embed {
-        return embed_page(&title, grid);
+        return embed_page(site, &title, grid);
     }
     let og = Og {
         title: &title,
@@ -149,6 +151,7 @@ pub fn gallery(view: &GalleryView, embed: bool, form: &UploadForm) -> Markup {
             .map(|i| i.thumb_url.replace("thumb=320", "thumb=640")),
     };
     shared_page(
+        site,
         &title,
         Some(&og),
         html! {
@@ -184,17 +187,22 @@ fn page_link(view: &GalleryView, p: usize, embed: bool) -> String {
 }
 
 /// The embeddable grid: no navigation, no forms, meant for an iframe.
-fn embed_page(title: &str, body: Markup) -> Markup {
+fn embed_page(site: Site<'_>, title: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            (head(title, false, None))
+            (head(site, title, false, None))
             body { main { (body) } }
         }
     }
 }
 
-pub fn gallery_admin(view: &GalleryView, secret: &str, form: &UploadForm) -> Markup {
+pub fn gallery_admin(
+    site: Site<'_>,
+    view: &GalleryView,
+    secret: &str,
+    form: &UploadForm,
+) -> Markup {
     let admin_url = format!("{}/{secret}", local(&view.url));
     let button = |id: &str, action: &str, label: &str, what: &str| {
         html! {
@@ -216,6 +224,7 @@ pub fn gallery_admin(view: &GalleryView, secret: &str, form: &UploadForm) -> Mar
         }
     };
     page(
+        site,
         "Gallery admin",
         html! {
             h1 { "Admin: " (view.name.as_deref().unwrap_or(&view.id)) }

@@ -10,14 +10,17 @@ use store_core::{Limits, Timestamp};
 use store_http::ServeOptions;
 use store_testkit::{FakeFetcher, ManualClock, MemoryBlobStore, MemoryRepository, SeededRandom};
 
-/// Serves with `limits` and `options` until the runtime is dropped, and
-/// answers the bound address (the base URL is `http://<it>`).
-pub fn start(limits: Limits, options: ServeOptions) -> (SocketAddr, tokio::runtime::Runtime) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+/// A runtime like the server's, small.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// An app on memory ports and a manual clock, its URLs under `base_url`.
+pub fn app(base_url: &str, limits: Limits) -> App {
     let ports = Ports {
         repo: Arc::new(MemoryRepository::new()),
         blobs: Arc::new(MemoryBlobStore::new()),
@@ -26,15 +29,23 @@ pub fn start(limits: Limits, options: ServeOptions) -> (SocketAddr, tokio::runti
         fetcher: Arc::new(FakeFetcher::new()),
         coordination: Default::default(),
     };
+    let config = AppConfig {
+        limits,
+        ..AppConfig::new(base_url)
+    };
+    App::open(ports, config).unwrap().0
+}
+
+/// Serves with `limits` and `options` until the runtime is dropped, and
+/// answers the bound address (the base URL is `http://<it>`).
+#[allow(dead_code)] // Not every test file starts the whole server.
+pub fn start(limits: Limits, options: ServeOptions) -> (SocketAddr, tokio::runtime::Runtime) {
+    let rt = runtime();
     let listener = rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let addr = listener.local_addr().unwrap();
-    let config = AppConfig {
-        limits,
-        ..AppConfig::new(format!("http://{addr}"))
-    };
-    let (app, _) = App::open(ports, config).unwrap();
+    let app = app(&format!("http://{addr}"), limits);
     rt.spawn(store_http::serve(
         listener,
         Arc::new(app),
