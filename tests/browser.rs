@@ -2,7 +2,8 @@
 //! A person uploads from the home page, adds to a dir, likes and comments
 //! in a gallery; an uploaded HTML page cannot act with the service's
 //! origin; "Your uploads" survives a reload and extends, shows as a QR
-//! code and deletes; a once file survives a chat app's link preview.
+//! code and deletes; a once file survives a chat app's link preview; the
+//! page script uploads under a mount path.
 //! Screenshots of the main pages land in
 //! `target/tmp/screenshots/` as artifacts.
 
@@ -529,4 +530,76 @@ fn a_once_file_survives_a_link_preview_and_opens_once_in_a_browser() {
     b.wait_for("the download to spend it", || {
         (s.get(&info).status() == 404).then_some(())
     });
+}
+
+/// A host serving storesrv (memory ports) under `/files` on 127.0.0.1:
+/// answers the host's origin, `http://<addr>`.
+fn mounted_host() -> (String, tokio::runtime::Runtime) {
+    use std::sync::Arc;
+    use store_testkit::{
+        FakeFetcher, ManualClock, MemoryBlobStore, MemoryRepository, SeededRandom,
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let ports = store_app::Ports {
+        repo: Arc::new(MemoryRepository::new()),
+        blobs: Arc::new(MemoryBlobStore::new()),
+        clock: Arc::new(ManualClock::new(store_core::Timestamp::from_secs(
+            1_800_000_000,
+        ))),
+        random: Arc::new(SeededRandom::new(3)),
+        fetcher: Arc::new(FakeFetcher::new()),
+        coordination: Default::default(),
+    };
+    let config = store_app::AppConfig::new(format!("{origin}/files"));
+    let app = Arc::new(store_app::App::open(ports, config).unwrap().0);
+    let files = store_http::StoreService::new(app, &store_http::ServeOptions::default())
+        .mounted_at("/files")
+        .unwrap();
+    rt.spawn(async move {
+        while let Ok((stream, peer)) = listener.accept().await {
+            let files = files.for_peer(peer.ip());
+            let service = hyper::service::service_fn(move |req| {
+                let files = files.clone();
+                async move { Ok::<_, std::convert::Infallible>(files.handle(req).await) }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            tokio::spawn(hyper::server::conn::http1::Builder::new().serve_connection(io, service));
+        }
+    });
+    (origin, rt)
+}
+
+/// The page script posts where the home form says: under a mount, an
+/// upload from the home page lands there and its link leads there.
+#[test]
+fn the_home_page_uploads_under_a_mount() {
+    let (origin, _rt) = mounted_host();
+    let b = Browser::start();
+    b.goto(&format!("{origin}/files/"));
+    ready(&b);
+    let notes = fixture("notes-utf8.txt");
+    b.send_keys(
+        &b.find("form[data-upload=home] input[type=file]"),
+        notes.to_str().unwrap(),
+    );
+    b.click(&b.find("form[data-upload=home] button[type=submit]"));
+    let url = b.attr(&b.find("a[data-result-url]"), "href").unwrap();
+    assert!(url.starts_with(&format!("{origin}/files/")), "{url}");
+    let agent: ureq::Agent = ureq::Agent::config_builder().proxy(None).build().into();
+    let got = agent
+        .get(&url)
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_vec()
+        .unwrap();
+    assert_eq!(got, std::fs::read(&notes).unwrap());
+    // The script's own list links there too, after a reload.
+    b.goto(&format!("{origin}/files/"));
+    ready(&b);
+    b.find(&format!("#your-uploads li[data-upload-url='{url}']"));
 }

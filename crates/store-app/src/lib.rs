@@ -168,10 +168,15 @@ pub struct AppConfig {
 
 impl AppConfig {
     /// SPEC.md's limits and no token of any kind: what a test or an
-    /// embedder starts from, changing what it needs.
+    /// embedder starts from, changing what it needs. A trailing slash of
+    /// `base_url` is dropped, since every URL appends a path to it.
     pub fn new(base_url: impl Into<String>) -> Self {
+        let mut base_url = base_url.into();
+        while base_url.ends_with('/') {
+            base_url.pop();
+        }
         Self {
-            base_url: base_url.into(),
+            base_url,
             limits: Limits::DEFAULT,
             retain_tokens: RetainTokens::default(),
             superadmin_token: None,

@@ -37,6 +37,14 @@ use crate::ServeOptions;
 /// `Location` headers and page links) come from the app's `base_url`, so
 /// that must carry the prefix too: `http://host:port/files`.
 ///
+/// A host whose router strips the prefix before the service sees the
+/// request (axum's `nest_service`, a proxy's `location /files/ { proxy_pass
+/// http://backend/; }`) mounts the service at the root instead, with the
+/// same base URL: the links still carry `/files`, from the base URL.
+/// Requests outside the mount answer 404 before any rate limit is
+/// counted, so a host should forward only its prefix. `robots.txt` is the
+/// host's: to keep crawlers off stored files, it says `Disallow: /files/`.
+///
 /// ```no_run
 /// # async fn host(app: std::sync::Arc<store_app::App>) -> Result<(), store_http::MountError> {
 /// use store_http::{ServeOptions, StoreService};
@@ -96,11 +104,11 @@ impl StoreService {
     /// The same service answering under `path` (such as `/files`; `/` or
     /// an empty path is the root). See the type's docs for `base_url`.
     pub fn mounted_at(mut self, path: &str) -> Result<Self, MountError> {
+        // Request paths arrive percent-encoded, so a mount path is kept to
+        // characters that never are: anything else would match nothing.
+        let plain = |c: char| c.is_ascii_alphanumeric() || "-._~/".contains(c);
         let bad = |p: &str| {
-            !p.starts_with('/')
-                || p.ends_with('/')
-                || p.contains(['?', '#', '%'])
-                || p.contains("//")
+            !p.starts_with('/') || p.ends_with('/') || p.contains("//") || !p.chars().all(plain)
         };
         let path = if path == "/" { "" } else { path };
         if !path.is_empty() && bad(path) {
@@ -144,7 +152,7 @@ impl StoreService {
         let peer = self
             .peer
             .or_else(|| req.extensions().get::<PeerAddr>().map(|p| p.0))
-            .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+            .unwrap_or_else(unknown_peer);
         let req = req.map(|b| RequestBody::new(b.map_err(Into::into)));
         let started = Instant::now();
         let method = req.method().clone();
@@ -167,6 +175,20 @@ impl StoreService {
         );
         res
     }
+}
+
+/// The address of a request whose host named no client: all such requests
+/// count as one client. Said once in the log, since it is easy to miss and
+/// makes one client's burst everyone's 429.
+fn unknown_peer() -> IpAddr {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        tracing::warn!(
+            "a request came with no client address (StoreService::for_peer or a PeerAddr \
+             extension): such requests share one client's rate limit and share"
+        );
+    });
+    IpAddr::V4(Ipv4Addr::UNSPECIFIED)
 }
 
 impl<B> Service<Request<B>> for StoreService

@@ -66,8 +66,7 @@ async fn accept(listener: tokio::net::TcpListener, files: StoreService) {
                     let res = if mounted {
                         files.handle(req).await
                     } else {
-                        let text = Full::new(Bytes::from(format!("host: {path}")));
-                        Response::new(text.map_err(|never| match never {}).boxed())
+                        host_page(&path)
                     };
                     Ok::<_, Infallible>(res)
                 }
@@ -78,6 +77,17 @@ async fn accept(listener: tokio::net::TcpListener, files: StoreService) {
                 .await;
         });
     }
+}
+
+/// The host's own pages: `/` and `/hello`, and its own 404 for every
+/// other path outside the mount, so that a link escaping the mount fails.
+fn host_page(path: &str) -> Response<store_http::ResBody> {
+    let text = Full::new(Bytes::from(format!("host: {path}")));
+    let mut res = Response::new(text.map_err(|never| match never {}).boxed());
+    if !matches!(path, "/" | "/hello") {
+        *res.status_mut() = http::StatusCode::NOT_FOUND;
+    }
+    res
 }
 
 impl Host {
@@ -218,12 +228,14 @@ fn urls_in_answers_carry_the_mount_and_lead_to_the_objects() {
 #[test]
 fn the_host_keeps_its_own_routes() {
     let h = host(ServeOptions::default());
-    for path in ["/", "/api", "/filesystem", "/static/app.js"] {
+    for path in ["/", "/hello"] {
         let (status, _, body) = h.get(path, false);
-        assert_eq!(
-            (status, body.as_str()),
-            (200, format!("host: {path}").as_str())
-        );
+        assert_eq!((status, body), (200, format!("host: {path}")));
+    }
+    // The store's own paths, outside the mount, are the host's to answer.
+    for path in ["/api", "/filesystem", "/static/app.js"] {
+        let (status, _, body) = h.get(path, false);
+        assert_eq!((status, body), (404, format!("host: {path}")));
     }
     // The mount itself, with or without its slash, is the store's home.
     for path in [MOUNT.to_string(), format!("{MOUNT}/")] {
@@ -256,13 +268,23 @@ fn every_page_links_within_the_mount_and_every_link_answers() {
             .iter()
             .map(|m| m["url"].as_str().unwrap().to_string()),
     );
+    let dir = made[2]["url"].as_str().unwrap();
+    pages.push(format!("{dir}/history"));
+    pages.push(format!("{}?embed=1", made[3]["url"].as_str().unwrap()));
     pages.push(admin);
+    // The page a counted download shows a browser before it spends one.
+    let once = h.post_json(&format!("{MOUNT}/?name=once.txt&once=1"), b"once");
+    let once = once["url"].as_str().unwrap().to_string();
+    pages.push(once.clone());
     let mut checked = 0;
     for page in &pages {
         let (status, _, html) = h.get(page, true);
         assert_eq!(status, 200, "{page}");
         for link in links(&html) {
-            if link.starts_with('#') {
+            // Fragments, and the button that would spend the once file.
+            if link.starts_with('#')
+                || link.starts_with(&format!("{}?", once.split_at(h.origin.len()).1))
+            {
                 continue;
             }
             let inside = link.starts_with(&format!("{MOUNT}/")) || link.starts_with(&h.base());
@@ -336,10 +358,19 @@ fn paths_outside_the_mount_are_not_found() {
 fn mount_paths_are_checked() {
     let app = || Arc::new(common::app("http://h/files", Default::default()));
     let mount = |p: &str| StoreService::new(app(), &ServeOptions::default()).mounted_at(p);
-    for bad in ["files", "/files/", "/a?b", "/a#b", "//files", "/a%20b"] {
+    for bad in [
+        "files",
+        "/files/",
+        "/a?b",
+        "/a#b",
+        "//files",
+        "/a%20b",
+        "/a b",
+        "/données",
+    ] {
         assert!(mount(bad).is_err(), "{bad} was accepted");
     }
-    for good in ["", "/", "/files", "/a/b"] {
+    for good in ["", "/", "/files", "/a/b", "/a-b_c.d~"] {
         assert!(mount(good).is_ok(), "{good} was refused");
     }
 }
@@ -358,6 +389,28 @@ fn any_body_type_is_served() {
         .unwrap()
         .to_string();
     assert_eq!(h.get(&url, false).2, "full");
+}
+
+/// A per-connection address wins over what a request says of itself: a
+/// client cannot choose its own rate-limit bucket.
+#[test]
+fn the_connections_address_wins_over_the_requests() {
+    let h = host(ServeOptions {
+        rate_limit_per_min: 2,
+        ..ServeOptions::default()
+    });
+    let conn = h.service.for_peer("192.0.2.9".parse().unwrap());
+    let statuses: Vec<u16> = (1..=3)
+        .map(|i| {
+            let mut req = Request::get(format!("{MOUNT}/api"))
+                .body(Empty::<Bytes>::new())
+                .unwrap();
+            let claimed = format!("198.51.100.{i}").parse::<IpAddr>().unwrap();
+            req.extensions_mut().insert(PeerAddr(claimed));
+            h.rt.block_on(conn.handle(req)).status().as_u16()
+        })
+        .collect();
+    assert_eq!(statuses, [200, 200, 429]);
 }
 
 /// The rate limit counts the client the request names, when the host

@@ -17,7 +17,7 @@ pub fn help_index(site: Site<'_>, index: &crate::help::Index) -> Markup {
                     li { a href=(site.link(RouteId::HelpTopic, &[t.topic])) { (t.title) } " — " (t.summary) }
                 }
             }
-            p { "Also: " @for (i, url) in index.also.iter().enumerate() { @if i > 0 { ", " } a href=(url) { (url) } } }
+            p { "Also: " @for (i, url) in index.also.iter().enumerate() { @if i > 0 { ", " } a href=(local(url)) { (url) } } }
         },
     )
 }

@@ -1,6 +1,7 @@
 //! The HTML pages for people. maud escapes every interpolated string, so
 //! user-chosen names, tags and comments always show as text. Pages load one
-//! stylesheet and one script from `/static/` (see [`crate::assets`]) and
+//! stylesheet and one script from `static/` under the service's path (see
+//! [`crate::assets`] and [`Site`]) and
 //! carry no inline script or style, so their Content-Security-Policy can
 //! forbid both. Every page works without the script: forms post and the
 //! server redirects; the script adds progress bars, drag and drop, copy
