@@ -15,6 +15,16 @@
 //! The ports are synchronous; this crate runs its own small tokio runtime
 //! and waits on it from the caller's (blocking) thread, so it works the
 //! same under the server's runtime, in tests and from plain threads.
+//!
+//! ## Start here
+//!
+//! `PgStore::connect(url)` creates or migrates the schema (safe when
+//! several processes start at once) and hands out each port: `repository()`
+//! for `Ports::repo`, and `locks()` and `ledgers(...)` for
+//! `store_app::Coordination::Shared`; `rate_limits(per_min)` goes to
+//! store-http's `ServeOptions::rate_limits`. The storesrv binary's
+//! `bins/storesrv/src/stores.rs` wires all four, and its tests run against
+//! a real PostgreSQL (`STORE_TEST_DATABASE_URL`).
 
 mod ledgers;
 mod locks;

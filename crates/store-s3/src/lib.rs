@@ -21,6 +21,15 @@
 //! The client is `object_store` on a runtime of this crate's own
 //! ([`store_bridge::Bridge`]); the port is synchronous and called from
 //! blocking threads.
+//!
+//! ## Start here
+//!
+//! `S3Blobs::connect` takes an [`S3Config`] (endpoint, bucket, region,
+//! keys, an optional key prefix) and a source of randomness for blob ids,
+//! and goes in `Ports::blobs`. Processes that share a bucket share their
+//! records too (store-pg), so that each knows which blobs are referenced.
+//! The storesrv binary's `bins/storesrv/src/stores.rs` shows the wiring;
+//! the conformance suite runs against Garage (`STORE_TEST_S3_*`).
 
 mod reader;
 mod writer;

@@ -7,8 +7,39 @@
 //! its directory fsynced) before it is visible; a record change is one sled
 //! transaction over the record and its index entries, flushed before the
 //! call returns. Concurrent writers share flushes ([`GroupCommit`]): each
-//! still returns only after a flush that began after its change. The use-case layer commits bytes before records, so a
-//! write acknowledged to a client survives a crash of the process.
+//! still returns only after a flush that began after its change. The
+//! use-case layer commits bytes before records, so a write acknowledged to
+//! a client survives a crash of the process.
+//!
+//! ## Start here
+//!
+//! Both adapters open one data directory, which sled locks: one process
+//! at a time serves it (several processes share a store through store-pg
+//! and store-s3 instead). `examples/plain_thread.rs` goes on from here.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use store_app::system::{OsRandom, SystemClock};
+//! use store_app::{App, AppConfig, Ports};
+//! use store_core::ports::Random;
+//! use store_sled::{FsBlobStore, SledRepository};
+//!
+//! let data = tempfile::tempdir()?;
+//! let random: Arc<dyn Random> = Arc::new(OsRandom);
+//! let ports = Ports {
+//!     repo: Arc::new(SledRepository::open(data.path())?),
+//!     blobs: Arc::new(FsBlobStore::open(data.path(), Arc::clone(&random))?),
+//!     clock: Arc::new(SystemClock),
+//!     random,
+//!     // Imports need a fetcher: store_fetch::UreqFetcher in the server.
+//!     fetcher: Arc::new(store_testkit::FakeFetcher::new()),
+//!     coordination: Default::default(),
+//! };
+//! let (app, recovery) = App::open(ports, AppConfig::new("http://localhost:8080"))?;
+//! println!("{recovery:?}");
+//! # drop(app);
+//! # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+//! ```
 
 mod blobs;
 mod group;
