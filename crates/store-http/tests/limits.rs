@@ -42,12 +42,7 @@ impl Server {
         };
         let (addr, rt) = common::start(limits, options);
         let base = format!("http://{addr}");
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .proxy(None)
-            .max_redirects(0)
-            .build()
-            .into();
+        let agent = common::agent();
         Self {
             base,
             agent,

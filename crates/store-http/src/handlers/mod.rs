@@ -255,15 +255,16 @@ async fn admit(
     if let Some(refused) = check_head(&req) {
         return refused;
     }
-    let Some(probe) = routed_path(req.uri().path(), prefix).map(is_probe) else {
+    let (parts, body) = req.into_parts();
+    let Some(path) = routed_path(parts.uri.path(), prefix) else {
         let res = respond::store_error(&StoreError::not_found());
         return (res, Endpoint::NotFound.name());
     };
-    let client = crate::client::client_ip(peer, req.headers(), &shared.trusted);
+    let client = crate::client::client_ip(peer, &parts.headers, &shared.trusted);
     let key = crate::client::rate_key(client);
     // A load balancer probes every few seconds from one address, and must
     // keep hearing the truth while the shared rate state is unreachable.
-    match if probe {
+    match if is_probe(path) {
         Ok(Ok(()))
     } else {
         check_rate(&shared, key, app.now()).await
@@ -280,7 +281,6 @@ async fn admit(
         let res = respond::store_error(&crate::server::over_share());
         return (res, crate::metrics::ROUTE_RATE_LIMITED);
     };
-    let (parts, body) = req.into_parts();
     let query = match Query::parse(parts.uri.query().unwrap_or(""))
         .and_then(|q| q.check_strict().map(|()| q))
         .and_then(|q| check_auth_headers(&parts.headers).map(|()| q))
@@ -288,7 +288,6 @@ async fn admit(
         Ok(q) => q,
         Err(e) => return (respond::store_error(&e), "bad_request"),
     };
-    let path = routed_path(parts.uri.path(), prefix).unwrap_or("/");
     let endpoint = route(&parts.method, path, &query);
     let name = endpoint.name();
     let token_in_form = match upload_gate(&app, &endpoint, &parts.headers, &query) {

@@ -10,6 +10,18 @@ use store_core::{Limits, Timestamp};
 use store_http::ServeOptions;
 use store_testkit::{FakeFetcher, ManualClock, MemoryBlobStore, MemoryRepository, SeededRandom};
 
+/// A client that reads every status as an answer (no error for 4xx and
+/// 5xx), follows no redirect and ignores proxies from the environment.
+#[allow(dead_code)] // connections.rs speaks raw TCP instead.
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .max_redirects(0)
+        .build()
+        .into()
+}
+
 /// A runtime like the server's, small.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
