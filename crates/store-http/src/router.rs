@@ -57,58 +57,106 @@ fn capture_name(segment: &str) -> Option<&str> {
     segment.strip_prefix('{')?.strip_suffix('}')
 }
 
-/// Whether the path's segments fit the route's pattern.
-fn fits(route: &Route, segments: &[&str]) -> bool {
-    let mut n = 0;
-    for (i, want) in pattern(route).enumerate() {
-        let Some(&got) = segments.get(i) else {
-            return false;
-        };
-        n += 1;
-        let fit = match capture_name(want) {
-            Some(_) => capturable(got) && !(i == 0 && is_route_word(got)),
-            None => want == got,
-        };
-        if !fit {
-            return false;
+/// A segment of a route's pattern, split from its text once.
+#[derive(Debug)]
+enum Seg {
+    Literal(&'static str),
+    Capture,
+}
+
+/// A route's pattern as matching reads it.
+#[derive(Debug)]
+struct Compiled {
+    segs: Vec<Seg>,
+    /// How specific the pattern is: its literal segments.
+    literals: usize,
+}
+
+/// Every route's pattern, split once: matching runs on every request, and
+/// splitting and scanning each pattern's text on each had made routing
+/// the largest single cost of a small GET (docs/PERFORMANCE.md).
+static COMPILED: std::sync::LazyLock<Vec<Compiled>> = std::sync::LazyLock::new(|| {
+    ROUTES
+        .iter()
+        .map(|r| {
+            let segs: Vec<Seg> = pattern(r)
+                .map(|s| match capture_name(s) {
+                    Some(_) => Seg::Capture,
+                    None => Seg::Literal(s),
+                })
+                .collect();
+            let literals = segs.iter().filter(|s| matches!(s, Seg::Literal(_))).count();
+            Compiled { segs, literals }
+        })
+        .collect()
+});
+
+/// A request path's segments, with what matching asks of each worked out
+/// once rather than once per route.
+struct PathSegs<'p> {
+    segs: Vec<&'p str>,
+    /// Whether each segment may be a capture.
+    capturable: Vec<bool>,
+    /// Whether the first segment is a route word, which no capture takes.
+    first_is_word: bool,
+}
+
+impl<'p> PathSegs<'p> {
+    fn new(path: &'p str) -> Self {
+        let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        Self {
+            capturable: segs.iter().map(|s| capturable(s)).collect(),
+            first_is_word: segs.first().is_some_and(|s| is_route_word(s)),
+            segs,
         }
     }
-    n == segments.len()
+
+    /// Whether the segments fit the pattern `c`.
+    fn fit(&self, c: &Compiled) -> bool {
+        c.segs.len() == self.segs.len()
+            && c.segs
+                .iter()
+                .zip(&self.segs)
+                .enumerate()
+                .all(|(i, (want, got))| match want {
+                    Seg::Capture => self.capturable[i] && !(i == 0 && self.first_is_word),
+                    Seg::Literal(lit) => lit == got,
+                })
+    }
 }
 
-/// How specific a pattern is: its literal segments.
-fn literals(route: &Route) -> usize {
-    pattern(route).filter(|s| capture_name(s).is_none()).count()
-}
-
+/// Finds the endpoint of a request: the steps of the module's docs.
 pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let path = PathSegs::new(path);
+    let compiled = &*COMPILED;
     let mut path_known = false;
     let mut candidates: Vec<usize> = Vec::new();
-    for (i, r) in ROUTES.iter().enumerate() {
-        if fits(r, &segments) {
+    for (i, (r, c)) in ROUTES.iter().zip(compiled).enumerate() {
+        if path.fit(c) {
             path_known = true;
             if r.verb.admits(method) {
                 candidates.push(i);
             }
         }
     }
-    let Some(top) = candidates.iter().map(|&i| literals(&ROUTES[i])).max() else {
+    let Some(top) = candidates.iter().map(|&i| compiled[i].literals).max() else {
         return if path_known {
             Endpoint::MethodNotAllowed
         } else {
             Endpoint::NotFound
         };
     };
-    candidates.retain(|&i| literals(&ROUTES[i]) == top);
+    candidates.retain(|&i| compiled[i].literals == top);
     let chosen = match by_keyword(&candidates, query) {
         Ok(i) => i,
         Err(refusal) => return refusal,
     };
     let id = RouteId::ALL[chosen];
-    let captures = pattern(&ROUTES[chosen])
-        .zip(&segments)
-        .filter(|(want, _)| capture_name(want).is_some())
+    let captures = compiled[chosen]
+        .segs
+        .iter()
+        .zip(&path.segs)
+        .filter(|(want, _)| matches!(want, Seg::Capture))
         .map(|(_, got)| decode(got));
     match captures.collect::<Option<Vec<String>>>() {
         Some(values) => id.endpoint(values.into_iter()),
