@@ -43,6 +43,7 @@
 
 mod blobs;
 mod group;
+mod memo;
 mod repo;
 
 pub use blobs::{FsBlobStore, SHARED_TEMP_GRACE};

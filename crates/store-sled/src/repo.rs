@@ -7,6 +7,7 @@ use store_core::ports::{Repository, StorageResult};
 use store_core::{Listing, Object, ObjectKind, StorageError, Timestamp, Totals};
 
 use crate::group::GroupCommit;
+use crate::memo::Memo;
 
 /// Records in sled. Five trees:
 /// - `objects`: key -> record as JSON (readable with any sled tool, and
@@ -29,6 +30,9 @@ pub struct SledRepository {
     meta: sled::Tree,
     /// Shares flushes between concurrent writers (see [`GroupCommit`]).
     group: std::sync::Arc<GroupCommit>,
+    /// Records already decoded, by the bytes they came from (see
+    /// [`Memo`]): what [`Repository::get`] answers most reads with.
+    memo: std::sync::Arc<Memo>,
 }
 
 fn storage(e: impl std::fmt::Display) -> StorageError {
@@ -237,6 +241,7 @@ impl SledRepository {
             meta: db.open_tree("meta").map_err(storage)?,
             db,
             group: std::sync::Arc::default(),
+            memo: std::sync::Arc::default(),
         };
         let kept = repo.meta.get(TOTALS_KEY).map_err(sled_error)?;
         if kept.is_none_or(|v| v.len() == TOTALS_V1_BYTES) {
@@ -425,7 +430,10 @@ impl Repository for SledRepository {
         self.objects
             .get(key)
             .map_err(storage)?
-            .map(|v| decode_at(key.as_bytes(), &v))
+            .map(|v| {
+                self.memo
+                    .decode(key.as_bytes(), v, |v| decode_at(key.as_bytes(), v))
+            })
             .transpose()
     }
 
