@@ -64,10 +64,9 @@ fn main() -> ExitCode {
     // Request lines are batched (see logs.rs); warnings go out at once.
     let logs = logs::Logs::start();
     tracing_subscriber::fmt()
-        .with_timer(logs::Timestamps)
-        .with_writer(logs.clone())
         .with_ansi(false)
-        .with_target(false)
+        .event_format(logs::Lines::new(logs::Timestamps))
+        .with_writer(logs.clone())
         .init();
     // The blocking pool is shared out in lanes that together leave threads
     // to spare (store_http::lanes), so no class of work can take it all.

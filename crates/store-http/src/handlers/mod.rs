@@ -389,20 +389,27 @@ fn upload_gate(
 /// An auth header that is present but empty is refused, not read as
 /// absent: an empty `X-Store-Write` once hid a valid `?write=` token.
 fn check_auth_headers(headers: &HeaderMap) -> Result<(), StoreError> {
-    for name in [WRITE_HEADER, OWNER_HEADER, "authorization"] {
-        for value in headers.get_all(name) {
-            let value = value.to_str().unwrap_or("").trim();
-            // `Authorization: Bearer` with nothing after the scheme.
-            let bare_scheme = value.eq_ignore_ascii_case("bearer");
-            if value.is_empty() || bare_scheme {
-                return Err(StoreError::bad_request(format!(
-                    "the {name} header is empty: send the token, or leave the header out"
-                )));
-            }
-        }
-        if headers.get_all(name).iter().count() > 1 {
+    // Names made once, at compile time: looked up by `&str`, each would be
+    // parsed again on every request.
+    const NAMES: [header::HeaderName; 3] = [
+        header::HeaderName::from_static(WRITE_HEADER),
+        header::HeaderName::from_static(OWNER_HEADER),
+        header::AUTHORIZATION,
+    ];
+    for name in &NAMES {
+        let mut values = headers.get_all(name).iter();
+        let Some(first) = values.next() else { continue };
+        if values.next().is_some() {
             return Err(StoreError::bad_request(format!(
                 "the {name} header is given more than once"
+            )));
+        }
+        let value = first.to_str().unwrap_or("").trim();
+        // `Authorization: Bearer` with nothing after the scheme.
+        let bare_scheme = value.eq_ignore_ascii_case("bearer");
+        if value.is_empty() || bare_scheme {
+            return Err(StoreError::bad_request(format!(
+                "the {name} header is empty: send the token, or leave the header out"
             )));
         }
     }
