@@ -7,6 +7,8 @@ use std::time::{Duration, SystemTime};
 use store_core::ports::{BlobReader, BlobStore, BlobWriter, Random, StorageResult};
 use store_core::{ids, BlobId, StorageError};
 
+use crate::handles::{Handles, Lease};
+
 /// How old a temp file must be before a store shared by several processes
 /// deletes it at start: no upload takes a day.
 pub const SHARED_TEMP_GRACE: Duration = Duration::from_secs(24 * 3600);
@@ -18,6 +20,9 @@ pub struct FsBlobStore {
     blobs: PathBuf,
     tmp: PathBuf,
     random: Arc<dyn Random>,
+    /// Files of blobs that readers have finished with, for the next
+    /// reader (see `handles.rs`).
+    handles: Arc<Handles>,
 }
 
 impl std::fmt::Debug for FsBlobStore {
@@ -77,7 +82,12 @@ impl FsBlobStore {
                 }
             }
         }
-        Ok(Self { blobs, tmp, random })
+        Ok(Self {
+            blobs,
+            tmp,
+            random,
+            handles: Arc::default(),
+        })
     }
 
     /// A writer to a new temp file, committing under `id` or a new one.
@@ -139,6 +149,10 @@ impl BlobWriter for FsWriter {
         let parent = path.parent().expect("blob paths have a parent");
         fs::create_dir_all(parent).map_err(|e| io("cannot create", parent, e))?;
         fs::rename(&self.tmp_path, &path).map_err(|e| io("cannot rename to", &path, e))?;
+        // A blob committed under an id it had before (a copy between
+        // stores) is a new file: a kept file of the old one must not
+        // serve it.
+        self.store.handles.forget(&id);
         // The temp file is now the blob: nothing is left for Drop to clean.
         self.tmp_path = PathBuf::new();
         sync_dir(parent)?;
@@ -156,23 +170,42 @@ impl Drop for FsWriter {
 }
 
 /// A blob's file, read from `start`, where it was opened, to `len` bytes
-/// later.
+/// later. When dropped, it gives its file back to the store's idle files.
 struct FsReader {
-    file: std::io::Take<File>,
+    /// Present until the reader is dropped.
+    file: Option<std::io::Take<File>>,
     start: u64,
     len: u64,
+    /// Where the file goes back to.
+    home: Option<(Arc<Handles>, Lease)>,
+}
+
+impl FsReader {
+    fn file(&mut self) -> &mut std::io::Take<File> {
+        self.file
+            .as_mut()
+            .expect("the file is there until the reader is dropped")
+    }
+}
+
+impl Drop for FsReader {
+    fn drop(&mut self) {
+        if let (Some(file), Some((handles, lease))) = (self.file.take(), self.home.take()) {
+            handles.give_back(file.into_inner(), lease);
+        }
+    }
 }
 
 impl std::io::Read for FsReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.file.read(buf)
+        self.file().read(buf)
     }
 
     /// The file's own way: it reads into the vector's spare room as it is,
     /// where the provided method would zero it first (a memset as long as
     /// the read, 2% of a 64 KiB range's work).
     fn read_to_end(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
-        self.file.read_to_end(buf)
+        self.file().read_to_end(buf)
     }
 }
 
@@ -185,11 +218,11 @@ impl BlobReader for FsReader {
     fn narrow(&mut self, range: std::ops::Range<u64>) -> std::io::Result<bool> {
         let range = store_core::ports::clamp_range(range, self.len);
         self.start += range.start;
-        self.file
-            .get_mut()
-            .seek(std::io::SeekFrom::Start(self.start))?;
         self.len = range.end - range.start;
-        self.file.set_limit(self.len);
+        let (start, len) = (self.start, self.len);
+        let file = self.file();
+        file.get_mut().seek(std::io::SeekFrom::Start(start))?;
+        file.set_limit(len);
         Ok(true)
     }
 }
@@ -232,28 +265,40 @@ impl BlobStore for FsBlobStore {
         id: &BlobId,
         range: std::ops::Range<u64>,
     ) -> StorageResult<Box<dyn BlobReader>> {
-        let path = self.path(id)?;
-        let mut file = File::open(&path).map_err(|e| io("cannot open", &path, e))?;
-        let whole = file
-            .metadata()
-            .map_err(|e| io("cannot stat", &path, e))?
-            .len();
-        let std::ops::Range { start, end } = store_core::ports::clamp_range(range, whole);
-        if start > 0 {
+        let (mut file, lease, reused) = match self.handles.take(id) {
+            Some((file, lease)) => (file, lease, true),
+            None => {
+                let path = self.path(id)?;
+                let file = File::open(&path).map_err(|e| io("cannot open", &path, e))?;
+                let whole = file
+                    .metadata()
+                    .map_err(|e| io("cannot stat", &path, e))?
+                    .len();
+                (file, self.handles.lease(id, whole), false)
+            }
+        };
+        let std::ops::Range { start, end } = store_core::ports::clamp_range(range, lease.len);
+        // A file kept from an earlier reader is wherever that one stopped.
+        if start > 0 || reused {
             file.seek(std::io::SeekFrom::Start(start))
-                .map_err(|e| io("cannot seek in", &path, e))?;
+                .map_err(|e| StorageError::from_io(format!("cannot seek in blob {}", id.0), &e))?;
         }
         let len = end - start;
         Ok(Box::new(FsReader {
-            file: file.take(len),
+            file: Some(file.take(len)),
             start,
             len,
+            home: Some((Arc::clone(&self.handles), lease)),
         }))
     }
 
     fn remove(&self, id: &BlobId) -> StorageResult<()> {
         let path = self.path(id)?;
-        match fs::remove_file(&path) {
+        let removed = fs::remove_file(&path);
+        // After the unlink: a reader that opened the file before now,
+        // even between this call's start and the unlink, is not kept.
+        self.handles.forget(id);
+        match removed {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(io("cannot remove", &path, e)),
@@ -297,5 +342,117 @@ impl BlobStore for FsBlobStore {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
         Ok(Some(store_core::Timestamp::from_millis(ms)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handles::IDLE_FILES_MAX;
+    use store_core::StorageErrorKind;
+    use store_testkit::SeededRandom;
+
+    fn store() -> (tempfile::TempDir, FsBlobStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FsBlobStore::open(dir.path(), Arc::new(SeededRandom::new(7))).unwrap();
+        (dir, store)
+    }
+
+    fn put(store: &FsBlobStore, bytes: &[u8]) -> BlobId {
+        let mut w = store.create().unwrap();
+        w.write(bytes).unwrap();
+        w.commit().unwrap()
+    }
+
+    fn read(store: &FsBlobStore, id: &BlobId, range: std::ops::Range<u64>) -> Vec<u8> {
+        let mut out = vec![];
+        store
+            .open_range(id, range)
+            .unwrap()
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_kept_file_serves_the_next_reader_from_its_own_start() {
+        let (_dir, store) = store();
+        let id = put(&store, b"0123456789");
+        assert_eq!(read(&store, &id, 2..5), b"234");
+        assert_eq!(store.handles.idle(), 1, "the file was kept");
+        assert_eq!(read(&store, &id, 0..u64::MAX), b"0123456789");
+        // A reader that stops half way leaves the file mid-blob.
+        let mut half = store.open(&id).unwrap();
+        let mut three = [0u8; 3];
+        half.read_exact(&mut three).unwrap();
+        drop(half);
+        assert_eq!(read(&store, &id, 7..10), b"789");
+        let mut narrowed = store.open(&id).unwrap();
+        assert!(narrowed.narrow(4..6).unwrap());
+        let mut out = vec![];
+        narrowed.read_to_end(&mut out).unwrap();
+        assert_eq!(out, b"45");
+        drop(narrowed);
+        assert_eq!(store.handles.idle(), 1, "one file kept per blob");
+    }
+
+    #[test]
+    fn readers_at_once_each_have_their_own_file() {
+        let (_dir, store) = store();
+        let body: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+        let id = put(&store, &body);
+        read(&store, &id, 0..1);
+        let mut a = store.open(&id).unwrap();
+        let mut b = store.open(&id).unwrap();
+        let (mut got_a, mut got_b) = (vec![], vec![]);
+        let mut chunk = [0u8; 1000];
+        for _ in 0..10 {
+            a.read_exact(&mut chunk).unwrap();
+            got_a.extend_from_slice(&chunk);
+            b.read_exact(&mut chunk).unwrap();
+            got_b.extend_from_slice(&chunk);
+        }
+        assert!(got_a == body && got_b == body);
+        drop((a, b));
+        assert_eq!(store.handles.idle(), 1, "the second file was closed");
+    }
+
+    #[test]
+    fn a_removed_blob_is_never_read_from_a_kept_file() {
+        let (_dir, store) = store();
+        let id = put(&store, b"gone soon");
+        read(&store, &id, 0..u64::MAX);
+        // A reader that outlives the removal does not give its file back.
+        let reading = store.open(&id).unwrap();
+        store.remove(&id).unwrap();
+        drop(reading);
+        assert_eq!(store.handles.idle(), 0);
+        let err = store.open(&id).err().expect("the blob is gone");
+        assert_eq!(err.kind, StorageErrorKind::Missing);
+    }
+
+    #[test]
+    fn a_blob_committed_again_under_its_id_is_read_anew() {
+        let (_dir, store) = store();
+        let id = put(&store, b"first");
+        assert_eq!(read(&store, &id, 0..u64::MAX), b"first");
+        let mut w = store.create_with_id(&id).unwrap();
+        w.write(b"second").unwrap();
+        w.commit().unwrap();
+        assert_eq!(read(&store, &id, 0..u64::MAX), b"second");
+    }
+
+    #[test]
+    fn idle_files_are_bounded() {
+        let (_dir, store) = store();
+        for i in 0..3 * IDLE_FILES_MAX {
+            let id = put(&store, format!("blob {i}").as_bytes());
+            assert_eq!(
+                read(&store, &id, 0..u64::MAX),
+                format!("blob {i}").as_bytes()
+            );
+            assert!(store.handles.idle() <= IDLE_FILES_MAX);
+        }
+        assert!(store.handles.idle() >= IDLE_FILES_MAX / 2);
     }
 }

@@ -43,6 +43,7 @@
 
 mod blobs;
 mod group;
+mod handles;
 mod memo;
 mod repo;
 
