@@ -150,15 +150,6 @@ impl std::io::Read for Cached {
         self.pos += n;
         Ok(n)
     }
-
-    /// One copy, without zeroing the room first as the provided method
-    /// would.
-    fn read_to_end(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
-        let rest = &self.bytes[self.pos..self.end];
-        buf.extend_from_slice(rest);
-        self.pos = self.end;
-        Ok(rest.len())
-    }
 }
 
 impl BlobReader for Cached {
