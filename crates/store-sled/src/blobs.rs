@@ -21,8 +21,9 @@ pub struct FsBlobStore {
     tmp: PathBuf,
     random: Arc<dyn Random>,
     /// Files of blobs that readers have finished with, for the next
-    /// reader (see `handles.rs`).
-    handles: Arc<Handles>,
+    /// reader (see `handles.rs`); none for a store shared by several
+    /// processes.
+    handles: Option<Arc<Handles>>,
 }
 
 impl std::fmt::Debug for FsBlobStore {
@@ -82,11 +83,14 @@ impl FsBlobStore {
                 }
             }
         }
+        // A shared store's blobs are removed by other processes too, which
+        // a kept file would not learn of (handles.rs).
+        let shared = !grace.is_zero();
         Ok(Self {
             blobs,
             tmp,
             random,
-            handles: Arc::default(),
+            handles: (!shared).then(Arc::default),
         })
     }
 
@@ -141,18 +145,19 @@ impl BlobWriter for FsWriter {
         file.sync_all()
             .map_err(|e| io("cannot sync", &self.tmp_path, e))?;
         drop(file);
-        let id = match self.id.take() {
-            Some(id) => id,
-            None => ids::blob_id(self.store.random.as_ref()),
-        };
+        let given = self.id.take();
+        let replaces = given.is_some();
+        let id = given.unwrap_or_else(|| ids::blob_id(self.store.random.as_ref()));
         let path = self.store.path(&id)?;
         let parent = path.parent().expect("blob paths have a parent");
         fs::create_dir_all(parent).map_err(|e| io("cannot create", parent, e))?;
         fs::rename(&self.tmp_path, &path).map_err(|e| io("cannot rename to", &path, e))?;
-        // A blob committed under an id it had before (a copy between
-        // stores) is a new file: a kept file of the old one must not
-        // serve it.
-        self.store.handles.forget(&id);
+        // A blob committed under an id it may have had before (a copy
+        // between stores) is a new file: a kept file of the old one must
+        // not serve it. A minted id is new, and nothing is kept of it.
+        if let Some(handles) = self.store.handles.as_ref().filter(|_| replaces) {
+            handles.forget(&id);
+        }
         // The temp file is now the blob: nothing is left for Drop to clean.
         self.tmp_path = PathBuf::new();
         sync_dir(parent)?;
@@ -176,6 +181,10 @@ struct FsReader {
     file: Option<std::io::Take<File>>,
     start: u64,
     len: u64,
+    /// Where the file must be moved to before the first read, when it is
+    /// not there already: seeking once, lazily, lets a reader that is
+    /// opened and then narrowed seek only once.
+    seek_to: Option<u64>,
     /// Where the file goes back to.
     home: Option<(Arc<Handles>, Lease)>,
 }
@@ -198,6 +207,9 @@ impl Drop for FsReader {
 
 impl std::io::Read for FsReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(at) = self.seek_to.take() {
+            self.file().get_mut().seek(std::io::SeekFrom::Start(at))?;
+        }
         self.file().read(buf)
     }
 }
@@ -207,15 +219,15 @@ impl BlobReader for FsReader {
         self.len
     }
 
-    /// A seek from where the reader was opened: no second open.
+    /// Moves where the reader starts: no second open. Only a reader that
+    /// has read nothing yet is narrowed (the port's rule).
     fn narrow(&mut self, range: std::ops::Range<u64>) -> std::io::Result<bool> {
         let range = store_core::ports::clamp_range(range, self.len);
         self.start += range.start;
         self.len = range.end - range.start;
-        let (start, len) = (self.start, self.len);
-        let file = self.file();
-        file.get_mut().seek(std::io::SeekFrom::Start(start))?;
-        file.set_limit(len);
+        self.seek_to = Some(self.start);
+        let len = self.len;
+        self.file().set_limit(len);
         Ok(true)
     }
 }
@@ -258,39 +270,40 @@ impl BlobStore for FsBlobStore {
         id: &BlobId,
         range: std::ops::Range<u64>,
     ) -> StorageResult<Box<dyn BlobReader>> {
-        let (mut file, lease, reused) = match self.handles.take(id) {
-            Some((file, lease)) => (file, lease, true),
+        let kept = self.handles.as_ref().and_then(|h| h.take(id));
+        let (file, len, lease, reused) = match kept {
+            Some((file, lease)) => (file, lease.len, Some(lease), true),
             None => {
+                let removals = self.handles.as_ref().map(|h| h.removals());
                 let path = self.path(id)?;
                 let file = File::open(&path).map_err(|e| io("cannot open", &path, e))?;
                 let whole = file
                     .metadata()
                     .map_err(|e| io("cannot stat", &path, e))?
                     .len();
-                (file, self.handles.lease(id, whole), false)
+                let lease = removals.map(|r| Handles::lease(id, whole, r));
+                (file, whole, lease, false)
             }
         };
-        let std::ops::Range { start, end } = store_core::ports::clamp_range(range, lease.len);
-        // A file kept from an earlier reader is wherever that one stopped.
-        if start > 0 || reused {
-            file.seek(std::io::SeekFrom::Start(start))
-                .map_err(|e| StorageError::from_io(format!("cannot seek in blob {}", id.0), &e))?;
-        }
-        let len = end - start;
+        let std::ops::Range { start, end } = store_core::ports::clamp_range(range, len);
         Ok(Box::new(FsReader {
-            file: Some(file.take(len)),
+            file: Some(file.take(end - start)),
             start,
-            len,
-            home: Some((Arc::clone(&self.handles), lease)),
+            len: end - start,
+            // A file kept from an earlier reader is wherever that one
+            // stopped; a new one is at 0.
+            seek_to: (start > 0 || reused).then_some(start),
+            home: self.handles.clone().zip(lease),
         }))
     }
 
     fn remove(&self, id: &BlobId) -> StorageResult<()> {
         let path = self.path(id)?;
         let removed = fs::remove_file(&path);
-        // After the unlink: a reader that opened the file before now,
-        // even between this call's start and the unlink, is not kept.
-        self.handles.forget(id);
+        // After the unlink: a file opened or taken before now is not kept.
+        if let Some(handles) = &self.handles {
+            handles.forget(id);
+        }
         match removed {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -372,7 +385,11 @@ mod tests {
         let (_dir, store) = store();
         let id = put(&store, b"0123456789");
         assert_eq!(read(&store, &id, 2..5), b"234");
-        assert_eq!(store.handles.idle(), 1, "the file was kept");
+        assert_eq!(
+            store.handles.as_ref().unwrap().idle(),
+            1,
+            "the file was kept"
+        );
         assert_eq!(read(&store, &id, 0..u64::MAX), b"0123456789");
         // A reader that stops half way leaves the file mid-blob.
         let mut half = store.open(&id).unwrap();
@@ -386,7 +403,11 @@ mod tests {
         narrowed.read_to_end(&mut out).unwrap();
         assert_eq!(out, b"45");
         drop(narrowed);
-        assert_eq!(store.handles.idle(), 1, "one file kept per blob");
+        assert_eq!(
+            store.handles.as_ref().unwrap().idle(),
+            1,
+            "one file kept per blob"
+        );
     }
 
     #[test]
@@ -407,7 +428,11 @@ mod tests {
         }
         assert!(got_a == body && got_b == body);
         drop((a, b));
-        assert_eq!(store.handles.idle(), 1, "the second file was closed");
+        assert_eq!(
+            store.handles.as_ref().unwrap().idle(),
+            1,
+            "the second file was closed"
+        );
     }
 
     #[test]
@@ -419,7 +444,7 @@ mod tests {
         let reading = store.open(&id).unwrap();
         store.remove(&id).unwrap();
         drop(reading);
-        assert_eq!(store.handles.idle(), 0);
+        assert_eq!(store.handles.as_ref().unwrap().idle(), 0);
         let err = store.open(&id).err().expect("the blob is gone");
         assert_eq!(err.kind, StorageErrorKind::Missing);
     }
@@ -436,6 +461,16 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_store_keeps_no_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FsBlobStore::open_shared(dir.path(), Arc::new(SeededRandom::new(8))).unwrap();
+        let id = put(&store, b"shared");
+        assert_eq!(read(&store, &id, 1..u64::MAX), b"hared");
+        assert_eq!(read(&store, &id, 0..3), b"sha");
+        assert!(store.handles.is_none());
+    }
+
+    #[test]
     fn idle_files_are_bounded() {
         let (_dir, store) = store();
         for i in 0..3 * IDLE_FILES_MAX {
@@ -444,8 +479,8 @@ mod tests {
                 read(&store, &id, 0..u64::MAX),
                 format!("blob {i}").as_bytes()
             );
-            assert!(store.handles.idle() <= IDLE_FILES_MAX);
+            assert!(store.handles.as_ref().unwrap().idle() <= IDLE_FILES_MAX);
         }
-        assert!(store.handles.idle() >= IDLE_FILES_MAX / 2);
+        assert!(store.handles.as_ref().unwrap().idle() >= IDLE_FILES_MAX / 2);
     }
 }

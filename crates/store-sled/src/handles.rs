@@ -12,14 +12,15 @@
 //! only one of them is kept.
 //!
 //! Removal: [`Handles::forget`] closes the blob's idle file and counts a
-//! removal, and a file taken before a removal is closed instead of given
-//! back. So after `FsBlobStore::remove` returns, this process holds the
-//! removed file open only while a reader that opened it earlier is still
-//! reading. A blob removed by another process sharing the directory (see
-//! `FsBlobStore::open_shared`) is not told of: its idle file, if any,
-//! keeps the disk space until newer files push it out. That is at most
-//! [`IDLE_FILES_MAX`] files, and such a file is never read again: its
-//! record is gone, so no reader asks for it.
+//! removal, and a file opened or taken before a removal is closed instead
+//! of given back (the count is read before the open). So once
+//! `FsBlobStore::remove` returns, this process holds the removed file
+//! open only while a reader that opened it earlier is still reading.
+//!
+//! A store shared by several processes (`FsBlobStore::open_shared`) keeps
+//! no files: another process's removal is not told of here, and a kept
+//! file of a blob it swept would hold the disk space for as long as this
+//! process stays quiet.
 //!
 //! The bound works as the record memo's does (`memo.rs`): two generations,
 //! the older dropped when the younger fills.
@@ -82,12 +83,19 @@ impl Handles {
         Some((file, lease))
     }
 
-    /// The lease of a file of `id` just opened, `len` bytes long.
-    pub(crate) fn lease(&self, id: &BlobId, len: u64) -> Lease {
+    /// The removals so far, read before a file is opened: a removal
+    /// between this and the open is then seen when the file comes back.
+    pub(crate) fn removals(&self) -> u64 {
+        self.lock().removals
+    }
+
+    /// The lease of a file of `id`, `len` bytes long, opened after
+    /// [`Handles::removals`] answered `removals`.
+    pub(crate) fn lease(id: &BlobId, len: u64, removals: u64) -> Lease {
         Lease {
             id: id.clone(),
             len,
-            removals: self.lock().removals,
+            removals,
         }
     }
 
@@ -99,13 +107,17 @@ impl Handles {
         if g.removals != lease.removals || g.young.contains_key(&lease.id) {
             return;
         }
+        let mut aged = Idle::new();
         if g.young.len() >= IDLE_FILES_MAX / 2 {
-            // Files dropped here are closed under the lock; a close of a
-            // file nobody writes is quick.
-            g.old = std::mem::take(&mut g.young);
+            let young = std::mem::take(&mut g.young);
+            aged = std::mem::replace(&mut g.old, young);
         }
         g.old.remove(&lease.id);
         g.young.insert(lease.id, (file, lease.len));
+        drop(g);
+        // Closed after the lock: the last close of a removed file frees
+        // its blocks, which is not quick.
+        drop(aged);
     }
 
     /// Closes the idle file of `id`, which has just been removed (or
@@ -113,8 +125,10 @@ impl Handles {
     pub(crate) fn forget(&self, id: &BlobId) {
         let mut g = self.lock();
         g.removals += 1;
-        g.young.remove(id);
-        g.old.remove(id);
+        let young = g.young.remove(id);
+        let old = g.old.remove(id);
+        drop(g);
+        drop((young, old));
     }
 
     /// Idle files kept (for tests).
@@ -122,5 +136,43 @@ impl Handles {
     pub(crate) fn idle(&self) -> usize {
         let g = self.lock();
         g.young.len() + g.old.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a_file() -> (tempfile::NamedTempFile, File) {
+        let named = tempfile::NamedTempFile::new().unwrap();
+        let file = named.reopen().unwrap();
+        (named, file)
+    }
+
+    #[test]
+    fn a_file_opened_before_a_removal_is_not_kept() {
+        let handles = Handles::default();
+        let id = BlobId("ab12".into());
+        // The count is read, then the blob is removed while the file is
+        // being opened, then the file is given back.
+        let before = handles.removals();
+        let (_named, file) = a_file();
+        handles.forget(&id);
+        handles.give_back(file, Handles::lease(&id, 1, before));
+        assert_eq!(handles.idle(), 0);
+        assert!(handles.take(&id).is_none());
+    }
+
+    #[test]
+    fn a_file_given_back_serves_the_next_taker_once() {
+        let handles = Handles::default();
+        let id = BlobId("ab12".into());
+        let (_named, file) = a_file();
+        handles.give_back(file, Handles::lease(&id, 5, handles.removals()));
+        let (file, lease) = handles.take(&id).expect("kept");
+        assert_eq!(lease.len, 5);
+        assert!(handles.take(&id).is_none(), "held by one reader at a time");
+        handles.give_back(file, lease);
+        assert_eq!(handles.idle(), 1);
     }
 }

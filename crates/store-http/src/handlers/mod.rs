@@ -397,19 +397,20 @@ fn check_auth_headers(headers: &HeaderMap) -> Result<(), StoreError> {
         header::AUTHORIZATION,
     ];
     for name in &NAMES {
-        let mut values = headers.get_all(name).iter();
-        let Some(first) = values.next() else { continue };
-        if values.next().is_some() {
+        let values = headers.get_all(name);
+        for value in values.iter() {
+            let value = value.to_str().unwrap_or("").trim();
+            // `Authorization: Bearer` with nothing after the scheme.
+            let bare_scheme = value.eq_ignore_ascii_case("bearer");
+            if value.is_empty() || bare_scheme {
+                return Err(StoreError::bad_request(format!(
+                    "the {name} header is empty: send the token, or leave the header out"
+                )));
+            }
+        }
+        if values.iter().nth(1).is_some() {
             return Err(StoreError::bad_request(format!(
                 "the {name} header is given more than once"
-            )));
-        }
-        let value = first.to_str().unwrap_or("").trim();
-        // `Authorization: Bearer` with nothing after the scheme.
-        let bare_scheme = value.eq_ignore_ascii_case("bearer");
-        if value.is_empty() || bare_scheme {
-            return Err(StoreError::bad_request(format!(
-                "the {name} header is empty: send the token, or leave the header out"
             )));
         }
     }
