@@ -109,14 +109,31 @@ impl Host {
     }
 
     fn post(&self, target: &str, content_type: &str, body: &[u8]) -> (u16, String, String) {
-        let url = self.absolute(target);
-        let mut res = self
+        self.send(target, content_type, None, body)
+    }
+
+    /// A form posted by a browser without the page script: urlencoded,
+    /// asking for HTML.
+    fn post_form(&self, target: &str, body: &[u8]) -> (u16, String, String) {
+        let form = "application/x-www-form-urlencoded";
+        self.send(target, form, Some("text/html"), body)
+    }
+
+    fn send(
+        &self,
+        target: &str,
+        content_type: &str,
+        accept: Option<&str>,
+        body: &[u8],
+    ) -> (u16, String, String) {
+        let mut req = self
             .agent
-            .post(&url)
-            .header("content-type", content_type)
-            .send(body)
-            .unwrap();
-        answer(&mut res)
+            .post(self.absolute(target))
+            .header("content-type", content_type);
+        if let Some(accept) = accept {
+            req = req.header("accept", accept);
+        }
+        answer(&mut req.send(body).unwrap())
     }
 
     fn post_json(&self, target: &str, body: &[u8]) -> Value {
@@ -297,16 +314,8 @@ fn every_page_links_within_the_mount_and_every_link_answers() {
 #[test]
 fn forms_posted_without_the_script_answer_within_the_mount() {
     let h = host(crawl_options());
-    let form = "application/x-www-form-urlencoded";
     // A new gallery's page, with its admin link.
-    let mut res = h
-        .agent
-        .post(h.absolute(&format!("{MOUNT}/pics?create=1")))
-        .header("accept", "text/html")
-        .header("content-type", form)
-        .send(&b"name=holiday"[..])
-        .unwrap();
-    let (status, _, page) = answer(&mut res);
+    let (status, _, page) = h.post_form(&format!("{MOUNT}/pics?create=1"), b"name=holiday");
     assert_eq!(status, 201, "{page}");
     let found = links(&page);
     assert!(
@@ -321,14 +330,8 @@ fn forms_posted_without_the_script_answer_within_the_mount() {
     // A comment redirects back to the gallery, under the mount.
     let record = h.post_json(&format!("{MOUNT}/pics?create=1"), b"");
     let gallery = record["url"].as_str().unwrap();
-    let mut res = h
-        .agent
-        .post(format!("{gallery}?comment=1"))
-        .header("accept", "text/html")
-        .header("content-type", form)
-        .send(&b"name=ann&text=nice"[..])
-        .unwrap();
-    let (status, location, body) = answer(&mut res);
+    let (status, location, body) =
+        h.post_form(&format!("{gallery}?comment=1"), b"name=ann&text=nice");
     assert_eq!(status, 303, "{body}");
     assert_eq!(location, format!("{gallery}#comments"));
 }

@@ -22,33 +22,42 @@
 //! file of a blob it swept would hold the disk space for as long as this
 //! process stays quiet.
 //!
-//! The bound works as the record memo's does (`memo.rs`): two generations,
-//! the older dropped when the younger fills.
+//! The bound works as the record memo's does: two generations
+//! (`generations.rs`) of half [`IDLE_FILES_MAX`] files each.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::sync::{Mutex, PoisonError};
 
 use store_core::BlobId;
 
+use crate::generations::Generations;
+
 /// Idle files kept at most, both generations together.
 pub(crate) const IDLE_FILES_MAX: usize = 64;
 
-/// An idle file and the blob's length.
-type Idle = HashMap<BlobId, (File, u64)>;
-
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Inner {
-    young: Idle,
-    old: Idle,
+    /// Idle files with their blob's length, each of weight 1.
+    idle: Generations<BlobId, (File, u64)>,
     /// Removals so far: a file taken before one is not given back.
     removals: u64,
 }
 
 /// Idle files of blobs, by blob.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Handles {
     inner: Mutex<Inner>,
+}
+
+impl Default for Handles {
+    fn default() -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                idle: Generations::new(IDLE_FILES_MAX / 2),
+                removals: 0,
+            }),
+        }
+    }
 }
 
 /// A file taken from [`Handles`] (or opened afresh), to give back after.
@@ -71,10 +80,7 @@ impl Handles {
     /// An idle file of `id` with the blob's length, if one is kept.
     pub(crate) fn take(&self, id: &BlobId) -> Option<(File, Lease)> {
         let mut g = self.lock();
-        let (file, len) = match g.young.remove(id) {
-            Some(kept) => kept,
-            None => g.old.remove(id)?,
-        };
+        let (file, len) = g.idle.remove(id)?;
         let lease = Lease {
             id: id.clone(),
             len,
@@ -104,16 +110,10 @@ impl Handles {
     /// file of it is kept already.
     pub(crate) fn give_back(&self, file: File, lease: Lease) {
         let mut g = self.lock();
-        if g.removals != lease.removals || g.young.contains_key(&lease.id) {
+        if g.removals != lease.removals || g.idle.young(&lease.id).is_some() {
             return;
         }
-        let mut aged = Idle::new();
-        if g.young.len() >= IDLE_FILES_MAX / 2 {
-            let young = std::mem::take(&mut g.young);
-            aged = std::mem::replace(&mut g.old, young);
-        }
-        g.old.remove(&lease.id);
-        g.young.insert(lease.id, (file, lease.len));
+        let aged = g.idle.insert(lease.id, (file, lease.len), 1);
         drop(g);
         // Closed after the lock: the last close of a removed file frees
         // its blocks, which is not quick.
@@ -125,17 +125,15 @@ impl Handles {
     pub(crate) fn forget(&self, id: &BlobId) {
         let mut g = self.lock();
         g.removals += 1;
-        let young = g.young.remove(id);
-        let old = g.old.remove(id);
+        let kept = g.idle.remove(id);
         drop(g);
-        drop((young, old));
+        drop(kept);
     }
 
     /// Idle files kept (for tests).
     #[cfg(test)]
     pub(crate) fn idle(&self) -> usize {
-        let g = self.lock();
-        g.young.len() + g.old.len()
+        self.lock().idle.size().0
     }
 }
 

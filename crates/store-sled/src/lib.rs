@@ -42,6 +42,7 @@
 //! ```
 
 mod blobs;
+mod generations;
 mod group;
 mod handles;
 mod memo;

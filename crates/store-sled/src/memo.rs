@@ -11,16 +11,14 @@
 //! simply misses.
 //!
 //! The memo is bounded by bytes of JSON kept (the decoded records are of
-//! the same order). It keeps two generations: entries go into the young
-//! one, and when that is full the old one is dropped and the young one
-//! takes its place. A hit in the old generation moves the entry to the
-//! young one, so records in use survive and the rest age out, without the
-//! bookkeeping of an exact LRU.
+//! the same order), in two generations (`generations.rs`): records in use
+//! survive, and the rest age out.
 
-use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use store_core::Object;
+
+use crate::generations::Generations;
 
 /// Bytes of JSON one generation keeps: two generations of 4 MiB hold
 /// some ten thousand file records.
@@ -29,34 +27,22 @@ pub(crate) const GENERATION_BYTES_MAX: usize = 4 * 1024 * 1024;
 /// is read rarely next to files, and would take a generation's room.
 pub(crate) const RECORD_BYTES_MAX: usize = 16 * 1024;
 
-#[derive(Debug, Default)]
-struct Generation {
-    entries: HashMap<Box<[u8]>, (sled::IVec, Object)>,
-    bytes: usize,
-}
+/// Decoded records by key, each with the bytes it was decoded from,
+/// weighed by the bytes of key and JSON.
+type Records = Generations<Box<[u8]>, (sled::IVec, Object)>;
 
-impl Generation {
-    fn insert(&mut self, key: &[u8], raw: sled::IVec, object: Object) {
-        self.bytes += raw.len() + key.len();
-        if let Some((old, _)) = self.entries.insert(key.into(), (raw, object)) {
-            self.bytes -= old.len() + key.len();
-        }
-    }
-}
-
-/// Decoded records by key, each with the bytes it was decoded from.
+/// Decoded records, bounded (see the module's docs).
 pub(crate) struct Memo {
-    generations: Mutex<(Generation, Generation)>,
-    generation_bytes_max: usize,
+    generations: Mutex<Records>,
 }
 
 impl std::fmt::Debug for Memo {
     // The records themselves stay out of debug output: names and owners.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let g = self.lock();
+        let (entries, bytes) = self.lock().size();
         f.debug_struct("Memo")
-            .field("entries", &(g.0.entries.len() + g.1.entries.len()))
-            .field("bytes", &(g.0.bytes + g.1.bytes))
+            .field("entries", &entries)
+            .field("bytes", &bytes)
             .finish()
     }
 }
@@ -72,8 +58,7 @@ impl Memo {
     /// JSON each.
     pub(crate) fn with_capacity(generation_bytes_max: usize) -> Self {
         Self {
-            generations: Mutex::new(Default::default()),
-            generation_bytes_max,
+            generations: Mutex::new(Generations::new(generation_bytes_max)),
         }
     }
 
@@ -98,7 +83,7 @@ impl Memo {
         Ok(object)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (Generation, Generation)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Records> {
         // Entries are inserted whole, so a panic elsewhere leaves none
         // half made.
         self.generations
@@ -106,37 +91,35 @@ impl Memo {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The memoized record of `key` if it came from `raw`; one found in
+    /// the old generation moves to the young one.
     fn lookup(&self, key: &[u8], raw: &[u8]) -> Option<Object> {
         let mut g = self.lock();
-        let (young, old) = &mut *g;
-        if let Some((kept, object)) = young.entries.get(key) {
+        if let Some((kept, object)) = g.young(key) {
             return (kept.as_ref() == raw).then(|| object.clone());
         }
-        let (kept, object) = old.entries.remove(key)?;
-        old.bytes -= kept.len() + key.len();
+        let (kept, object) = g.remove(key)?;
         if kept.as_ref() != raw {
             return None;
         }
         let hit = object.clone();
+        let weight = kept.len() + key.len();
+        let aged = g.insert(key.into(), (kept, object), weight);
         drop(g);
-        self.keep(key, kept, object);
+        drop(aged);
         Some(hit)
     }
 
     fn keep(&self, key: &[u8], raw: sled::IVec, object: Object) {
-        let mut g = self.lock();
-        let (young, old) = &mut *g;
-        if young.bytes + raw.len() + key.len() > self.generation_bytes_max {
-            *old = std::mem::take(young);
-        }
-        young.insert(key, raw, object);
+        let weight = raw.len() + key.len();
+        let aged = self.lock().insert(key.into(), (raw, object), weight);
+        drop(aged);
     }
 
     /// Entries kept, in both generations (for tests).
     #[cfg(test)]
     fn len(&self) -> usize {
-        let g = self.lock();
-        g.0.entries.len() + g.1.entries.len()
+        self.lock().size().0
     }
 }
 
