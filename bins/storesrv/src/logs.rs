@@ -199,11 +199,8 @@ impl RequestFields<'_, '_> {
         } else {
             " "
         };
-        self.result = if field.name() == "message" {
-            write!(self.writer, "{sep}{value}")
-        } else {
-            write!(self.writer, "{sep}{}={value}", field.name())
-        };
+        // No message here: an event with one goes the general way.
+        self.result = write!(self.writer, "{sep}{}={value}", field.name());
     }
 }
 

@@ -95,20 +95,20 @@ static COMPILED: std::sync::LazyLock<Vec<Compiled>> = std::sync::LazyLock::new(|
 /// once rather than once per route.
 struct PathSegs<'p> {
     segs: Vec<&'p str>,
-    /// Whether each segment may be a capture.
+    /// Whether each segment may be a capture: a first segment that is a
+    /// route word may not.
     capturable: Vec<bool>,
-    /// Whether the first segment is a route word, which no capture takes.
-    first_is_word: bool,
 }
 
 impl<'p> PathSegs<'p> {
     fn new(path: &'p str) -> Self {
         let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-        Self {
-            capturable: segs.iter().map(|s| capturable(s)).collect(),
-            first_is_word: segs.first().is_some_and(|s| is_route_word(s)),
-            segs,
-        }
+        let capturable = segs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| capturable(s) && !(i == 0 && is_route_word(s)))
+            .collect();
+        Self { segs, capturable }
     }
 
     /// Whether the segments fit the pattern `c`.
@@ -119,7 +119,7 @@ impl<'p> PathSegs<'p> {
                 .zip(&self.segs)
                 .enumerate()
                 .all(|(i, (want, got))| match want {
-                    Seg::Capture => self.capturable[i] && !(i == 0 && self.first_is_word),
+                    Seg::Capture => self.capturable[i],
                     Seg::Literal(lit) => lit == got,
                 })
     }

@@ -370,6 +370,11 @@ mod tests {
         w.commit().unwrap()
     }
 
+    /// Files the store keeps for the next reader.
+    fn idle(store: &FsBlobStore) -> usize {
+        store.handles.as_ref().expect("a store of its own").idle()
+    }
+
     fn read(store: &FsBlobStore, id: &BlobId, range: std::ops::Range<u64>) -> Vec<u8> {
         let mut out = vec![];
         store
@@ -385,11 +390,7 @@ mod tests {
         let (_dir, store) = store();
         let id = put(&store, b"0123456789");
         assert_eq!(read(&store, &id, 2..5), b"234");
-        assert_eq!(
-            store.handles.as_ref().unwrap().idle(),
-            1,
-            "the file was kept"
-        );
+        assert_eq!(idle(&store), 1, "the file was kept");
         assert_eq!(read(&store, &id, 0..u64::MAX), b"0123456789");
         // A reader that stops half way leaves the file mid-blob.
         let mut half = store.open(&id).unwrap();
@@ -403,11 +404,7 @@ mod tests {
         narrowed.read_to_end(&mut out).unwrap();
         assert_eq!(out, b"45");
         drop(narrowed);
-        assert_eq!(
-            store.handles.as_ref().unwrap().idle(),
-            1,
-            "one file kept per blob"
-        );
+        assert_eq!(idle(&store), 1, "one file kept per blob");
     }
 
     #[test]
@@ -428,11 +425,7 @@ mod tests {
         }
         assert!(got_a == body && got_b == body);
         drop((a, b));
-        assert_eq!(
-            store.handles.as_ref().unwrap().idle(),
-            1,
-            "the second file was closed"
-        );
+        assert_eq!(idle(&store), 1, "the second file was closed");
     }
 
     #[test]
@@ -444,7 +437,7 @@ mod tests {
         let reading = store.open(&id).unwrap();
         store.remove(&id).unwrap();
         drop(reading);
-        assert_eq!(store.handles.as_ref().unwrap().idle(), 0);
+        assert_eq!(idle(&store), 0);
         let err = store.open(&id).err().expect("the blob is gone");
         assert_eq!(err.kind, StorageErrorKind::Missing);
     }
@@ -479,8 +472,8 @@ mod tests {
                 read(&store, &id, 0..u64::MAX),
                 format!("blob {i}").as_bytes()
             );
-            assert!(store.handles.as_ref().unwrap().idle() <= IDLE_FILES_MAX);
+            assert!(idle(&store) <= IDLE_FILES_MAX);
         }
-        assert!(store.handles.as_ref().unwrap().idle() >= IDLE_FILES_MAX / 2);
+        assert!(idle(&store) >= IDLE_FILES_MAX / 2);
     }
 }

@@ -81,12 +81,7 @@ impl Handles {
     pub(crate) fn take(&self, id: &BlobId) -> Option<(File, Lease)> {
         let mut g = self.lock();
         let (file, len) = g.idle.remove(id)?;
-        let lease = Lease {
-            id: id.clone(),
-            len,
-            removals: g.removals,
-        };
-        Some((file, lease))
+        Some((file, Self::lease(id, len, g.removals)))
     }
 
     /// The removals so far, read before a file is opened: a removal

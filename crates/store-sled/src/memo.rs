@@ -103,16 +103,25 @@ impl Memo {
             return None;
         }
         let hit = object.clone();
-        let weight = kept.len() + key.len();
-        let aged = g.insert(key.into(), (kept, object), weight);
-        drop(g);
-        drop(aged);
+        Self::insert(g, key, kept, object);
         Some(hit)
     }
 
     fn keep(&self, key: &[u8], raw: sled::IVec, object: Object) {
+        Self::insert(self.lock(), key, raw, object);
+    }
+
+    /// Puts the record into the young generation, weighed by its key and
+    /// JSON, and drops what ages out after the lock is let go.
+    fn insert(
+        mut g: std::sync::MutexGuard<'_, Records>,
+        key: &[u8],
+        raw: sled::IVec,
+        object: Object,
+    ) {
         let weight = raw.len() + key.len();
-        let aged = self.lock().insert(key.into(), (raw, object), weight);
+        let aged = g.insert(key.into(), (raw, object), weight);
+        drop(g);
         drop(aged);
     }
 
