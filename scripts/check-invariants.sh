@@ -82,6 +82,21 @@ if [ -n "$wire$wire_core" ] || grep -q -e '^serde_json' -e '^schemars' crates/st
     echo "$wire$wire_core" >&2
     exit 1
 fi
+# Fenced writes (issue 31): a use case writes a record only at the
+# revision it read (Repository::replace, remove_at). The blind put and
+# remove are for tools and tests; in store-app's code (its tests and
+# migrate's copying of records aside) neither may appear.
+blind=$(grep -rn --include='*.rs' -E '\.(put|remove)\(' crates/store-app/src \
+    | grep -E 'repo(\(\))?\s*\.(put|remove)\(|repo\.(put|remove)\(' \
+    | grep -v -e '/tests/' -e '/shared_tests\.rs:' -e '/migrate/tests\.rs:' || true)
+blind_split=$(grep -rn --include='*.rs' -B1 -E '^\s*\.(put|remove)\(' crates/store-app/src \
+    | grep -A1 -E '\.repo$' | grep -E '\.(put|remove)\(' \
+    | grep -v -e '/tests/' -e '/shared_tests\.rs' -e '/migrate/tests\.rs' || true)
+if [ -n "$blind$blind_split" ]; then
+    echo "invariant broken: a blind record write in store-app (load the record, then replace or remove_at at its revision):" >&2
+    printf '%s\n%s\n' "$blind" "$blind_split" >&2
+    exit 1
+fi
 # Library crates log through tracing, never to stderr directly: the binary
 # orders, formats and batches what reaches the log (tests, and examples,
 # which are programs of their own, may print).

@@ -250,6 +250,10 @@ impl store_core::ports::BlobStore for TimedRemovals {
     fn ping(&self) -> store_core::ports::StorageResult<()> {
         self.inner.ping()
     }
+
+    fn reads_wait(&self) -> bool {
+        self.inner.reads_wait()
+    }
 }
 
 /// The sled repository, timing the sweep's two kinds of call, so that
@@ -279,8 +283,30 @@ impl store_core::Repository for TimedRepo {
         self.inner.insert_new(key, object)
     }
 
-    fn put(&self, key: &str, object: &Object) -> store_core::ports::StorageResult<()> {
-        self.inner.put(key, object)
+    fn load(
+        &self,
+        key: &str,
+    ) -> store_core::ports::StorageResult<Option<(Object, store_core::Rev)>> {
+        self.inner.load(key)
+    }
+
+    fn replace(
+        &self,
+        key: &str,
+        rev: store_core::Rev,
+        object: &Object,
+        doomed: &[store_core::BlobId],
+    ) -> store_core::ports::StorageResult<store_core::Rev> {
+        self.inner.replace(key, rev, object, doomed)
+    }
+
+    fn remove_at(
+        &self,
+        key: &str,
+        rev: store_core::Rev,
+        doomed: &[store_core::BlobId],
+    ) -> store_core::ports::StorageResult<()> {
+        self.inner.remove_at(key, rev, doomed)
     }
 
     fn remove(&self, key: &str) -> store_core::ports::StorageResult<Option<Object>> {
@@ -346,7 +372,7 @@ pub fn expiry(bench: &Bench) -> Vec<Row> {
                 };
                 file_record(i, t0, at)
             });
-            repo.load(records).expect("bulk load");
+            repo.bulk_load(records).expect("bulk load");
         });
         println!("  9: loaded {n} records in {took:.1} s");
     }

@@ -33,6 +33,9 @@ pub struct Config {
     pub guards: Guards,
     /// STORE_DATABASE_URL: records in PostgreSQL instead of sled.
     pub database_url: Option<Secret>,
+    /// STORE_DELETE_GRACE_SECS: how long bytes that records stopped naming
+    /// wait in PostgreSQL's deletion queue before they are deleted.
+    pub delete_grace_secs: u64,
     /// STORE_S3_*: bytes in an S3-compatible store instead of under `data`
     /// (CONTRACT.md, "More than one machine"). Its Debug never shows the
     /// secret.
@@ -146,6 +149,9 @@ environment only:
   STORE_S3_REGION           the region the store expects (default us-east-1)
   STORE_S3_ACCESS_KEY_ID, STORE_S3_SECRET_ACCESS_KEY   credentials (never logged)
   STORE_S3_PREFIX           key prefix, so that several services can share a bucket
+  STORE_DELETE_GRACE_SECS   with STORE_DATABASE_URL: how long bytes no record names any more
+                            wait before they are deleted, so that downloads which began
+                            before outlive them (default 3600)
 
 migrate: copies the sled store in --from-data (stopped) into the PostgreSQL
 database of STORE_DATABASE_URL, and its bytes into the bucket of STORE_S3_*
@@ -327,6 +333,11 @@ fn settings(flags: Flags, env: &dyn Fn(&str) -> Option<String>) -> Result<Box<Co
         database_url: env("STORE_DATABASE_URL")
             .filter(|u| !u.trim().is_empty())
             .map(Secret),
+        delete_grace_secs: env_number(
+            env,
+            "STORE_DELETE_GRACE_SECS",
+            store_pg::DELETE_GRACE.as_secs(),
+        )?,
         s3: s3_settings(env)?,
     }))
 }

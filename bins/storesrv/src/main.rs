@@ -9,7 +9,7 @@ mod stores;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use store_app::system::{OsRandom, SystemClock};
+use store_app::system::OsRandom;
 use store_app::{App, AppConfig, Ports};
 use store_core::RetainTokens;
 use store_sled::SledRepository;
@@ -216,7 +216,7 @@ fn open_app(
     let ports = Ports {
         repo: records.repository(),
         blobs,
-        clock: Arc::new(SystemClock),
+        clock: records.clock()?,
         random: Arc::new(OsRandom),
         fetcher: Arc::new(store_fetch::UreqFetcher::new(guard, &base_url)),
         coordination: records.coordination(&limits),

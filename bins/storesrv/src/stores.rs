@@ -28,9 +28,12 @@ impl Records {
             None => Ok(Self::Sled(Arc::new(
                 SledRepository::open(&config.data).map_err(|e| e.to_string())?,
             ))),
-            Some(url) => store_pg::PgStore::connect(&url.0)
-                .map(Self::Pg)
-                .map_err(|e| format!("STORE_DATABASE_URL: {}", e.message)),
+            Some(url) => {
+                let pg = store_pg::PgStore::connect(&url.0)
+                    .map_err(|e| format!("STORE_DATABASE_URL: {}", e.message))?;
+                pg.set_delete_grace(std::time::Duration::from_secs(config.delete_grace_secs));
+                Ok(Self::Pg(pg))
+            }
         }
     }
 
@@ -48,6 +51,18 @@ impl Records {
         }
         .map(|b| Arc::new(b) as Arc<dyn BlobStore>)
         .map_err(|e| e.to_string())
+    }
+
+    /// The clock the use cases decide by: the database's when processes
+    /// share the records (CONTRACT.md: one clock), else this machine's.
+    pub fn clock(&self) -> Result<Arc<dyn store_core::Clock>, String> {
+        match self {
+            Self::Sled(_) => Ok(Arc::new(store_app::system::SystemClock)),
+            Self::Pg(pg) => pg
+                .clock()
+                .map(|c| Arc::new(c) as Arc<dyn store_core::Clock>)
+                .map_err(|e| format!("STORE_DATABASE_URL: {}", e.message)),
+        }
     }
 
     pub fn repository(&self) -> Arc<dyn store_core::Repository> {

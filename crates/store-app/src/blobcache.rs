@@ -232,6 +232,10 @@ impl BlobStore for CachedBlobs {
         self.inner.ping()
     }
 
+    fn reads_wait(&self) -> bool {
+        self.inner.reads_wait()
+    }
+
     fn written_at(&self, id: &BlobId) -> StorageResult<Option<store_core::Timestamp>> {
         self.inner.written_at(id)
     }

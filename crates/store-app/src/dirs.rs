@@ -15,7 +15,7 @@ use store_core::{
 use crate::bundles::Part;
 use crate::files::{Download, SortOrder};
 use crate::{Access, App, AppResult, DirMade, Staged};
-use store_core::Pool;
+use store_core::{Pool, Rev};
 
 /// `write=` on creation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,10 +98,19 @@ pub struct DirQuery {
 }
 
 impl App {
-    /// Loads a live dir, or answers 404.
+    /// Reads a live dir, or answers 404.
     fn live_dir(&self, storage_key: &str, now: Timestamp) -> AppResult<DirRecord> {
         match self.ports.repo.get(storage_key)? {
             Some(Object::Dir(d)) if d.is_live(now) => Ok(d),
+            _ => Err(StoreError::not_found().into()),
+        }
+    }
+
+    /// [`App::live_dir`] with its revision, for a use case that will write
+    /// it back (under the key's lock).
+    fn loaded_dir(&self, storage_key: &str, now: Timestamp) -> AppResult<(DirRecord, Rev)> {
+        match self.ports.repo.load(storage_key)? {
+            Some((Object::Dir(d), rev)) if d.is_live(now) => Ok((d, rev)),
             _ => Err(StoreError::not_found().into()),
         }
     }
@@ -130,12 +139,12 @@ impl App {
         };
         let storage_key = dir_storage_key(&key);
         let _guard = self.lock(&[&storage_key])?;
-        match self.ports.repo.get(&storage_key)? {
-            Some(Object::Dir(d)) if d.is_live(now) => {
+        match self.ports.repo.load(&storage_key)? {
+            Some((Object::Dir(d), rev)) if d.is_live(now) => {
                 let d = if parts.is_empty() {
                     d
                 } else {
-                    self.add_locked(d, parts, access, now)?
+                    self.add_locked((d, rev), parts, access, now)?
                 };
                 return Ok(DirMade {
                     dir: d,
@@ -144,10 +153,10 @@ impl App {
                     owner_token: None,
                 });
             }
-            Some(expired) => {
+            Some((expired, rev)) => {
                 // Expired but not swept yet: it is gone for every reader, so
                 // the name is free again.
-                self.remove_object(&storage_key, &expired)?;
+                self.remove_object(&storage_key, rev, &expired)?;
             }
             None => {}
         }
@@ -258,7 +267,7 @@ impl App {
     /// Adds parts to a loaded, live dir whose lock the caller holds.
     fn add_locked(
         &self,
-        mut dir: DirRecord,
+        (mut dir, rev): (DirRecord, Rev),
         parts: Vec<Part>,
         access: &Access,
         now: Timestamp,
@@ -292,18 +301,24 @@ impl App {
         }
         // From here a failure may or may not have been written: keep the
         // reservation and leave blobs to the next start's orphan collection.
-        self.put_keeping(
-            &dir_storage_key(&dir.key),
+        let doomed = crate::owned(old.iter().map(|o| &o.blob));
+        let written = self.put_keeping(
+            (&dir_storage_key(&dir.key), rev),
             &Object::Dir(dir.clone()),
+            &doomed,
             reservation,
-        )?;
+        );
+        if let Err(e) = written {
+            for m in &members {
+                self.discard_if_unwritten(&e, &m.blob);
+            }
+            return Err(e.into());
+        }
         // New content smaller than what it replaced gives the difference back.
         if replaced > incoming {
             self.ledgers.freed(Pool::Store, replaced - incoming);
         }
-        for o in &old {
-            self.ports.blobs.remove(&o.blob)?;
-        }
+        self.release_blobs(&doomed);
         Ok(dir)
     }
 
@@ -318,7 +333,7 @@ impl App {
         }
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
-        let dir = self.live_dir(&storage_key, now)?;
+        let dir = self.loaded_dir(&storage_key, now)?;
         let dir = self.add_locked(dir, parts, access, now)?;
         Ok(dir)
     }
@@ -385,7 +400,7 @@ impl App {
         }
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
-        let dir = self.live_dir(&storage_key, now)?;
+        let (dir, rev) = self.loaded_dir(&storage_key, now)?;
         if dir.file(name).is_some_and(|f| !f.text) {
             return Err(StoreError::forbidden("only text files can be replaced (PUT)").into());
         }
@@ -394,7 +409,7 @@ impl App {
             declared_type: None,
             body: upload,
         };
-        let dir = self.add_locked(dir, vec![part], access, now)?;
+        let dir = self.add_locked((dir, rev), vec![part], access, now)?;
         Ok(dir)
     }
 
@@ -412,7 +427,7 @@ impl App {
         }
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
-        let mut dir = self.live_dir(&storage_key, now)?;
+        let (mut dir, rev) = self.loaded_dir(&storage_key, now)?;
         access.check(&dir, DirWrite::File)?;
         let file = dir.file(name).ok_or_else(StoreError::not_found)?.clone();
         if !file.text {
@@ -441,8 +456,18 @@ impl App {
             DirAction::Append,
             text.len() as u64,
         );
-        self.put_keeping(&storage_key, &Object::Dir(dir.clone()), reservation)?;
-        self.ports.blobs.remove(&file.blob)?;
+        let doomed = [file.blob];
+        let written = self.put_keeping(
+            (&storage_key, rev),
+            &Object::Dir(dir.clone()),
+            &doomed,
+            reservation,
+        );
+        if let Err(e) = written {
+            self.discard_if_unwritten(&e, &blob);
+            return Err(e.into());
+        }
+        self.release_blobs(&doomed);
         Ok(dir)
     }
 
@@ -472,14 +497,15 @@ impl App {
         let now = self.now();
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
-        let mut dir = self.live_dir(&storage_key, now)?;
+        let (mut dir, rev) = self.loaded_dir(&storage_key, now)?;
         access.check(&dir, DirWrite::File)?;
         let old = dir.remove_file(&self.config.limits, now, name)?;
+        let doomed = [old.blob];
         self.ports
             .repo
-            .put(&storage_key, &Object::Dir(dir.clone()))?;
+            .replace(&storage_key, rev, &Object::Dir(dir.clone()), &doomed)?;
         self.ledgers.freed(Pool::Store, old.size);
-        self.ports.blobs.remove(&old.blob)?;
+        self.release_blobs(&doomed);
         Ok(dir)
     }
 
@@ -487,9 +513,9 @@ impl App {
     pub fn delete_dir(&self, key: &str, access: &Access) -> AppResult<()> {
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
-        let dir = self.live_dir(&storage_key, self.now())?;
+        let (dir, rev) = self.loaded_dir(&storage_key, self.now())?;
         access.check(&dir, DirWrite::WholeDir)?;
-        self.remove_object(&storage_key, &Object::Dir(dir))
+        self.remove_object(&storage_key, rev, &Object::Dir(dir))
     }
 
     /// POST `/d/<key>?retain=1`: idempotent. Answers the retained dir.
@@ -497,14 +523,14 @@ impl App {
         let now = self.now();
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
-        let mut dir = self.live_dir(&storage_key, now)?;
+        let (mut dir, rev) = self.loaded_dir(&storage_key, now)?;
         authorize_retain(retain)?;
         if !dir.lifetime.is_retained() {
             dir.lifetime = Lifetime::Indefinite;
             dir.updated_at = now;
             self.ports
                 .repo
-                .put(&storage_key, &Object::Dir(dir.clone()))?;
+                .replace(&storage_key, rev, &Object::Dir(dir.clone()), &[])?;
         }
         Ok(dir)
     }
@@ -516,7 +542,7 @@ impl App {
         let now = self.now();
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
-        let mut dir = self.live_dir(&storage_key, now)?;
+        let (mut dir, rev) = self.loaded_dir(&storage_key, now)?;
         access.check_owner(dir.owner.as_ref())?;
         if !dir.lifetime.is_retained() {
             let secs = ttl::dir_ttl(&self.config.limits, Some(ttl_secs));
@@ -525,7 +551,7 @@ impl App {
             dir.updated_at = now;
             self.ports
                 .repo
-                .put(&storage_key, &Object::Dir(dir.clone()))?;
+                .replace(&storage_key, rev, &Object::Dir(dir.clone()), &[])?;
         }
         Ok(dir)
     }
@@ -534,7 +560,7 @@ impl App {
     pub fn show_dir(&self, key: &str, retain: RetainAuth) -> AppResult<DirRecord> {
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
-        let mut dir = self.live_dir(&storage_key, self.now())?;
+        let (mut dir, rev) = self.loaded_dir(&storage_key, self.now())?;
         authorize_retain(retain).map_err(|_| {
             StoreError::WriteDenied("making a show-dir needs the retain token".into())
         })?;
@@ -542,7 +568,7 @@ impl App {
             dir.make_show();
             self.ports
                 .repo
-                .put(&storage_key, &Object::Dir(dir.clone()))?;
+                .replace(&storage_key, rev, &Object::Dir(dir.clone()), &[])?;
         }
         Ok(dir)
     }

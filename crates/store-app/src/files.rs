@@ -10,7 +10,7 @@ use store_core::content::{self, is_text_type};
 use store_core::names::{
     apply_tags, default_file_name, validate_file_name, validate_memorable_name,
 };
-use store_core::ports::{BlobReader, Pool};
+use store_core::ports::{BlobReader, Pool, Rev};
 use store_core::{
     ids, ttl, BundleRecord, FileRecord, Lifetime, Limits, Listing, Object, Owner, ReadDecision,
     ReadIntent, RetainAuth, StoreError,
@@ -193,26 +193,35 @@ impl App {
         items.truncate(self.config.limits.browse_results_max);
     }
 
-    /// Loads a live single file or bundle, or answers 404.
+    /// Reads a live single file or bundle, or answers 404.
     pub(crate) fn live_object(&self, id: &str, now: store_core::Timestamp) -> AppResult<Object> {
-        match self.ports.repo.get(id)? {
-            Some(obj @ (Object::File(_) | Object::Bundle(_))) if obj.lifetime().is_live(now) => {
-                Ok(obj)
-            }
-            _ => Err(StoreError::not_found().into()),
-        }
+        live_file_or_bundle(self.ports.repo.get(id)?, now)
     }
 
-    /// Loads a live single file: 404 if there is none, 403 for a bundle
+    /// [`App::live_object`] with its revision, for a use case that will
+    /// write it back (under the key's lock).
+    pub(crate) fn loaded_object(
+        &self,
+        id: &str,
+        now: store_core::Timestamp,
+    ) -> AppResult<(Object, Rev)> {
+        let Some((obj, rev)) = self.ports.repo.load(id)? else {
+            return Err(StoreError::not_found().into());
+        };
+        Ok((live_file_or_bundle(Some(obj), now)?, rev))
+    }
+
+    /// Reads a live single file: 404 if there is none, 403 for a bundle
     /// (which is immutable and carries no tags).
     fn live_file(&self, id: &str, now: store_core::Timestamp) -> AppResult<FileRecord> {
-        match self.live_object(id, now)? {
-            Object::File(f) => Ok(f),
-            _ => Err(
-                StoreError::forbidden("a bundle is immutable: it cannot be edited or tagged")
-                    .into(),
-            ),
-        }
+        only_file(self.live_object(id, now)?)
+    }
+
+    /// [`App::live_file`] with its revision, for a use case that will
+    /// write it back.
+    fn loaded_file(&self, id: &str, now: store_core::Timestamp) -> AppResult<(FileRecord, Rev)> {
+        let (obj, rev) = self.loaded_object(id, now)?;
+        Ok((only_file(obj)?, rev))
     }
 
     /// POST /: one part makes a single file (named by `name=` or else by
@@ -345,7 +354,14 @@ impl App {
         // the record and must not wait: lock stripes are shared, and a
         // writer holding one across an fsync would stall it.
         let _guard = may_write.then(|| self.lock(&[id])).transpose()?;
-        let record = match self.live_object(id, now)? {
+        // A read that may write reads the revision it will write at.
+        let (object, rev) = if may_write {
+            let (obj, rev) = self.loaded_object(id, now)?;
+            (obj, Some(rev))
+        } else {
+            (self.live_object(id, now)?, None)
+        };
+        let record = match object {
             Object::File(f) => f,
             Object::Bundle(b) => return Ok(Some(Opened::Bundle(b))),
             Object::Dir(_) | Object::Gallery(_) | Object::Image(_) => {
@@ -358,16 +374,25 @@ impl App {
         }
         let reader = self.open_record_blob(&record.blob)?;
         let counted = record.is_counted();
-        match decision {
-            ReadDecision::ServeAndBurn => self.remove_object(id, &Object::File(record.clone()))?,
-            ReadDecision::ServeAndCount => {
+        // The burn or the count is a write at the revision read: only if it
+        // took effect are the bytes served, so a process whose lock was
+        // lost meanwhile serves nothing (its write fails) and a once file
+        // goes out once in total.
+        match (decision, rev) {
+            (ReadDecision::ServeAndBurn, Some(rev)) => {
+                self.remove_object(id, rev, &Object::File(record.clone()))?
+            }
+            (ReadDecision::ServeAndCount, Some(rev)) => {
                 // Under the key's lock: concurrent readers count one by
                 // one, in this process and (with shared locks) in others.
                 let mut counted = record.clone();
                 counted.count_download();
-                self.ports.repo.put(id, &Object::File(counted))?;
+                self.ports
+                    .repo
+                    .replace(id, rev, &Object::File(counted), &[])?;
             }
-            ReadDecision::Serve => {}
+            (ReadDecision::Serve, _) => {}
+            (_, None) => unreachable!("a read that writes was refused above without may_write"),
         }
         Ok(Some(Opened::File(Download {
             name: record.name,
@@ -433,9 +458,9 @@ impl App {
     pub fn delete(&self, id: &str, access: &Access) -> AppResult<()> {
         let now = self.now();
         let _guard = self.lock(&[id])?;
-        let obj = self.live_object(id, now)?;
+        let (obj, rev) = self.loaded_object(id, now)?;
         access.check_owned(obj.lifetime(), obj.owner())?;
-        self.remove_object(id, &obj)
+        self.remove_object(id, rev, &obj)
     }
 
     /// POST `/<id>?tag=..&untag=`..: tags change, content and expiry do not.
@@ -448,10 +473,12 @@ impl App {
     ) -> AppResult<AsOf<FileRecord>> {
         let now = self.now();
         let _guard = self.lock(&[id])?;
-        let mut record = self.live_file(id, now)?;
+        let (mut record, rev) = self.loaded_file(id, now)?;
         access.check_owned(&record.lifetime, record.owner.as_ref())?;
         record.tags = apply_tags(&self.config.limits, &record.tags, add, remove)?;
-        self.ports.repo.put(id, &Object::File(record.clone()))?;
+        self.ports
+            .repo
+            .replace(id, rev, &Object::File(record.clone()), &[])?;
         Ok(AsOf { record, now })
     }
 
@@ -460,7 +487,7 @@ impl App {
     pub fn retain(&self, id: &str, auth: RetainAuth) -> AppResult<Object> {
         let now = self.now();
         let _guard = self.lock(&[id])?;
-        let mut obj = self.live_object(id, now)?;
+        let (mut obj, rev) = self.loaded_object(id, now)?;
         authorize_retain(auth)?;
         match &mut obj {
             Object::File(f) => {
@@ -475,7 +502,7 @@ impl App {
                 unreachable!("live_object only returns files and bundles")
             }
         }
-        self.ports.repo.put(id, &obj)?;
+        self.ports.repo.replace(id, rev, &obj, &[])?;
         Ok(obj)
     }
 
@@ -485,7 +512,7 @@ impl App {
     pub fn set_ttl(&self, id: &str, ttl_secs: u64, access: &Access) -> AppResult<AsOf<Object>> {
         let now = self.now();
         let _guard = self.lock(&[id])?;
-        let mut obj = self.live_object(id, now)?;
+        let (mut obj, rev) = self.loaded_object(id, now)?;
         access.check_owner(obj.owner())?;
         if !obj.lifetime().is_retained() {
             let secs = ttl::file_ttl(&self.config.limits, Some(ttl_secs));
@@ -496,7 +523,7 @@ impl App {
             };
             *lifetime = lifetime.renewed(now, secs);
             *updated_at = now;
-            self.ports.repo.put(id, &obj)?;
+            self.ports.repo.replace(id, rev, &obj, &[])?;
         }
         Ok(AsOf { record: obj, now })
     }
@@ -526,13 +553,20 @@ impl App {
             .into());
         }
         let _guard = self.lock(&[id])?;
-        let mut record = self.live_file(id, now)?;
+        let (mut record, rev) = self.loaded_file(id, now)?;
         access.check_owned(&record.lifetime, record.owner.as_ref())?;
         record.ensure_editable()?;
         let new_size = upload.size();
         let grow = self.reserve(new_size.saturating_sub(record.size))?;
         let blob = upload.into_blob();
-        self.swap_content(id, &mut record, (blob, new_size), grow, access.retain, now)?;
+        self.swap_content(
+            (id, rev),
+            &mut record,
+            (blob, new_size),
+            grow,
+            access.retain,
+            now,
+        )?;
         Ok(AsOf { record, now })
     }
 
@@ -548,13 +582,20 @@ impl App {
             return Err(StoreError::bad_request("appended content must be UTF-8 text").into());
         }
         let _guard = self.lock(&[id])?;
-        let mut record = self.live_file(id, now)?;
+        let (mut record, rev) = self.loaded_file(id, now)?;
         access.check_owned(&record.lifetime, record.owner.as_ref())?;
         record.ensure_editable()?;
         let new_size = self.appended_size(record.size, text.len())?;
         let grow = self.reserve(text.len() as u64)?;
         let blob = self.concat_blob(&record.blob, text)?;
-        self.swap_content(id, &mut record, (blob, new_size), grow, access.retain, now)?;
+        self.swap_content(
+            (id, rev),
+            &mut record,
+            (blob, new_size),
+            grow,
+            access.retain,
+            now,
+        )?;
         Ok(AsOf { record, now })
     }
 
@@ -566,7 +607,7 @@ impl App {
     /// kept with the records, then the orphan collection).
     fn swap_content(
         &self,
-        id: &str,
+        (id, rev): (&str, Rev),
         record: &mut FileRecord,
         (blob, new_size): (store_core::BlobId, u64),
         grow: crate::pool::Reservation<'_>,
@@ -579,11 +620,15 @@ impl App {
         if retain == RetainAuth::Valid {
             record.lifetime = Lifetime::Indefinite;
         }
-        self.put_keeping(id, &Object::File(record.clone()), grow)?;
+        let doomed = [old_blob.clone()];
+        if let Err(e) = self.put_keeping((id, rev), &Object::File(record.clone()), &doomed, grow) {
+            self.discard_if_unwritten(&e, &record.blob);
+            return Err(e.into());
+        }
         if old_size > new_size {
             self.ledgers.freed(Pool::Store, old_size - new_size);
         }
-        self.ports.blobs.remove(&old_blob)?;
+        self.release_blobs(&doomed);
         Ok(())
     }
 
@@ -644,6 +689,25 @@ impl App {
         };
         self.sort_and_cap(&mut hits, query.order, key);
         Ok(hits)
+    }
+}
+
+/// `obj` if it is a live single file or bundle; else 404.
+fn live_file_or_bundle(obj: Option<Object>, now: store_core::Timestamp) -> AppResult<Object> {
+    match obj {
+        Some(obj @ (Object::File(_) | Object::Bundle(_))) if obj.lifetime().is_live(now) => Ok(obj),
+        _ => Err(StoreError::not_found().into()),
+    }
+}
+
+/// The file `obj` is; 403 for a bundle (which is immutable and carries no
+/// tags).
+fn only_file(obj: Object) -> AppResult<FileRecord> {
+    match obj {
+        Object::File(f) => Ok(f),
+        _ => Err(
+            StoreError::forbidden("a bundle is immutable: it cannot be edited or tagged").into(),
+        ),
     }
 }
 

@@ -309,18 +309,30 @@ impl App {
         Ok(self.ledgers.usage(Pool::Store)?.used_bytes)
     }
 
-    /// Whether reading a record may wait on the network (records in
-    /// PostgreSQL): then no read belongs on an async executor.
+    /// Whether reading a record or its bytes may wait on the network
+    /// (records in PostgreSQL, bytes in a bucket): then no read belongs on
+    /// an async executor.
     pub fn reads_wait(&self) -> bool {
-        self.ports.repo.reads_wait()
+        self.ports.repo.reads_wait() || self.ports.blobs.reads_wait()
     }
 
     /// Whether the store can serve now: its records and its bytes answer
     /// (`GET /readyz`).
     pub fn ready(&self) -> AppResult<()> {
-        self.ports.repo.ping()?;
-        self.ports.blobs.ping()?;
-        Ok(())
+        self.records_ready()?;
+        self.bytes_ready()
+    }
+
+    /// Whether the records can be reached now: half of [`App::ready`], for
+    /// a probe that asks both halves at once.
+    pub fn records_ready(&self) -> AppResult<()> {
+        Ok(self.ports.repo.ping()?)
+    }
+
+    /// Whether the bytes can be reached now: the other half of
+    /// [`App::ready`].
+    pub fn bytes_ready(&self) -> AppResult<()> {
+        Ok(self.ports.blobs.ping()?)
     }
 
     /// Waits until this use case alone holds `keys` (see
@@ -445,7 +457,7 @@ impl App {
             // they are unlinked after the locks are released.
             drop(many.guard);
             for obj in gone.into_iter().flatten() {
-                self.release_removed(true, &obj)?;
+                self.release_removed(&obj);
                 removed += 1;
             }
         }
@@ -457,7 +469,7 @@ impl App {
                 .remove_dead_many(std::slice::from_ref(&key), now)?;
             drop(guard);
             for obj in gone.into_iter().flatten() {
-                self.release_removed(true, &obj)?;
+                self.release_removed(&obj);
                 removed += 1;
             }
         }
@@ -504,29 +516,90 @@ impl App {
         Ok(new_size)
     }
 
-    /// Deletes a record, then its bytes, then gives its pool bytes back.
-    /// The caller holds the key's lock.
-    fn remove_object(&self, key: &str, obj: &Object) -> AppResult<()> {
-        let gone = self.ports.repo.remove(key)?;
-        self.release_removed(gone.is_some(), obj)
-    }
-
-    /// What follows a record's removal: its pool bytes go back (only if
-    /// this call removed it, so a racing remover cannot release twice),
-    /// then its bytes are deleted. An expired image swept gives its bytes
-    /// back to the pics pool.
-    fn release_removed(&self, was_there: bool, obj: &Object) -> AppResult<()> {
-        if was_there {
-            self.ledgers.freed(Pool::Store, obj.pool_bytes());
-            if obj.pics_bytes() > 0 {
-                self.ledgers.freed(Pool::Pics, obj.pics_bytes());
-            }
-        }
-        for blob in obj.blobs() {
-            self.ports.blobs.remove(blob)?;
-        }
+    /// Deletes a record if it is still at `rev`, then its bytes, then
+    /// gives its pool bytes back. The caller holds the key's lock; a
+    /// record changed since it was read (the lock was lost) is a conflict,
+    /// and nothing is removed.
+    fn remove_object(&self, key: &str, rev: store_core::Rev, obj: &Object) -> AppResult<()> {
+        self.ports.repo.remove_at(key, rev, &owned(obj.blobs()))?;
+        self.release_removed(obj);
         Ok(())
     }
+
+    /// Removes `blob`, staged for a record write that failed with `e`, if
+    /// the failure says the write did not land (a conflict). Any other
+    /// failure may have written it: the blob is left to the orphan
+    /// collection, which removes it only if no record names it.
+    pub(crate) fn discard_if_unwritten(
+        &self,
+        e: &store_core::StorageError,
+        blob: &store_core::BlobId,
+    ) {
+        if e.kind == store_core::StorageErrorKind::Conflict {
+            let _ = self.ports.blobs.remove(blob);
+        }
+    }
+
+    /// What follows a record's removal by this call (so a racing remover
+    /// cannot release twice): its pool bytes go back, then its bytes are
+    /// deleted. An expired image swept gives its bytes back to the pics
+    /// pool.
+    fn release_removed(&self, obj: &Object) {
+        self.ledgers.freed(Pool::Store, obj.pool_bytes());
+        if obj.pics_bytes() > 0 {
+            self.ledgers.freed(Pool::Pics, obj.pics_bytes());
+        }
+        self.release_blobs(obj.blobs());
+    }
+
+    /// Deletes blobs that a committed write stopped naming, unless the
+    /// repository queued them with the write: then a drainer deletes them
+    /// once their grace is over ([`App::drain_deletes`]), so that a reader
+    /// who read the old record still finds them. A delete that fails is
+    /// logged, never the request's failure: the write committed, and the
+    /// orphan collection of a later start finds the bytes.
+    pub(crate) fn release_blobs<'b>(
+        &self,
+        blobs: impl IntoIterator<Item = &'b store_core::BlobId>,
+    ) {
+        if self.ports.repo.queues_deletes() {
+            return;
+        }
+        for blob in blobs {
+            if let Err(e) = self.ports.blobs.remove(blob) {
+                tracing::warn!(error = %e, blob = %blob.0, "could not delete bytes no record names");
+            }
+        }
+    }
+
+    /// Deletes the queued blobs whose grace is over, at most `limit`, and
+    /// answers how many went. One that the bucket refuses stays queued and
+    /// comes due again (the queue's claim runs out), so deletes are
+    /// retried without a restart. A no-op for a repository without a
+    /// queue.
+    pub fn drain_deletes(&self, limit: usize) -> AppResult<usize> {
+        let due = self.ports.repo.deletes_due(limit)?;
+        let (mut done, mut failed) = (Vec::with_capacity(due.len()), vec![]);
+        for blob in due {
+            match self.ports.blobs.remove(&blob) {
+                Ok(()) => done.push(blob),
+                Err(e) => {
+                    tracing::warn!(error = %e, blob = %blob.0, "a queued delete failed; retried later");
+                    failed.push(blob);
+                }
+            }
+        }
+        self.ports.repo.deletes_done(&done)?;
+        self.ports.repo.deletes_failed(&failed)?;
+        Ok(done.len() + failed.len())
+    }
+}
+
+/// Blob ids owned, as a write's `doomed` list takes them.
+pub(crate) fn owned<'b>(
+    blobs: impl IntoIterator<Item = &'b store_core::BlobId>,
+) -> Vec<store_core::BlobId> {
+    blobs.into_iter().cloned().collect()
 }
 
 #[cfg(test)]

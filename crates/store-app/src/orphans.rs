@@ -163,6 +163,10 @@ impl BlobStore for NotingBlobs {
     fn ping(&self) -> StorageResult<()> {
         self.inner.ping()
     }
+
+    fn reads_wait(&self) -> bool {
+        self.inner.reads_wait()
+    }
 }
 
 /// What one orphan collection did.
@@ -247,7 +251,9 @@ impl App {
                 return gave_up(removed);
             }
             for blob in batch.iter().filter(|b| !noted.contains(*b)) {
-                if self.is_young(blob)? {
+                // A queued blob is the queue's: a download that began
+                // before its record changed may still read it.
+                if self.is_young(blob)? || self.ports.repo.is_queued(blob)? {
                     continue;
                 }
                 self.ports.blobs.remove(blob)?;

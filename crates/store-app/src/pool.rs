@@ -4,7 +4,7 @@
 use store_core::ports::Pool;
 use store_core::StoreError;
 
-use crate::{App, AppResult};
+use crate::{App, AppError, AppResult};
 
 /// Candidates read from the expiry index per round of eviction.
 const EVICTION_BATCH: usize = 64;
@@ -51,17 +51,26 @@ impl App {
     /// room evicts for bytes already recorded). Kept even when the write
     /// failed: it may have landed, and the next start reads the totals kept
     /// with the records and collects orphan blobs.
+    /// The write is conditional on the record being at `rev` (the one the
+    /// caller read under the key's lock).
+    /// `doomed` are the blobs the record stops naming (see
+    /// [`store_core::Repository::replace`]).
     pub(crate) fn put_keeping(
         &self,
-        key: &str,
+        at: (&str, store_core::Rev),
         object: &store_core::Object,
+        doomed: &[store_core::BlobId],
         reservation: Reservation<'_>,
-    ) -> Result<(), store_core::StorageError> {
+    ) -> Result<store_core::Rev, store_core::StorageError> {
         let written = self
             .ports
             .repo
-            .put_settled(key, object, reservation.settled());
-        reservation.keep();
+            .replace_settled(at, object, doomed, reservation.settled());
+        match &written {
+            // Not written: the reservation goes back with the guard.
+            Err(e) if e.kind == store_core::StorageErrorKind::Conflict => {}
+            _ => reservation.keep(),
+        }
         written
     }
 
@@ -194,10 +203,19 @@ impl App {
                     skipped.insert(key);
                     continue;
                 }
-                match self.ports.repo.get(&key)? {
-                    Some(obj) if obj.is_evictable() => {
-                        freed += obj.pool_bytes();
-                        self.remove_object(&key, &obj)?;
+                match self.ports.repo.load(&key)? {
+                    Some((obj, rev)) if obj.is_evictable() => {
+                        match self.remove_object(&key, rev, &obj) {
+                            Ok(()) => freed += obj.pool_bytes(),
+                            // Changed since it was read: in use, so it
+                            // stays this time.
+                            Err(AppError::Storage(e))
+                                if e.kind == store_core::StorageErrorKind::Conflict =>
+                            {
+                                skipped.insert(key);
+                            }
+                            Err(e) => return Err(e),
+                        }
                     }
                     _ => {
                         skipped.insert(key);

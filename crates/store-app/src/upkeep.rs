@@ -33,7 +33,8 @@ pub struct Upkeep {
 }
 
 impl App {
-    /// Starts the sweeper and the orphan collection. A record the
+    /// Starts the sweeper, the orphan collection and, where the records
+    /// keep a deletion queue, its drainer. A record the
     /// collection cannot read means the store is damaged: `on_damage` is
     /// told why, once, and the caller should stop serving (running on it
     /// would hide the damage).
@@ -55,10 +56,19 @@ impl App {
                 .name("store-orphans".into())
                 .spawn(move || collect_orphans_once(&app, &stop, on_damage))?
         };
+        let mut threads = vec![sweeper, collector];
+        if self.ports.repo.queues_deletes() {
+            let (app, stopping) = (Arc::clone(self), Arc::clone(&stopping));
+            threads.push(
+                std::thread::Builder::new()
+                    .name("store-deletes".into())
+                    .spawn(move || drain_until_stopped(&app, &stopping))?,
+            );
+        }
         Ok(Upkeep {
             stopping,
             collection_stop,
-            threads: vec![sweeper, collector],
+            threads,
         })
     }
 }
@@ -74,6 +84,36 @@ impl Upkeep {
         wake.notify_all();
         for t in self.threads {
             let _ = t.join();
+        }
+    }
+}
+
+/// Queued deletes done per round (see [`App::drain_deletes`]).
+pub const DRAIN_BATCH: usize = 256;
+
+/// How long the deletion queue's drainer sleeps when nothing is due: one
+/// indexed lookup per process this often, so that a delete the bucket
+/// refused is retried soon after it comes due again.
+pub const DRAIN_IDLE: Duration = Duration::from_secs(2);
+
+/// Deletes queued blobs as they come due, until told to stop.
+fn drain_until_stopped(app: &App, stopping: &(Mutex<bool>, Condvar)) {
+    let (flag, wake) = stopping;
+    loop {
+        let pause = match app.drain_deletes(DRAIN_BATCH) {
+            Ok(n) if n == DRAIN_BATCH => Duration::ZERO,
+            Ok(_) => DRAIN_IDLE,
+            Err(e) => {
+                tracing::error!(error = %e, "draining the deletion queue failed");
+                DRAIN_IDLE
+            }
+        };
+        let stopped = flag.lock().unwrap_or_else(PoisonError::into_inner);
+        let (stopped, _) = wake
+            .wait_timeout_while(stopped, pause, |stopped| !*stopped)
+            .unwrap_or_else(PoisonError::into_inner);
+        if *stopped {
+            return;
         }
     }
 }

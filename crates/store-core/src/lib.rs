@@ -71,7 +71,7 @@ pub use limits::Limits;
 pub use pool::Totals;
 pub use ports::{
     BlobReader, BlobStore, BlobWriter, Clock, FetchError, Fetched, Fetcher, KeyLocks, Ledgers,
-    LockGuard, Pool, PoolUsage, Random, RateLimits, Repository, Settled, StorageError,
+    LockGuard, Pool, PoolUsage, Random, RateLimits, Repository, Rev, Settled, StorageError,
     StorageErrorKind, TryLocked,
 };
 pub use record::{

@@ -37,6 +37,12 @@ pub enum StorageErrorKind {
     /// The database or the bucket cannot be reached now (refused, timed
     /// out): the client may retry shortly (503, and a log line).
     Unavailable,
+    /// A conditional write found the record at another revision than the
+    /// one it was read at (or gone): someone else wrote it meanwhile,
+    /// which only happens when this process lost its lock on the key (a
+    /// lost database session, a freeze). Nothing was written; the client
+    /// may retry shortly (503, and a log line).
+    Conflict,
     /// Anything else (500, and a log line).
     Other,
 }
@@ -53,6 +59,17 @@ impl StorageError {
             kind,
             message: msg.to_string(),
         }
+    }
+
+    /// The fault of a conditional write of `key` that found the record
+    /// changed or gone since it was read ([`StorageErrorKind::Conflict`]).
+    pub fn conflict(key: &str) -> Self {
+        Self::of(
+            StorageErrorKind::Conflict,
+            format!(
+                "the record {key:?} changed since it was read (its lock was lost): nothing written"
+            ),
+        )
     }
 
     /// Classifies an I/O error: ENOSPC and EDQUOT are "full", ENOENT is
@@ -86,20 +103,93 @@ pub trait Random: Send + Sync {
     fn fill(&self, buf: &mut [u8]);
 }
 
+/// The revision of a record as its repository stored it. It changes with
+/// every write of the record, and a record removed and created again never
+/// gets a revision it had before; so a write conditioned on the revision
+/// it read ([`Repository::replace`], [`Repository::remove_at`]) finds out
+/// whether anyone wrote in between. It is the fencing token that keeps a
+/// process that lost its lock (a lost database session, a freeze) from
+/// writing over newer state. Opaque: only the repository that answered it
+/// knows what the number means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rev(pub u64);
+
 /// Records and their indexes. Each method is atomic on its own: a record
 /// and its index entries change together or not at all, and a method that
 /// returns `Ok` has made its change durable.
+///
+/// Use cases change records only conditionally: they [`Repository::load`]
+/// a record with its [`Rev`] under the key's lock, and write it back with
+/// [`Repository::replace`] or [`Repository::remove_at`] at that revision.
+/// The lock keeps writers from colliding; the revision makes the
+/// repository the arbiter when a lock was lost anyway.
 pub trait Repository: Send + Sync {
     /// The record under `key`, or `None` if there is none. Expired records are
     /// answered too: the caller checks the lifetime.
     fn get(&self, key: &str) -> StorageResult<Option<Object>>;
 
+    /// [`Repository::get`] with the record's revision, for a use case that
+    /// will write the record back.
+    fn load(&self, key: &str) -> StorageResult<Option<(Object, Rev)>>;
+
     /// Inserts a record under a key nobody holds; `Ok(false)` if the key is
     /// taken (the caller picks another id, or treats it as create-or-get).
     fn insert_new(&self, key: &str, object: &Object) -> StorageResult<bool>;
 
-    /// Replaces the record under `key`, updating its index entries.
-    fn put(&self, key: &str, object: &Object) -> StorageResult<()>;
+    /// Replaces the record under `key` if it is still at `rev`, updating
+    /// its index entries, and answers its new revision. A record changed
+    /// or removed since is a [`StorageErrorKind::Conflict`] error, and
+    /// nothing is written. `doomed` are the blobs the record stops naming:
+    /// a repository that [`Repository::queues_deletes`] queues them in the
+    /// same transaction; any other ignores them.
+    fn replace(
+        &self,
+        key: &str,
+        rev: Rev,
+        object: &Object,
+        doomed: &[BlobId],
+    ) -> StorageResult<Rev>;
+
+    /// Removes the record under `key` and its index entries if it is still
+    /// at `rev`; otherwise a [`StorageErrorKind::Conflict`] error, and
+    /// nothing is removed. `doomed` are its blobs, as for
+    /// [`Repository::replace`].
+    fn remove_at(&self, key: &str, rev: Rev, doomed: &[BlobId]) -> StorageResult<()>;
+
+    /// Whether this repository keeps a durable queue of blobs to delete
+    /// (PostgreSQL): a write's `doomed` blobs join it in the write's own
+    /// transaction, and [`Repository::deletes_due`] hands them out once
+    /// their grace is over, so that a reader who read the old record can
+    /// still read the bytes it names, and a bucket that refuses a delete
+    /// never fails a request that committed. Without one, the use case
+    /// deletes them itself once its write is done.
+    fn queues_deletes(&self) -> bool {
+        false
+    }
+
+    /// Up to `limit` queued blobs whose grace is over, claimed for a while
+    /// (another process does not get them meanwhile; unless
+    /// [`Repository::deletes_done`] follows, they come due again later).
+    fn deletes_due(&self, _limit: usize) -> StorageResult<Vec<BlobId>> {
+        Ok(vec![])
+    }
+
+    /// Takes blobs that are deleted off the queue.
+    fn deletes_done(&self, _blobs: &[BlobId]) -> StorageResult<()> {
+        Ok(())
+    }
+
+    /// Puts blobs whose delete failed back in the queue, due again after a
+    /// pause that grows with each failure.
+    fn deletes_failed(&self, _blobs: &[BlobId]) -> StorageResult<()> {
+        Ok(())
+    }
+
+    /// Whether `blob` waits in the queue: the orphan collection leaves
+    /// such blobs to the queue and its grace.
+    fn is_queued(&self, _blob: &BlobId) -> StorageResult<bool> {
+        Ok(false)
+    }
 
     /// [`Repository::insert_new`], settling `settled` bytes of this
     /// process's pool reservation in the same transaction when the
@@ -115,14 +205,49 @@ pub trait Repository: Send + Sync {
         self.insert_new(key, object)
     }
 
-    /// [`Repository::put`], settling as [`Repository::insert_new_settled`]
+    /// [`Repository::replace`], settling as [`Repository::insert_new_settled`]
     /// does.
-    fn put_settled(&self, key: &str, object: &Object, _settled: Settled) -> StorageResult<()> {
-        self.put(key, object)
+    fn replace_settled(
+        &self,
+        (key, rev): (&str, Rev),
+        object: &Object,
+        doomed: &[BlobId],
+        _settled: Settled,
+    ) -> StorageResult<Rev> {
+        self.replace(key, rev, object, doomed)
     }
 
-    /// Removes a record and its index entries, returning what was there.
-    fn remove(&self, key: &str) -> StorageResult<Option<Object>>;
+    /// Writes `object` under `key` whatever is there: for tools and tests
+    /// that set a store up. No use case calls it (scripts/check-invariants.sh):
+    /// a blind write of something read earlier could undo a newer write.
+    fn put(&self, key: &str, object: &Object) -> StorageResult<()> {
+        loop {
+            let written = match self.load(key)? {
+                Some((_, rev)) => self.replace(key, rev, object, &[]).map(drop),
+                None if self.insert_new(key, object)? => Ok(()),
+                None => continue,
+            };
+            match written {
+                Err(e) if e.kind == StorageErrorKind::Conflict => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// Removes whatever record is under `key`, returning it: for tools and
+    /// tests, like [`Repository::put`].
+    fn remove(&self, key: &str) -> StorageResult<Option<Object>> {
+        loop {
+            let Some((object, rev)) = self.load(key)? else {
+                return Ok(None);
+            };
+            match self.remove_at(key, rev, &[]) {
+                Ok(()) => return Ok(Some(object)),
+                Err(e) if e.kind == StorageErrorKind::Conflict => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
 
     /// Removes an object that is already dead (expired), whose removal may
     /// become durable with a later flush instead of before returning. If a
@@ -145,9 +270,20 @@ pub trait Repository: Send + Sync {
         keys: &[String],
         now: Timestamp,
     ) -> StorageResult<Vec<Option<Object>>> {
+        // Each removal is conditioned on the revision that was found dead:
+        // a record renewed in between (by a process that lost its lock) is
+        // left alone.
         keys.iter()
-            .map(|k| match self.get(k)? {
-                Some(obj) if !obj.lifetime().is_live(now) => self.remove_dead(k),
+            .map(|k| match self.load(k)? {
+                Some((obj, rev)) if !obj.lifetime().is_live(now) => match self.remove_at(
+                    k,
+                    rev,
+                    &obj.blobs().into_iter().cloned().collect::<Vec<_>>(),
+                ) {
+                    Ok(()) => Ok(Some(obj)),
+                    Err(e) if e.kind == StorageErrorKind::Conflict => Ok(None),
+                    Err(e) => Err(e),
+                },
                 _ => Ok(None),
             })
             .collect()
@@ -260,6 +396,14 @@ pub trait BlobStore: Send + Sync {
     /// default: a wrapper that forgot to pass it on would answer for
     /// itself.
     fn ping(&self) -> StorageResult<()>;
+
+    /// Whether opening or reading a blob may wait on the network (a
+    /// bucket) rather than on a local disk, like
+    /// [`Repository::reads_wait`]: callers on an async executor then move
+    /// such reads to a blocking thread, so that a bucket that hangs delays
+    /// only the requests that read it. No default, as for
+    /// [`BlobStore::ping`].
+    fn reads_wait(&self) -> bool;
 
     /// When a committed blob was written, if the store can tell. The
     /// orphan collection of a store that several processes share spares
@@ -429,7 +573,7 @@ pub trait KeyLocks: Send + Sync + std::fmt::Debug {
 }
 
 /// Bytes of a pool reservation that a record write turns into the
-/// record's own ([`Repository::put_settled`]).
+/// record's own ([`Repository::replace_settled`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settled {
     /// The pool the bytes were reserved in.

@@ -152,7 +152,7 @@ pub fn app_error(e: &AppError) -> Res {
     store_error(&match e.kind {
         StorageErrorKind::Full => StoreError::StorageFull,
         StorageErrorKind::Missing => StoreError::not_found(),
-        StorageErrorKind::Unavailable => StoreError::Unavailable,
+        StorageErrorKind::Unavailable | StorageErrorKind::Conflict => StoreError::Unavailable,
         StorageErrorKind::Other | StorageErrorKind::Corrupt => StoreError::Internal,
     })
 }

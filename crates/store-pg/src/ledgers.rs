@@ -6,7 +6,7 @@
 //! the totals and the rows read in one snapshot, and added to the row.
 //!
 //! A record write takes its reserved bytes off the row in the record's own
-//! transaction (migration 3, `PgRepository::put_settled`): no moment counts
+//! transaction (migration 3, `PgRepository::replace_settled`): no moment counts
 //! them twice, so no writer short of room evicts for bytes already
 //! recorded. This process's reservations are counted in memory too
 //! ([`Reserved`]); a cancel or a leftover settle writes that count to the

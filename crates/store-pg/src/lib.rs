@@ -11,6 +11,8 @@
 //! - [`PgLedgers`]: the pools, counted from the records plus the in-flight
 //!   reservations of every live process, decided one at a time.
 //! - [`PgRateLimits`]: GCRA state per client in one table.
+//! - [`PgClock`]: the database's time, so that every process decides
+//!   expiry, sweeps and rate windows by one clock.
 //!
 //! The ports are synchronous; this crate runs its own small tokio runtime
 //! and waits on it from the caller's (blocking) thread, so it works the
@@ -26,6 +28,7 @@
 //! `bins/storesrv/src/stores.rs` wires all four, and its tests run against
 //! a real PostgreSQL (`STORE_TEST_DATABASE_URL`).
 
+mod clock;
 mod ledgers;
 mod locks;
 mod rate;
@@ -41,6 +44,7 @@ use store_core::ports::{Random, StorageResult};
 use store_core::{StorageError, StorageErrorKind};
 use tokio_postgres::types::ToSql;
 
+pub use clock::PgClock;
 pub use ledgers::PgLedgers;
 pub use locks::PgLocks;
 pub use rate::PgRateLimits;
@@ -54,10 +58,29 @@ const QUERY_CONNECTIONS_MAX: usize = 16;
 /// Connections that hold key locks, per process: one per use case holding
 /// keys at the moment (waiters queue in memory first, see [`PgLocks`]).
 const LOCK_CONNECTIONS_MAX: usize = 24;
-/// How long a request waits for a free connection before it fails.
-const CONNECTION_WAIT: Duration = Duration::from_secs(30);
+/// How long a request waits for a free connection before it fails (503):
+/// a pool that stays busy this long is a database that does not answer.
+const CONNECTION_WAIT: Duration = Duration::from_secs(4);
 /// How long opening a connection may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(4);
+/// How long one statement may run: the server cancels it then
+/// (`statement_timeout`), and the client gives up on the connection a
+/// moment later ([`STATEMENT_DEADLINE`]) in case the server cannot even
+/// say so. Every request answers within CONTRACT.md's 15 s bound with a
+/// lock wait, two statements and a bucket call in it.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(3);
+/// The client's own bound on a statement's answer, past which the
+/// connection is closed and never given back to the pool.
+pub(crate) const STATEMENT_DEADLINE: Duration = Duration::from_secs(4);
+/// TCP keepalives on every database connection: a database host that is
+/// gone (not refusing, silent) is noticed within about 5 + 3 x 2 s.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2);
+const KEEPALIVE_RETRIES: u32 = 3;
+
+/// How long queued deletes wait by default: a download that read a record
+/// before it changed reads its bytes for at most this long.
+pub const DELETE_GRACE: Duration = Duration::from_secs(3600);
 
 /// The class (first key) of this crate's two-key advisory locks, "stor"
 /// as a number; the second key says which lock. `store_reserve` (the
@@ -88,9 +111,18 @@ pub(crate) struct Inner {
     /// This process's reservations, shared by its ledgers and its record
     /// writes (see [`ledgers::Reserved`]).
     pub(crate) reserved: std::sync::Mutex<ledgers::Reserved>,
+    /// How long queued deletes wait, in whole seconds
+    /// ([`PgStore::set_delete_grace`]).
+    delete_grace_secs: std::sync::atomic::AtomicU64,
 }
 
 impl Inner {
+    /// The deletion queue's grace, as the SQL's `make_interval` takes it.
+    pub(crate) fn delete_grace_secs(&self) -> f64 {
+        self.delete_grace_secs
+            .load(std::sync::atomic::Ordering::Relaxed) as f64
+    }
+
     /// Runs one statement, prepared once per connection, on a pooled
     /// connection, and answers its rows.
     pub(crate) fn query(
@@ -101,12 +133,16 @@ impl Inner {
         let pool = self.queries.clone();
         self.bridge.run(async move {
             let client = pool.get().await.map_err(pool_error)?;
-            let statement = client.prepare_cached(sql).await.map_err(db_error)?;
-            let refs: Vec<&(dyn ToSql + Sync)> = params
-                .iter()
-                .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-                .collect();
-            client.query(&statement, &refs).await.map_err(db_error)
+            let answer = tokio::time::timeout(STATEMENT_DEADLINE, async {
+                let statement = client.prepare_cached(sql).await.map_err(db_error)?;
+                let refs: Vec<&(dyn ToSql + Sync)> = params
+                    .iter()
+                    .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+                    .collect();
+                client.query(&statement, &refs).await.map_err(db_error)
+            })
+            .await;
+            answer.unwrap_or_else(|_| Err(gave_up(client, STATEMENT_DEADLINE)))
         })
     }
 
@@ -135,9 +171,9 @@ impl PgStore {
             ))
         })?;
         let bridge = Bridge::new("store-pg")?;
-        let queries = pool(&bridge, &config, QUERY_CONNECTIONS_MAX)?;
-        let locks = pool(&bridge, &config, LOCK_CONNECTIONS_MAX)?;
-        let eviction = pool(&bridge, &config, 1)?;
+        let queries = pool(&bridge, &config, Role::Queries, QUERY_CONNECTIONS_MAX)?;
+        let locks = pool(&bridge, &config, Role::Locks, LOCK_CONNECTIONS_MAX)?;
+        let eviction = pool(&bridge, &config, Role::Locks, 1)?;
         let store = Self {
             inner: Arc::new(Inner {
                 bridge,
@@ -146,14 +182,30 @@ impl PgStore {
                 eviction,
                 process: std::sync::OnceLock::new(),
                 reserved: std::sync::Mutex::default(),
+                delete_grace_secs: DELETE_GRACE.as_secs().into(),
             }),
         };
         schema::migrate(&store.inner)?;
         Ok(store)
     }
 
+    /// How long bytes that records stopped naming wait in the deletion
+    /// queue before they are deleted (default [`DELETE_GRACE`]): longer
+    /// than any download that read the old record may take.
+    pub fn set_delete_grace(&self, grace: Duration) {
+        self.inner
+            .delete_grace_secs
+            .store(grace.as_secs(), std::sync::atomic::Ordering::Relaxed);
+    }
+
     pub fn repository(&self) -> PgRepository {
         PgRepository::new(Arc::clone(&self.inner))
+    }
+
+    /// The `Clock` port on the database's time (see [`PgClock`]), so that
+    /// every process decides expiry by one clock.
+    pub fn clock(&self) -> Result<PgClock, StorageError> {
+        PgClock::start(&self.inner)
     }
 
     pub fn locks(&self) -> PgLocks {
@@ -171,13 +223,67 @@ impl PgStore {
     }
 }
 
+/// What a pool's sessions are for, which decides their server-side bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Statements and short transactions.
+    Queries,
+    /// Sessions that hold advisory locks (see [`locks`]).
+    Locks,
+}
+
+impl Role {
+    /// The session settings, as the `options` startup parameter: sent with
+    /// the connection, so that no statement runs unbounded, even the first.
+    fn options(self) -> String {
+        let statement = STATEMENT_TIMEOUT.as_millis();
+        let idle_tx = 2 * STATEMENT_DEADLINE.as_millis();
+        match self {
+            Self::Queries => format!(
+                "-c statement_timeout={statement} -c lock_timeout={statement} \
+                 -c idle_in_transaction_session_timeout={idle_tx}"
+            ),
+            Self::Locks => format!(
+                "-c statement_timeout={} -c lock_timeout={} -c idle_session_timeout={}",
+                locks::LOCK_WAIT.as_millis() + 500,
+                locks::LOCK_WAIT.as_millis(),
+                locks::LOCK_LEASE.as_millis(),
+            ),
+        }
+    }
+}
+
+/// What a job on `client` that gave no answer within its deadline
+/// answers: an unavailable error, and the connection closed instead of
+/// going back to the pool, since a statement may still be running on it (a
+/// frozen backend, a stuck pooler) and the next user would wait behind it.
+pub(crate) fn gave_up(client: deadpool_postgres::Object, deadline: Duration) -> StorageError {
+    drop(deadpool_postgres::Object::take(client));
+    StorageError::of(
+        StorageErrorKind::Unavailable,
+        format!("database: no answer within {} ms", deadline.as_millis()),
+    )
+}
+
 fn pool(
     bridge: &Bridge,
     config: &tokio_postgres::Config,
+    role: Role,
     max: usize,
 ) -> Result<Pool, StorageError> {
     let mut config = config.clone();
     config.connect_timeout(CONNECT_TIMEOUT);
+    config.keepalives(true);
+    config.keepalives_idle(KEEPALIVE_IDLE);
+    config.keepalives_interval(KEEPALIVE_INTERVAL);
+    config.keepalives_retries(KEEPALIVE_RETRIES);
+    config.tcp_user_timeout(KEEPALIVE_IDLE + KEEPALIVE_INTERVAL * KEEPALIVE_RETRIES);
+    // The operator's own options (from the URL) come after ours: theirs win.
+    let options = match config.get_options() {
+        Some(own) => format!("{} {own}", role.options()),
+        None => role.options(),
+    };
+    config.options(&options);
     config.application_name("storesrv");
     let manager = Manager::from_config(
         config,
@@ -202,8 +308,15 @@ pub(crate) fn db_error(e: tokio_postgres::Error) -> StorageError {
     let kind = match e.code() {
         // disk_full, out of memory, too many connections: retry later.
         Some(c) if c.code() == "53100" => StorageErrorKind::Full,
-        // The server shut down or cut this database off (57P01..57P03).
+        // The server shut down, cut this database off or ended an idle
+        // session (57P01..57P05).
         Some(c) if c.code().starts_with("57P") => StorageErrorKind::Unavailable,
+        // A bound ran out: statement_timeout (57014), lock_timeout
+        // (55P03); or the database chose this transaction to fail
+        // (serialization, deadlock: 40001, 40P01). A retry may succeed.
+        Some(c) if ["57014", "55P03", "40001", "40P01"].contains(&c.code()) => {
+            StorageErrorKind::Unavailable
+        }
         // No answer at all: the connection closed or its socket failed.
         None if e.is_closed() || io_cause(&e) => StorageErrorKind::Unavailable,
         _ => StorageErrorKind::Other,

@@ -1,4 +1,5 @@
-//! Per-key mutual exclusion across processes: session advisory locks.
+//! Per-key mutual exclusion across processes: session advisory locks with
+//! a lease.
 //!
 //! A use case that holds keys holds one connection of the lock pool, on
 //! which it took `pg_advisory_lock` of each key's 64-bit hash; dropping
@@ -6,21 +7,49 @@
 //! dies, its sessions end and PostgreSQL releases their locks: a killed
 //! process never leaves a key locked.
 //!
+//! A process that is frozen (SIGSTOP, a stalled VM) or cut off keeps its
+//! sessions open, and the kernel still answers TCP keepalives for it; so
+//! each lock session is a lease: the server ends a session idle for
+//! [`LOCK_LEASE`] (`idle_session_timeout`), and a live holder keeps its
+//! session busy with a heartbeat every [`LOCK_HEARTBEAT`]. A frozen holder
+//! sends none, loses its session and with it its locks. When it wakes, its
+//! writes are refused by the records' revisions (the fence, see
+//! `Repository::replace`), never applied over what others wrote.
+//!
+//! Waiting is bounded too: for the keys' stripes in this process and for
+//! the advisory locks in the database, [`LOCK_WAIT`] in all, after which
+//! the request fails with 503 `unavailable` and may be retried.
+//!
 //! In front of the database sits the in-process [`StripedLocks`]: writers
 //! of one key in one process queue in memory, so that a burst of writes to
 //! one dir holds one connection, not one per waiting request.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use deadpool_postgres::{Object, Pool, Timeouts};
 use store_core::local::StripedLocks;
 use store_core::ports::{KeyLocks, LockGuard, StorageResult, TryLocked};
+use store_core::{StorageError, StorageErrorKind};
+use tokio::sync::oneshot;
 
 use crate::{db_error, pool_error, Inner};
 
 /// The advisory lock (two-key form) under which eviction is decided.
 const EVICTION_LOCK: (i32, i32) = (crate::ADVISORY_CLASS, 2);
+
+/// How long a writer waits for a key held elsewhere, in this process and
+/// in the database together, before its request fails (503).
+pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(5);
+/// A lock session idle this long is ended by the server, which releases
+/// its locks: how long a frozen holder keeps others from a key, at most.
+pub(crate) const LOCK_LEASE: Duration = Duration::from_secs(10);
+/// How often a live holder shows the server its session is in use.
+const LOCK_HEARTBEAT: Duration = Duration::from_secs(2);
+/// The first pause between two tries of a busy stripe in this process;
+/// it doubles up to [`LOCAL_RETRY_MAX`].
+const LOCAL_RETRY_FIRST: Duration = Duration::from_millis(1);
+const LOCAL_RETRY_MAX: Duration = Duration::from_millis(50);
 
 /// Cross-process key locks in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -29,32 +58,64 @@ pub struct PgLocks {
     local: StripedLocks,
 }
 
-/// What a guard holds: the local stripes, and the session with the
-/// advisory locks.
+/// What a guard holds: the local stripes, and the word that lets the lock
+/// session's keeper (which owns the session) unlock it.
 struct Held {
-    inner: Arc<Inner>,
-    session: Option<Object>,
+    release: Option<oneshot::Sender<()>>,
     _local: LockGuard,
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let Some(session) = self.session.take() else {
-            return;
-        };
-        // Unlocking is not waited for: the next holder waits in
-        // PostgreSQL until it is done. A session that cannot say it
-        // unlocked is closed instead, which releases its locks too.
-        self.inner.bridge.spawn(async move {
-            if session
-                .batch_execute("SELECT pg_advisory_unlock_all()")
-                .await
-                .is_err()
-            {
-                drop(Object::take(session));
-            }
-        });
+        // The keeper unlocks without being waited for: the next holder
+        // waits in PostgreSQL until it is done.
+        if let Some(release) = self.release.take() {
+            let _ = release.send(());
+        }
     }
+}
+
+/// Keeps a lock session alive while its guard is held, then unlocks it
+/// and gives it back to the pool. A session that cannot answer (lost,
+/// ended by the server) is closed instead, which releases its locks too.
+async fn keep(session: Object, mut release: oneshot::Receiver<()>) {
+    loop {
+        match tokio::time::timeout(LOCK_HEARTBEAT, &mut release).await {
+            // Released, or the guard is gone without a word: unlock.
+            Ok(_) => break,
+            Err(_) => {
+                let beat = tokio::time::timeout(
+                    crate::STATEMENT_DEADLINE,
+                    session.batch_execute("SELECT 1"),
+                )
+                .await;
+                if !matches!(beat, Ok(Ok(()))) {
+                    tracing::warn!("a key lock's database session was lost while held");
+                    drop(Object::take(session));
+                    return;
+                }
+            }
+        }
+    }
+    let unlocked = tokio::time::timeout(
+        crate::STATEMENT_DEADLINE,
+        session.batch_execute("SELECT pg_advisory_unlock_all()"),
+    )
+    .await;
+    if !matches!(unlocked, Ok(Ok(()))) {
+        drop(Object::take(session));
+    }
+}
+
+/// The fault of a lock not had within [`LOCK_WAIT`].
+fn busy(what: &str) -> StorageError {
+    StorageError::of(
+        StorageErrorKind::Unavailable,
+        format!(
+            "{what} stayed locked for {} ms: another process holds it",
+            LOCK_WAIT.as_millis()
+        ),
+    )
 }
 
 impl PgLocks {
@@ -66,38 +127,86 @@ impl PgLocks {
     }
 
     fn guard(&self, session: Object, local: LockGuard) -> LockGuard {
+        let (release, released) = oneshot::channel();
+        self.inner.bridge.spawn(keep(session, released));
         LockGuard::new(Held {
-            inner: Arc::clone(&self.inner),
-            session: Some(session),
+            release: Some(release),
             _local: local,
         })
     }
 
+    /// The stripes of `keys` in this process, waiting at most until
+    /// `deadline`. Tried, not queued for: a waiter that could wait forever
+    /// behind a holder that waits on the database would outlive its
+    /// request.
+    fn local_within(&self, keys: &[&str], deadline: Instant) -> StorageResult<LockGuard> {
+        let owned: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        let mut pause = LOCAL_RETRY_FIRST;
+        loop {
+            let tried = self.local.try_lock_now(owned.clone());
+            if tried.busy.is_empty() {
+                return Ok(tried.guard);
+            }
+            drop(tried.guard);
+            if Instant::now() + pause > deadline {
+                return Err(busy("a key"));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(LOCAL_RETRY_MAX);
+        }
+    }
+
     /// Takes a session from `pool` and waits on it for each of `keys`'
     /// locks, in sorted order (two callers naming the same keys take them
-    /// in the same order, so they cannot deadlock).
-    fn lock_keys(&self, pool: &Pool, mut keys: Vec<String>) -> StorageResult<Object> {
+    /// in the same order, so they cannot deadlock), at most until
+    /// `deadline` (the session's `lock_timeout` bounds it on the server
+    /// too).
+    fn lock_keys(
+        &self,
+        pool: &Pool,
+        mut keys: Vec<String>,
+        deadline: Instant,
+    ) -> StorageResult<Object> {
         keys.sort();
         keys.dedup();
         let pool = pool.clone();
+        let patience = deadline.saturating_duration_since(Instant::now());
         self.inner.bridge.run(async move {
             let session = pool.get().await.map_err(pool_error)?;
-            for key in &keys {
-                session
-                    .execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", &[key])
-                    .await
-                    .map_err(db_error)?;
+            let locked = tokio::time::timeout(patience, async {
+                for key in &keys {
+                    session
+                        .execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", &[key])
+                        .await
+                        .map_err(db_error)?;
+                }
+                Ok(())
+            })
+            .await;
+            match locked {
+                Ok(Ok(())) => Ok(session),
+                // A lock_timeout, or a lock the client gave up on: this
+                // session may hold some of the keys, so it is closed, which
+                // releases them.
+                Ok(Err(e)) => {
+                    drop(Object::take(session));
+                    Err(e)
+                }
+                Err(_) => {
+                    drop(Object::take(session));
+                    Err(busy("a key"))
+                }
             }
-            Ok(session)
         })
     }
 }
 
 impl KeyLocks for PgLocks {
     fn lock(&self, keys: &[&str]) -> StorageResult<LockGuard> {
-        let local = self.local.lock_now(keys);
+        let deadline = Instant::now() + LOCK_WAIT;
+        let local = self.local_within(keys, deadline)?;
         let keys = keys.iter().map(|k| k.to_string()).collect();
-        let session = self.lock_keys(&self.inner.locks, keys)?;
+        let session = self.lock_keys(&self.inner.locks, keys, deadline)?;
         Ok(self.guard(session, local))
     }
 
@@ -120,16 +229,23 @@ impl KeyLocks for PgLocks {
             let Ok(session) = pool.timeout_get(&now).await else {
                 return Ok((None, wanted));
             };
-            let rows = session
-                .query(
-                    "SELECT k FROM unnest($1::text[]) AS k
-                     WHERE pg_try_advisory_lock(hashtextextended(k, 0))",
-                    &[&wanted],
-                )
-                .await
-                .map_err(db_error)?;
+            let answer = tokio::time::timeout(crate::STATEMENT_DEADLINE, async {
+                session
+                    .query(
+                        "SELECT k FROM unnest($1::text[]) AS k
+                         WHERE pg_try_advisory_lock(hashtextextended(k, 0))",
+                        &[&wanted],
+                    )
+                    .await
+                    .map_err(db_error)
+            })
+            .await;
+            let rows = match answer {
+                Ok(rows) => rows?,
+                Err(_) => return Err(crate::gave_up(session, crate::STATEMENT_DEADLINE)),
+            };
             let got: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
-            Ok::<_, store_core::StorageError>((Some((session, got)), wanted))
+            Ok::<_, StorageError>((Some((session, got)), wanted))
         })?;
         let TryLocked {
             guard: local,
@@ -160,14 +276,24 @@ impl KeyLocks for PgLocks {
         let pool = self.inner.eviction.clone();
         let session = self.inner.bridge.run(async move {
             let session = pool.get().await.map_err(pool_error)?;
-            session
-                .execute(
-                    "SELECT pg_advisory_lock($1, $2)",
-                    &[&EVICTION_LOCK.0, &EVICTION_LOCK.1],
-                )
-                .await
-                .map_err(db_error)?;
-            Ok::<_, store_core::StorageError>(session)
+            let locked = tokio::time::timeout(LOCK_WAIT, async {
+                session
+                    .execute(
+                        "SELECT pg_advisory_lock($1, $2)",
+                        &[&EVICTION_LOCK.0, &EVICTION_LOCK.1],
+                    )
+                    .await
+                    .map_err(db_error)
+            })
+            .await;
+            match locked {
+                Ok(Ok(_)) => Ok(session),
+                Ok(Err(e)) => Err(e),
+                Err(_) => {
+                    drop(Object::take(session));
+                    Err(busy("the eviction lock"))
+                }
+            }
         })?;
         Ok(self.guard(session, local))
     }

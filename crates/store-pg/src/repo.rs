@@ -8,48 +8,74 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::{db_error, pool_error, Inner, Params};
-use store_core::ports::{Repository, Settled, StorageResult};
-use store_core::{Listing, Object, ObjectKind, StorageError, StorageErrorKind, Timestamp, Totals};
+use store_core::ports::{Repository, Rev, Settled, StorageResult};
+use store_core::{
+    BlobId, Listing, Object, ObjectKind, StorageError, StorageErrorKind, Timestamp, Totals,
+};
 
 /// Records read per page by [`Repository::for_each`] and [`Repository::listed`].
 const PAGE_ROWS: i64 = 500;
-
-const UPSERT: &str =
-    "INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes, listing)
-     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7)
-     ON CONFLICT (key) DO UPDATE SET body = EXCLUDED.body, expires_at = EXCLUDED.expires_at,
-         tags = EXCLUDED.tags, pool_bytes = EXCLUDED.pool_bytes,
-         pics_bytes = EXCLUDED.pics_bytes, listing = EXCLUDED.listing";
 
 const INSERT_NEW: &str =
     "INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes, listing)
      VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7)
      ON CONFLICT (key) DO NOTHING
-     RETURNING 1";
+     RETURNING rev";
 
-/// [`UPSERT`] and [`INSERT_NEW`] that also take `$9` bytes of pool `$10`
-/// off the reservation row of process `$8`, in the same statement (one
-/// transaction), and only if the record was written: the bytes move from
-/// reserved to recorded with no moment counting them twice.
-const UPSERT_SETTLED: &str = "WITH w AS (
-     INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes, listing)
-     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7)
-     ON CONFLICT (key) DO UPDATE SET body = EXCLUDED.body, expires_at = EXCLUDED.expires_at,
-         tags = EXCLUDED.tags, pool_bytes = EXCLUDED.pool_bytes,
-         pics_bytes = EXCLUDED.pics_bytes, listing = EXCLUDED.listing
-     RETURNING 1),
-   s AS (UPDATE store_reservations SET bytes = greatest(bytes - $9, 0)
-     WHERE process = $8 AND pool = $10 AND EXISTS (SELECT 1 FROM w))
+/// A conditional write (the fence): the row changes only if it is still at
+/// revision `$8`, and gets a fresh one from the sequence. No row back means
+/// someone else wrote it, or removed it, since it was read. The blobs `$10`
+/// it stops naming join the deletion queue, due after `$9` seconds, in the
+/// same statement and only if it wrote.
+const REPLACE: &str = "WITH w AS (
+     UPDATE store_objects SET body = $2::text::jsonb, expires_at = $3, tags = $4,
+         pool_bytes = $5, pics_bytes = $6, listing = $7, rev = nextval('store_rev_seq')
+     WHERE key = $1 AND rev = $8
+     RETURNING rev),
+   d AS (INSERT INTO store_doomed (blob, due_at)
+     SELECT b, now() + make_interval(secs => $9) FROM unnest($10::text[]) AS b
+     WHERE EXISTS (SELECT 1 FROM w)
+     ON CONFLICT (blob) DO NOTHING)
+   SELECT rev FROM w";
+
+/// The conditional removal, queueing the record's blobs `$4` as
+/// [`REPLACE`] does.
+const REMOVE_AT: &str = "WITH w AS (
+     DELETE FROM store_objects WHERE key = $1 AND rev = $2 RETURNING 1),
+   d AS (INSERT INTO store_doomed (blob, due_at)
+     SELECT b, now() + make_interval(secs => $3) FROM unnest($4::text[]) AS b
+     WHERE EXISTS (SELECT 1 FROM w)
+     ON CONFLICT (blob) DO NOTHING)
    SELECT 1 FROM w";
+
+/// [`REPLACE`] and [`INSERT_NEW`] that also take bytes of a pool off the
+/// reservation row of this process, in the same statement (one
+/// transaction), and only if the record was written: the bytes move from
+/// reserved to recorded with no moment counting them twice. The process,
+/// the bytes and the pool are the three parameters after the write's own
+/// (`$11` to `$13` after [`REPLACE`]'s, `$8` to `$10` after an insert's
+/// columns).
+const REPLACE_SETTLED: &str = "WITH w AS (
+     UPDATE store_objects SET body = $2::text::jsonb, expires_at = $3, tags = $4,
+         pool_bytes = $5, pics_bytes = $6, listing = $7, rev = nextval('store_rev_seq')
+     WHERE key = $1 AND rev = $8
+     RETURNING rev),
+   d AS (INSERT INTO store_doomed (blob, due_at)
+     SELECT b, now() + make_interval(secs => $9) FROM unnest($10::text[]) AS b
+     WHERE EXISTS (SELECT 1 FROM w)
+     ON CONFLICT (blob) DO NOTHING),
+   s AS (UPDATE store_reservations SET bytes = greatest(bytes - $12, 0)
+     WHERE process = $11 AND pool = $13 AND EXISTS (SELECT 1 FROM w))
+   SELECT rev FROM w";
 
 const INSERT_NEW_SETTLED: &str = "WITH w AS (
      INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes, listing)
      VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7)
      ON CONFLICT (key) DO NOTHING
-     RETURNING 1),
+     RETURNING rev),
    s AS (UPDATE store_reservations SET bytes = greatest(bytes - $9, 0)
      WHERE process = $8 AND pool = $10 AND EXISTS (SELECT 1 FROM w))
-   SELECT 1 FROM w";
+   SELECT rev FROM w";
 
 /// The records of a store in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -70,6 +96,30 @@ struct Row {
 /// The `listing` column's value for `object`.
 pub(crate) fn listing_code(object: &Object) -> Option<i16> {
     object.listing().map(|l| i16::from(l.code()))
+}
+
+/// How long a drainer's claim on queued deletes lasts: a process killed
+/// mid-drain leaves its rows to come due again after this. Also the
+/// longest pause between two tries of a delete the bucket refused.
+const DELETE_CLAIM_SECS: f64 = 300.0;
+/// The pause before a refused delete is tried again grows by this much
+/// with each failure, up to [`DELETE_CLAIM_SECS`].
+const DELETE_RETRY_STEP_SECS: f64 = 5.0;
+
+/// Blob ids as the queue's `text[]` parameter.
+fn blob_names(blobs: &[BlobId]) -> Vec<String> {
+    blobs.iter().map(|b| b.0.clone()).collect()
+}
+
+/// A revision as the `rev` column holds it (the sequence's values are
+/// positive, so the cast is exact both ways).
+fn rev_param(rev: Rev) -> i64 {
+    rev.0 as i64
+}
+
+/// The revision in the first row of a write's answer, if it wrote.
+fn first_rev(rows: &[tokio_postgres::Row]) -> Option<Rev> {
+    rows.first().map(|r| Rev(r.get::<_, i64>(0) as u64))
 }
 
 fn to_i64(n: u64) -> i64 {
@@ -103,11 +153,29 @@ impl PgRepository {
         Self { inner }
     }
 
-    /// Writes `object` under `key` with `sql` (an insert of the six
-    /// columns), answering the rows it returned.
-    fn write(&self, sql: &'static str, key: &str, object: &Object) -> StorageResult<usize> {
-        self.query(sql, Self::params(key, object)?)
-            .map(|rows| rows.len())
+    /// Writes `object` under `key` with `sql` (an insert, or a conditional
+    /// update of the six columns at `fence`'s revision, queueing its
+    /// doomed blobs), answering the revision it returned, if it wrote.
+    fn write(
+        &self,
+        sql: &'static str,
+        key: &str,
+        object: &Object,
+        fence: Option<(Rev, &[BlobId])>,
+    ) -> StorageResult<Option<Rev>> {
+        let mut params = Self::params(key, object)?;
+        self.push_fence(&mut params, fence);
+        Ok(first_rev(&self.query(sql, params)?))
+    }
+
+    /// The parameters after the columns of a conditional write: the
+    /// revision, the deletion queue's grace and the doomed blobs.
+    fn push_fence(&self, params: &mut Params, fence: Option<(Rev, &[BlobId])>) {
+        if let Some((rev, doomed)) = fence {
+            params.push(Box::new(rev_param(rev)));
+            params.push(Box::new(self.inner.delete_grace_secs()));
+            params.push(Box::new(blob_names(doomed)));
+        }
     }
 
     fn params(key: &str, object: &Object) -> StorageResult<Params> {
@@ -129,14 +197,15 @@ impl PgRepository {
     fn write_settled(
         &self,
         (sql, plain): (&'static str, &'static str),
-        key: &str,
+        (key, fence): (&str, Option<(Rev, &[BlobId])>),
         object: &Object,
         settled: Settled,
-    ) -> StorageResult<usize> {
+    ) -> StorageResult<Option<Rev>> {
         let Some(process) = self.inner.process.get().filter(|_| settled.bytes > 0) else {
-            return self.write(plain, key, object);
+            return self.write(plain, key, object, fence);
         };
         let mut params = Self::params(key, object)?;
+        self.push_fence(&mut params, fence);
         params.push(Box::new(process.clone()));
         params.push(Box::new(i64::try_from(settled.bytes).unwrap_or(i64::MAX)));
         params.push(Box::new(crate::ledgers::pool_name(settled.pool)));
@@ -149,8 +218,8 @@ impl PgRepository {
         let before = reserved().row_writes;
         // Not under the count's lock: record commits of one process go on
         // in parallel, as reservations never could.
-        let written = self.query(sql, params)?.len();
-        if written == 1 {
+        let written = first_rev(&self.query(sql, params)?);
+        if written.is_some() {
             let mut r = reserved();
             let i = crate::ledgers::index(settled.pool);
             r.mine[i] = r.mine[i].saturating_sub(settled.bytes);
@@ -203,7 +272,7 @@ impl PgRepository {
     async fn remove_dead_claimed(
         client: &mut deadpool_postgres::Object,
         keys: Vec<String>,
-        now: Timestamp,
+        (now, grace_secs): (Timestamp, f64),
     ) -> StorageResult<Vec<Option<Object>>> {
         let tx = client.transaction().await.map_err(db_error)?;
         // SKIP LOCKED: a row another process is removing (or changing) is
@@ -224,10 +293,23 @@ impl PgRepository {
                 dead.insert(key, object);
             }
         }
-        let doomed: Vec<&String> = dead.keys().collect();
-        tx.execute("DELETE FROM store_objects WHERE key = ANY($1)", &[&doomed])
+        let removed: Vec<&String> = dead.keys().collect();
+        tx.execute("DELETE FROM store_objects WHERE key = ANY($1)", &[&removed])
             .await
             .map_err(db_error)?;
+        // Their bytes join the deletion queue in the same transaction.
+        let blobs: Vec<String> = dead
+            .values()
+            .flat_map(|o| o.blobs().into_iter().map(|b| b.0.clone()))
+            .collect();
+        tx.execute(
+            "INSERT INTO store_doomed (blob, due_at)
+             SELECT b, now() + make_interval(secs => $1) FROM unnest($2::text[]) AS b
+             ON CONFLICT (blob) DO NOTHING",
+            &[&grace_secs, &blobs],
+        )
+        .await
+        .map_err(db_error)?;
         tx.commit().await.map_err(db_error)?;
         Ok(keys.iter().map(|k| dead.remove(k)).collect())
     }
@@ -242,12 +324,29 @@ impl Repository for PgRepository {
         rows.first().map(|r| decode(key, r.get(0))).transpose()
     }
 
-    fn insert_new(&self, key: &str, object: &Object) -> StorageResult<bool> {
-        Ok(self.write(INSERT_NEW, key, object)? == 1)
+    fn load(&self, key: &str) -> StorageResult<Option<(Object, Rev)>> {
+        let rows = self.query(
+            "SELECT body::text, rev FROM store_objects WHERE key = $1",
+            vec![Box::new(key.to_string())],
+        )?;
+        rows.first()
+            .map(|r| Ok((decode(key, r.get(0))?, Rev(r.get::<_, i64>(1) as u64))))
+            .transpose()
     }
 
-    fn put(&self, key: &str, object: &Object) -> StorageResult<()> {
-        self.write(UPSERT, key, object).map(drop)
+    fn insert_new(&self, key: &str, object: &Object) -> StorageResult<bool> {
+        Ok(self.write(INSERT_NEW, key, object, None)?.is_some())
+    }
+
+    fn replace(
+        &self,
+        key: &str,
+        rev: Rev,
+        object: &Object,
+        doomed: &[BlobId],
+    ) -> StorageResult<Rev> {
+        self.write(REPLACE, key, object, Some((rev, doomed)))?
+            .ok_or_else(|| StorageError::conflict(key))
     }
 
     fn insert_new_settled(
@@ -257,12 +356,37 @@ impl Repository for PgRepository {
         settled: Settled,
     ) -> StorageResult<bool> {
         let sql = (INSERT_NEW_SETTLED, INSERT_NEW);
-        Ok(self.write_settled(sql, key, object, settled)? == 1)
+        Ok(self
+            .write_settled(sql, (key, None), object, settled)?
+            .is_some())
     }
 
-    fn put_settled(&self, key: &str, object: &Object, settled: Settled) -> StorageResult<()> {
-        self.write_settled((UPSERT_SETTLED, UPSERT), key, object, settled)
-            .map(drop)
+    fn replace_settled(
+        &self,
+        (key, rev): (&str, Rev),
+        object: &Object,
+        doomed: &[BlobId],
+        settled: Settled,
+    ) -> StorageResult<Rev> {
+        let sql = (REPLACE_SETTLED, REPLACE);
+        self.write_settled(sql, (key, Some((rev, doomed))), object, settled)?
+            .ok_or_else(|| StorageError::conflict(key))
+    }
+
+    fn remove_at(&self, key: &str, rev: Rev, doomed: &[BlobId]) -> StorageResult<()> {
+        let rows = self.query(
+            REMOVE_AT,
+            vec![
+                Box::new(key.to_string()),
+                Box::new(rev_param(rev)),
+                Box::new(self.inner.delete_grace_secs()),
+                Box::new(blob_names(doomed)),
+            ],
+        )?;
+        if rows.is_empty() {
+            return Err(StorageError::conflict(key));
+        }
+        Ok(())
     }
 
     fn remove(&self, key: &str) -> StorageResult<Option<Object>> {
@@ -280,9 +404,14 @@ impl Repository for PgRepository {
     ) -> StorageResult<Vec<Option<Object>>> {
         let pool = self.inner.queries.clone();
         let keys = keys.to_vec();
+        let at = (now, self.inner.delete_grace_secs());
         self.inner.bridge.run(async move {
             let mut client = pool.get().await.map_err(pool_error)?;
-            Self::remove_dead_claimed(&mut client, keys, now).await
+            let deadline = 2 * crate::STATEMENT_DEADLINE;
+            let answer =
+                tokio::time::timeout(deadline, Self::remove_dead_claimed(&mut client, keys, at))
+                    .await;
+            answer.unwrap_or_else(|_| Err(crate::gave_up(client, deadline)))
         })
     }
 
@@ -355,6 +484,58 @@ impl Repository for PgRepository {
 
     fn ping(&self) -> StorageResult<()> {
         self.query("SELECT 1", vec![]).map(drop)
+    }
+
+    fn queues_deletes(&self) -> bool {
+        true
+    }
+
+    fn deletes_due(&self, limit: usize) -> StorageResult<Vec<BlobId>> {
+        let rows = self.query(
+            "UPDATE store_doomed SET due_at = now() + make_interval(secs => $2),
+                 attempts = attempts + 1
+             WHERE blob IN (SELECT blob FROM store_doomed WHERE due_at <= now()
+                            ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+             RETURNING blob",
+            vec![Box::new(to_i64(limit as u64)), Box::new(DELETE_CLAIM_SECS)],
+        )?;
+        Ok(rows.iter().map(|r| BlobId(r.get(0))).collect())
+    }
+
+    fn deletes_done(&self, blobs: &[BlobId]) -> StorageResult<()> {
+        if blobs.is_empty() {
+            return Ok(());
+        }
+        self.query(
+            "DELETE FROM store_doomed WHERE blob = ANY($1)",
+            vec![Box::new(blob_names(blobs))],
+        )
+        .map(drop)
+    }
+
+    fn deletes_failed(&self, blobs: &[BlobId]) -> StorageResult<()> {
+        if blobs.is_empty() {
+            return Ok(());
+        }
+        self.query(
+            "UPDATE store_doomed
+             SET due_at = now() + make_interval(secs => least(attempts * $2::float8, $3::float8))
+             WHERE blob = ANY($1)",
+            vec![
+                Box::new(blob_names(blobs)),
+                Box::new(DELETE_RETRY_STEP_SECS),
+                Box::new(DELETE_CLAIM_SECS),
+            ],
+        )
+        .map(drop)
+    }
+
+    fn is_queued(&self, blob: &BlobId) -> StorageResult<bool> {
+        let rows = self.query(
+            "SELECT 1 FROM store_doomed WHERE blob = $1",
+            vec![Box::new(blob.0.clone())],
+        )?;
+        Ok(!rows.is_empty())
     }
 
     fn reads_wait(&self) -> bool {

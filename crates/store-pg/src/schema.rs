@@ -13,6 +13,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0003_reserve_by_row.sql"),
     include_str!("../migrations/0004_kind_totals.sql"),
     include_str!("../migrations/0005_totals_per_statement.sql"),
+    include_str!("../migrations/0006_revisions.sql"),
+    include_str!("../migrations/0007_deletion_queue.sql"),
 ];
 
 /// Rows the listings backfill reads per statement.

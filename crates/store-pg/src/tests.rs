@@ -110,10 +110,14 @@ fn the_listings_migration_indexes_the_records_written_before_it() {
     repo.put("d/x", &suite::sample_dir("x", true)).unwrap();
     // As a database at version 1 holds them: no listing column, no
     // counts by kind (migration 4 counts them from the records), and
-    // version 1's per-record trigger (migration 5 replaced it).
+    // version 1's per-record trigger (migration 5 replaced it), no
+    // revisions (migration 6), no deletion queue (migration 7).
     execute(
         &store,
         "ALTER TABLE store_objects DROP COLUMN listing;
+         ALTER TABLE store_objects DROP COLUMN rev;
+         DROP SEQUENCE store_rev_seq;
+         DROP TABLE store_doomed;
          DROP TABLE store_kind_totals;
          DROP TRIGGER store_objects_count_insert ON store_objects;
          DROP TRIGGER store_objects_count_update ON store_objects;
@@ -245,7 +249,9 @@ fn a_record_write_settles_its_reservation_in_its_own_transaction() {
         pool: Pool::Store,
         bytes: 5,
     };
-    repo.put_settled("f", &grown, growth).unwrap();
+    let (_, rev) = repo.load("f").unwrap().unwrap();
+    repo.replace_settled(("f", rev), &grown, &[], growth)
+        .unwrap();
     assert_eq!(other.usage(Pool::Store).unwrap().used_bytes, 15);
     ledgers.settle(Pool::Store, 5);
     assert_eq!(other.usage(Pool::Store).unwrap().used_bytes, 15);

@@ -344,6 +344,11 @@ impl BlobStore for S3Blobs {
         }
     }
 
+    /// Every read is a request to the bucket.
+    fn reads_wait(&self) -> bool {
+        true
+    }
+
     /// The object's Last-Modified: when its upload completed.
     fn written_at(&self, id: &BlobId) -> StorageResult<Option<Timestamp>> {
         let meta = self.head(&self.path(id)?)?;

@@ -248,6 +248,10 @@ impl BlobStore for FsBlobStore {
         Ok(())
     }
 
+    fn reads_wait(&self) -> bool {
+        false
+    }
+
     fn create(&self) -> StorageResult<Box<dyn BlobWriter>> {
         self.writer(None)
     }

@@ -3,8 +3,8 @@ use std::path::Path;
 
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
 use sled::Transactional;
-use store_core::ports::{Repository, StorageResult};
-use store_core::{Listing, Object, ObjectKind, StorageError, Timestamp, Totals};
+use store_core::ports::{Repository, Rev, StorageResult};
+use store_core::{BlobId, Listing, Object, ObjectKind, StorageError, Timestamp, Totals};
 
 use crate::group::GroupCommit;
 use crate::memo::Memo;
@@ -200,6 +200,29 @@ impl TxIndexes<'_> {
     }
 }
 
+/// The revision of a record stored as `bytes`: a hash of them. A record
+/// is written whole, so any write that changes it changes its bytes (its
+/// `updated_at` at least), and a record made again under a removed key
+/// has fresh tokens and instants, never the bytes it had. Revisions live
+/// only in the process that reads them, so the hash needs no stable seed.
+fn rev_of(bytes: &[u8]) -> Rev {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    Rev(h.finish())
+}
+
+/// The stored bytes under `key` inside a transaction, if they are at `rev`;
+/// otherwise the transaction is aborted with a conflict.
+fn tx_at(o: &TransactionalTree, key: &str, rev: Rev) -> TxResult<sled::IVec> {
+    match o.get(key)? {
+        Some(raw) if rev_of(&raw) == rev => Ok(raw),
+        _ => Err(ConflictableTransactionError::Abort(StorageError::conflict(
+            key,
+        ))),
+    }
+}
+
 fn tx_decode(bytes: &[u8]) -> TxResult<Object> {
     decode(bytes).map_err(ConflictableTransactionError::Abort)
 }
@@ -297,7 +320,7 @@ impl SledRepository {
     /// end. Answers how many were written. Not for serving: it assumes the
     /// keys are new (old index entries are not removed), and nothing is
     /// durable until it returns.
-    pub fn load(
+    pub fn bulk_load(
         &self,
         records: impl IntoIterator<Item = (String, Object)>,
     ) -> StorageResult<usize> {
@@ -461,7 +484,24 @@ impl Repository for SledRepository {
         Ok(inserted)
     }
 
-    fn put(&self, key: &str, object: &Object) -> StorageResult<()> {
+    fn load(&self, key: &str) -> StorageResult<Option<(Object, Rev)>> {
+        let Some(raw) = self.objects.get(key).map_err(storage)? else {
+            return Ok(None);
+        };
+        let rev = rev_of(&raw);
+        let object = self
+            .memo
+            .decode(key.as_bytes(), raw, |v| decode_at(key.as_bytes(), v))?;
+        Ok(Some((object, rev)))
+    }
+
+    fn replace(
+        &self,
+        key: &str,
+        rev: Rev,
+        object: &Object,
+        _doomed: &[BlobId],
+    ) -> StorageResult<Rev> {
         let bytes = encode(object)?;
         flatten(self.trees().transaction(|(o, e, t, l, m)| {
             let ix = TxIndexes {
@@ -469,18 +509,32 @@ impl Repository for SledRepository {
                 tags: t,
                 listings: l,
             };
+            let old = tx_decode(&tx_at(o, key, rev)?)?;
             let mut totals = tx_totals(m)?;
-            match o.insert(key, bytes.as_slice())? {
-                Some(old) => {
-                    let old = tx_decode(&old)?;
-                    ix.unindex(key, &old)?;
-                    totals.replace(&old, object);
-                }
-                None => totals.add(object),
-            }
+            o.insert(key, bytes.as_slice())?;
+            ix.unindex(key, &old)?;
+            totals.replace(&old, object);
             ix.index(key, object)?;
             tx_set_totals(m, &totals)?;
             Ok(())
+        }))?;
+        self.durable()?;
+        Ok(rev_of(&bytes))
+    }
+
+    fn remove_at(&self, key: &str, rev: Rev, _doomed: &[BlobId]) -> StorageResult<()> {
+        flatten(self.trees().transaction(|(o, e, t, l, m)| {
+            let ix = TxIndexes {
+                expiry: e,
+                tags: t,
+                listings: l,
+            };
+            let old = tx_decode(&tx_at(o, key, rev)?)?;
+            o.remove(key)?;
+            ix.unindex(key, &old)?;
+            let mut totals = tx_totals(m)?;
+            totals.remove(&old);
+            tx_set_totals(m, &totals)
         }))?;
         self.durable()
     }
@@ -582,7 +636,7 @@ mod tests {
             repo.put("a", &sample_file("a", Some(5), &[])).unwrap();
             repo.put("b", &sample_file("b", None, &[])).unwrap();
             let loaded = repo
-                .load([("c".to_string(), sample_file("c", Some(9), &["t"]))])
+                .bulk_load([("c".to_string(), sample_file("c", Some(9), &["t"]))])
                 .unwrap();
             assert_eq!(loaded, 1);
             let totals = repo.totals().unwrap();
@@ -623,7 +677,7 @@ mod tests {
         {
             let repo = SledRepository::open(dir.path()).unwrap();
             repo.put("a", &sample_file("a", Some(5), &["t"])).unwrap();
-            repo.load([
+            repo.bulk_load([
                 ("b".to_string(), sample_file("b", Some(9), &["t"])),
                 ("c".to_string(), sample_file("c", Some(9), &[])),
                 ("d/x".to_string(), sample_dir("x", true)),

@@ -35,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod coordination;
+pub mod faults;
 pub mod origin;
 pub mod pg;
 pub mod s3;
@@ -47,7 +48,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use store_core::ports::{
-    BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, StorageResult,
+    BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, Rev, StorageResult,
 };
 use store_core::{BlobId, FetchError, Fetched, Fetcher, Listing, Object, StorageError, Timestamp};
 
@@ -119,11 +120,33 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[derive(Debug, Default)]
 struct MemoryTables {
     objects: BTreeMap<String, Object>,
+    /// Each record's revision: the value of `writes` when it was written,
+    /// so a record removed and made again never has a revision it had.
+    revs: BTreeMap<String, u64>,
+    writes: u64,
     expiry: BTreeSet<(Timestamp, String)>,
     tags: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl MemoryTables {
+    /// Stores `obj` under `key` with a fresh revision, replacing (and
+    /// unindexing) what was there.
+    fn write(&mut self, key: &str, obj: &Object) -> Rev {
+        if let Some(old) = self.objects.remove(key) {
+            self.unindex(key, &old);
+        }
+        self.index(key, obj);
+        self.objects.insert(key.to_string(), obj.clone());
+        self.writes += 1;
+        self.revs.insert(key.to_string(), self.writes);
+        Rev(self.writes)
+    }
+
+    /// Whether the record under `key` is at `rev`.
+    fn at(&self, key: &str, rev: Rev) -> bool {
+        self.revs.get(key) == Some(&rev.0)
+    }
+
     fn unindex(&mut self, key: &str, obj: &Object) {
         if let Some(at) = obj.lifetime().expires_at() {
             self.expiry.remove(&(at, key.to_string()));
@@ -192,33 +215,46 @@ impl Repository for MemoryRepository {
         Ok(lock(&self.0).objects.get(key).cloned())
     }
 
+    fn load(&self, key: &str) -> StorageResult<Option<(Object, Rev)>> {
+        let t = lock(&self.0);
+        Ok(t.objects.get(key).map(|o| (o.clone(), Rev(t.revs[key]))))
+    }
+
     fn insert_new(&self, key: &str, object: &Object) -> StorageResult<bool> {
         let mut t = lock(&self.0);
         if t.objects.contains_key(key) {
             return Ok(false);
         }
-        t.index(key, object);
-        t.objects.insert(key.to_string(), object.clone());
+        t.write(key, object);
         Ok(true)
     }
 
-    fn put(&self, key: &str, object: &Object) -> StorageResult<()> {
+    fn replace(
+        &self,
+        key: &str,
+        rev: Rev,
+        object: &Object,
+        _doomed: &[BlobId],
+    ) -> StorageResult<Rev> {
         let mut t = lock(&self.0);
-        if let Some(old) = t.objects.remove(key) {
-            t.unindex(key, &old);
+        if !t.at(key, rev) {
+            return Err(StorageError::conflict(key));
         }
-        t.index(key, object);
-        t.objects.insert(key.to_string(), object.clone());
-        Ok(())
+        Ok(t.write(key, object))
     }
 
-    fn remove(&self, key: &str) -> StorageResult<Option<Object>> {
+    fn remove_at(&self, key: &str, rev: Rev, _doomed: &[BlobId]) -> StorageResult<()> {
         let mut t = lock(&self.0);
-        let old = t.objects.remove(key);
-        if let Some(old) = &old {
-            t.unindex(key, old);
+        if !t.at(key, rev) {
+            return Err(StorageError::conflict(key));
         }
-        Ok(old)
+        let old = t
+            .objects
+            .remove(key)
+            .expect("a record at a revision exists");
+        t.revs.remove(key);
+        t.unindex(key, &old);
+        Ok(())
     }
 
     fn expiring(&self, limit: usize) -> StorageResult<Vec<(Timestamp, String)>> {
@@ -331,6 +367,10 @@ impl BlobReader for MemoryReader {
 impl BlobStore for MemoryBlobStore {
     fn ping(&self) -> StorageResult<()> {
         Ok(())
+    }
+
+    fn reads_wait(&self) -> bool {
+        false
     }
 
     fn create(&self) -> StorageResult<Box<dyn BlobWriter>> {

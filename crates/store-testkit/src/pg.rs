@@ -51,6 +51,24 @@ pub fn set_reachable(url: &str, reachable: bool) {
     psql(&cluster_url(), &sql);
 }
 
+/// Moves every record's expiry in the database of `url` `secs` seconds
+/// earlier, in its JSON and its indexed column alike: the store as it
+/// will be `secs` seconds from now. Processes sharing a database decide
+/// expiry by its clock, which a test cannot move (CONTRACT.md: one clock);
+/// it moves the records instead.
+pub fn age_records(url: &str, secs: i64) {
+    let ms = secs * 1000;
+    psql(
+        url,
+        &format!(
+            "UPDATE store_objects SET expires_at = expires_at - {ms},
+               body = jsonb_set(body, '{{lifetime,expires_at}}',
+                   to_jsonb((body->'lifetime'->>'expires_at')::bigint - {ms}))
+             WHERE expires_at IS NOT NULL"
+        ),
+    );
+}
+
 /// Runs `sql` (one transaction) in the database of `url` with `psql` and
 /// answers what it printed, unaligned: the single value a `SELECT` of one
 /// column and row selects. Panics with psql's message if it fails.

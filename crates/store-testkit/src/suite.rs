@@ -5,7 +5,7 @@ use std::io::Read;
 use std::ops::ControlFlow;
 
 use store_core::gallery::GalleryRecord;
-use store_core::ports::{BlobStore, Random, Repository};
+use store_core::ports::{BlobStore, Random, Repository, StorageResult};
 use store_core::{BlobId, DirRecord, FileRecord, Lifetime, Listing, Object, Timestamp, Totals};
 
 use crate::SeededRandom;
@@ -83,6 +83,89 @@ pub fn repository(make: &dyn Fn() -> Box<dyn Repository>) {
     listings_follow_every_change(make().as_ref());
     remove_dead_many_removes_each_it_finds(make().as_ref());
     totals_follow_every_change(make().as_ref());
+    conditional_writes_are_fenced(make().as_ref());
+    a_stale_revision_changes_no_index_or_total(make().as_ref());
+}
+
+/// Whether `r` failed as a conditional write that found another revision.
+fn is_conflict<T: std::fmt::Debug>(r: StorageResult<T>) -> bool {
+    matches!(r, Err(e) if e.kind == store_core::StorageErrorKind::Conflict)
+}
+
+/// The fence (docs/ARCHITECTURE.md, "Fenced writes"): a write conditioned
+/// on a revision lands only on that revision; one that finds the record
+/// changed or gone fails and changes nothing, so a writer that lost its
+/// lock can neither undo a newer write nor bring a removed record back.
+fn conditional_writes_are_fenced(repo: &dyn Repository) {
+    let first = sample_file("a", Some(100), &[]);
+    let second = sample_file("a", Some(200), &["x"]);
+    let third = sample_file("a", Some(300), &["y"]);
+    assert!(repo.insert_new("a", &first).unwrap());
+    let (loaded, old) = repo.load("a").unwrap().expect("inserted");
+    assert_eq!(loaded, first, "load answers the record");
+    let new = repo.replace("a", old, &second, &[]).unwrap();
+    assert_ne!(new, old, "a write changes the revision");
+    assert_eq!(repo.load("a").unwrap(), Some((second.clone(), new)));
+    assert!(
+        is_conflict(repo.replace("a", old, &third, &[])),
+        "a write at a stale revision is refused"
+    );
+    assert!(
+        is_conflict(repo.remove_at("a", old, &[])),
+        "a removal at a stale revision is refused"
+    );
+    assert_eq!(repo.get("a").unwrap(), Some(second), "and changes nothing");
+    repo.remove_at("a", new, &[]).unwrap();
+    assert_eq!(
+        repo.get("a").unwrap(),
+        None,
+        "a removal at the revision lands"
+    );
+    assert!(
+        is_conflict(repo.replace("a", new, &third, &[])),
+        "a removed record is not written back"
+    );
+    assert!(
+        is_conflict(repo.remove_at("a", new, &[])),
+        "nor removed twice"
+    );
+    assert_eq!(repo.get("a").unwrap(), None, "it stays removed");
+    // Made again under the same key (a dir's name): the old revisions
+    // name the old record, not this one.
+    assert!(repo.insert_new("a", &first).unwrap());
+    assert!(
+        is_conflict(repo.replace("a", new, &third, &[])),
+        "a revision of a removed record does not fit its successor"
+    );
+    let (_, again) = repo.load("a").unwrap().unwrap();
+    assert_ne!(again, new, "a record made again has a revision of its own");
+}
+
+/// A refused conditional write leaves the indexes and the totals as they
+/// were: the whole change is one atomic step, the check included.
+fn a_stale_revision_changes_no_index_or_total(repo: &dyn Repository) {
+    assert!(repo.insert_new("k", &sized("k", 10, Some(100))).unwrap());
+    let (_, old) = repo.load("k").unwrap().unwrap();
+    repo.replace("k", old, &sized("k", 20, Some(200)), &[])
+        .unwrap();
+    let before = repo.totals().unwrap();
+    let mut stale = sized("k", 999, Some(50));
+    if let Object::File(f) = &mut stale {
+        f.tags = vec!["t".into()];
+    }
+    assert!(is_conflict(repo.replace("k", old, &stale, &[])));
+    assert!(is_conflict(repo.remove_at("k", old, &[])));
+    assert_eq!(repo.totals().unwrap(), before, "totals unchanged");
+    assert_eq!(repo.totals_by_scan().unwrap(), before, "and true");
+    assert!(
+        repo.keys_with_tag("t").unwrap().is_empty(),
+        "no tag indexed"
+    );
+    assert_eq!(
+        repo.expiring(10).unwrap()[0].0,
+        Timestamp::from_secs(200),
+        "the expiry index holds the record's own expiry"
+    );
 }
 
 fn insert_get_remove(repo: &dyn Repository) {

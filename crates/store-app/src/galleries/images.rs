@@ -158,34 +158,37 @@ impl App {
         let _guard = self.lock(&[&key])?;
         // The reservation, dropped on the way out of a refusal, gives the
         // bytes back.
-        let undo = |app: &App, written: bool| {
-            if written {
-                let _ = app.ports.repo.remove(&ikey);
-            }
-            let _ = app.ports.blobs.remove(&image.blob);
-        };
-        let mut g = match self.live_gallery(&image.gallery, now) {
-            Ok(g) => g,
+        let (mut g, rev) = match self.loaded_gallery(&image.gallery, now) {
+            Ok(loaded) => loaded,
             Err(e) => {
-                undo(self, false);
+                let _ = self.ports.blobs.remove(&image.blob);
                 return Err(e);
             }
         };
         let settled = reservation.settled();
-        if let Err(e) = self
+        match self
             .ports
             .repo
-            .put_settled(&ikey, &Object::Image(image.clone()), settled)
+            .insert_new_settled(&ikey, &Object::Image(image.clone()), settled)
         {
-            undo(self, true);
-            return Err(e.into());
+            Ok(true) => {}
+            Ok(false) => {
+                // 71 random bits clashed: a broken random source.
+                let _ = self.ports.blobs.remove(&image.blob);
+                return Err(store_core::StorageError::new("image id collision").into());
+            }
+            // Maybe written, maybe not: an unlisted image expires on its
+            // own, and its bytes go with it (or with the orphan collection).
+            Err(e) => return Err(e.into()),
         }
         reservation.keep();
         g.images.push(image.id.clone());
         g.extend_for_upload(&self.config.limits, now);
         // A failed gallery write may still have landed: keep the image then
         // (at worst it is unlisted and expires on its own).
-        self.ports.repo.put(&key, &Object::Gallery(g))?;
+        self.ports
+            .repo
+            .replace(&key, rev, &Object::Gallery(g), &[])?;
         Ok(image)
     }
 
@@ -253,12 +256,9 @@ impl App {
         let _guard = self.lock(&[key])?;
         // Re-read under the lock: a concurrent request may have made the
         // same previews meanwhile; keep theirs, drop ours.
-        let mut obj = match current() {
-            Ok(obj) => obj,
-            Err(e) => {
-                self.remove_blobs(blobs.iter().map(|(_, b)| b));
-                return Err(e);
-            }
+        let Some((mut obj, rev)) = self.ports.repo.load(key)? else {
+            self.remove_blobs(blobs.iter().map(|(_, b)| b));
+            return Err(StoreError::not_found().into());
         };
         let mut answer = None;
         let mut inserted = vec![];
@@ -278,7 +278,7 @@ impl App {
             }
         }
         if !inserted.is_empty() {
-            if let Err(e) = self.ports.repo.put(key, &obj) {
+            if let Err(e) = self.ports.repo.replace(key, rev, &obj, &[]) {
                 // Nothing points at the new previews: do not leave them.
                 self.remove_blobs(&inserted);
                 return Err(e.into());

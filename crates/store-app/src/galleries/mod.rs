@@ -16,7 +16,7 @@ use store_core::gallery::{
 };
 use store_core::names::validate_memorable_name;
 use store_core::record::{gallery_storage_key, image_storage_key};
-use store_core::{ids, Lifetime, Listing, Object, Pool, StoreError, Timestamp};
+use store_core::{ids, Lifetime, Listing, Object, Pool, Rev, StoreError, Timestamp};
 
 use crate::{App, AppResult, GalleryMade, GalleryPage, GalleryTally, Liked};
 
@@ -61,6 +61,27 @@ impl App {
             Some(Object::Gallery(g)) if g.lifetime.is_live(now) => Ok(g),
             _ => Err(StoreError::not_found().into()),
         }
+    }
+
+    /// [`App::live_gallery`] with its revision, for a use case that will
+    /// write it back (under the gallery's lock).
+    pub(super) fn loaded_gallery(
+        &self,
+        gid: &str,
+        now: Timestamp,
+    ) -> AppResult<(GalleryRecord, Rev)> {
+        match self.ports.repo.load(&gallery_storage_key(gid))? {
+            Some((Object::Gallery(g), rev)) if g.lifetime.is_live(now) => Ok((g, rev)),
+            _ => Err(StoreError::not_found().into()),
+        }
+    }
+
+    /// An image record with its revision, visible or not.
+    pub(super) fn loaded_image(&self, id: &str) -> AppResult<Option<(ImageRecord, Rev)>> {
+        Ok(match self.ports.repo.load(&image_storage_key(id))? {
+            Some((Object::Image(i), rev)) => Some((i, rev)),
+            _ => None,
+        })
     }
 
     pub(super) fn image(&self, id: &str) -> AppResult<Option<ImageRecord>> {
@@ -111,14 +132,14 @@ impl App {
         let gid = keyed.map_or_else(|| ids::dir_id(self.ports.random.as_ref()), str::to_string);
         let key = gallery_storage_key(&gid);
         let _guard = self.lock(&[&key])?;
-        match self.ports.repo.get(&key)? {
-            Some(Object::Gallery(g)) if g.lifetime.is_live(now) => {
+        match self.ports.repo.load(&key)? {
+            Some((Object::Gallery(g), _)) if g.lifetime.is_live(now) => {
                 return Ok(GalleryMade {
                     gallery: g,
                     token: None,
                 });
             }
-            Some(old) => self.remove_object(&key, &old)?,
+            Some((old, rev)) => self.remove_object(&key, rev, &old)?,
             None => {}
         }
         let token = ids::token(self.ports.random.as_ref());
@@ -261,11 +282,16 @@ impl App {
         let now = self.now();
         let key = image_storage_key(id);
         let _guard = self.lock(&[&key])?;
-        let mut image = self.visible_image(id, now)?;
+        let (mut image, rev) = match self.loaded_image(id)? {
+            Some((i, rev)) if i.is_visible(now) => (i, rev),
+            _ => return Err(StoreError::not_found().into()),
+        };
         let g = self.live_gallery(&image.gallery, now)?;
         let fp = fingerprint(&g.fingerprint_key, &visitor.ip, &visitor.user_agent);
         let liked = toggle_like(&mut image.likes, &fp);
-        self.ports.repo.put(&key, &Object::Image(image.clone()))?;
+        self.ports
+            .repo
+            .replace(&key, rev, &Object::Image(image.clone()), &[])?;
         Ok(Liked {
             id: id.to_string(),
             likes: image.likes.len(),
@@ -301,13 +327,15 @@ impl App {
         let (name, text) = validate_comment(&self.config.limits, name, text)?;
         let key = gallery_storage_key(gid);
         let _guard = self.lock(&[&key])?;
-        let mut g = self.live_gallery(gid, now)?;
+        let (mut g, rev) = self.loaded_gallery(gid, now)?;
         let fp = fingerprint(&g.fingerprint_key, &visitor.ip, &visitor.user_agent);
         let id = ids::object_id(self.ports.random.as_ref());
         let comment = g
             .add_comment(&self.config.limits, now, &fp, (id, name, text))?
             .clone();
-        self.ports.repo.put(&key, &Object::Gallery(g))?;
+        self.ports
+            .repo
+            .replace(&key, rev, &Object::Gallery(g), &[])?;
         Ok(comment)
     }
 
@@ -316,7 +344,7 @@ impl App {
         let now = self.now();
         let key = gallery_storage_key(gid);
         let _guard = self.lock(&[&key])?;
-        let mut g = self.live_gallery(gid, now)?;
+        let (mut g, rev) = self.loaded_gallery(gid, now)?;
         let fp = fingerprint(&g.fingerprint_key, &visitor.ip, &visitor.user_agent);
         let c = g
             .comments
@@ -330,7 +358,9 @@ impl App {
             liked,
             gallery: gid.to_string(),
         };
-        self.ports.repo.put(&key, &Object::Gallery(g))?;
+        self.ports
+            .repo
+            .replace(&key, rev, &Object::Gallery(g), &[])?;
         Ok(view)
     }
 
@@ -354,7 +384,7 @@ impl App {
             }
             _ => self.lock(&[&key])?,
         };
-        let mut g = self.live_gallery(gid, now)?;
+        let (mut g, rev) = self.loaded_gallery(gid, now)?;
         if !self.is_admin(&g, secret) {
             return Err(StoreError::not_found().into());
         }
@@ -373,31 +403,37 @@ impl App {
                 if !g.images.iter().any(|i| i == target) {
                     return Err(StoreError::not_found().into());
                 }
-                let Some(mut image) = self.image(target)? else {
+                let Some((mut image, irev)) = self.loaded_image(target)? else {
                     // A listed id without a record (an image that expired
                     // and was swept): deleting it just drops the id.
                     if action == AdminAction::Delete {
                         g.images.retain(|i| i != target);
-                        self.ports.repo.put(&key, &Object::Gallery(g))?;
+                        self.ports
+                            .repo
+                            .replace(&key, rev, &Object::Gallery(g), &[])?;
                         return Ok(());
                     }
                     return Err(StoreError::not_found().into());
                 };
                 if action == AdminAction::Delete {
                     g.images.retain(|i| i != target);
-                    self.ports.repo.put(&key, &Object::Gallery(g))?;
-                    self.ports.repo.remove(&ikey)?;
-                    self.ledgers.freed(Pool::Pics, image.size);
-                    for b in Object::Image(image).blobs() {
-                        self.ports.blobs.remove(b)?;
-                    }
+                    self.ports
+                        .repo
+                        .replace(&key, rev, &Object::Gallery(g), &[])?;
+                    self.remove_object(&ikey, irev, &Object::Image(image))?;
                     return Ok(());
                 }
                 image.hidden = action == AdminAction::Hide;
-                self.ports.repo.put(&ikey, &Object::Image(image))?;
+                self.ports
+                    .repo
+                    .replace(&ikey, irev, &Object::Image(image), &[])?;
+                // The gallery itself did not change.
+                return Ok(());
             }
         }
-        self.ports.repo.put(&key, &Object::Gallery(g))?;
+        self.ports
+            .repo
+            .replace(&key, rev, &Object::Gallery(g), &[])?;
         Ok(())
     }
 

@@ -168,6 +168,10 @@ impl BlobStore for &'static Faulty {
     fn ping(&self) -> StorageResult<()> {
         Ok(())
     }
+
+    fn reads_wait(&self) -> bool {
+        false
+    }
 }
 
 fn leak(f: Faulty) -> &'static Faulty {

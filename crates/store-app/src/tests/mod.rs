@@ -113,6 +113,7 @@ fn code(r: AppResult<impl std::fmt::Debug>) -> ErrorCode {
 }
 
 mod containers;
+mod fenced;
 mod files;
 mod imports;
 mod model;
