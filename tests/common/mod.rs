@@ -65,6 +65,9 @@ fn spawn(data: &Path, log: &Path, env: &[(String, String)]) -> (Child, String) {
         .env_remove("STORE_BASE_URL")
         .env_remove("STORE_RETAIN_TOKEN")
         .env("STORE_RATE_LIMIT_PER_MIN", "0")
+        // Bytes no record names are deleted at once, not after an hour, so
+        // that tests can count what is left (`Server::blob_count`).
+        .env("STORE_DELETE_GRACE_SECS", "0")
         .env_remove("STORE_DATABASE_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -375,8 +378,10 @@ impl Server {
     }
 
     /// Committed blobs: bytes the server still keeps, on disk or in the
-    /// bucket.
+    /// bucket, once the deletion queue of a store in PostgreSQL has been
+    /// drained (its grace is 0 in the tests; see `spawn`).
     pub fn blob_count(&self) -> usize {
+        self.wait_for_queued_deletes();
         if let Some(blobs) = self.s3_blobs() {
             return store_core::BlobStore::list(&blobs)
                 .expect("list the bucket")
@@ -389,6 +394,24 @@ impl Server {
             .filter_map(|fan| std::fs::read_dir(fan.path()).ok())
             .map(|files| files.count())
             .sum()
+    }
+
+    /// Waits (up to 20 s) until no delete waits in the queue of the
+    /// server's PostgreSQL database, if it has one: bytes no record names
+    /// are deleted by a drainer thread a moment after the change.
+    fn wait_for_queued_deletes(&self) {
+        let Some((_, url)) = self.env.iter().find(|(k, _)| k == "STORE_DATABASE_URL") else {
+            return;
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let queued = || store_testkit::pg::psql(url, "SELECT count(*) FROM store_doomed");
+        while queued() != "0" {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "queued deletes not drained in 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// The server's bucket, when its bytes are in S3.

@@ -1,0 +1,411 @@
+//! The fault suite (CONTRACT.md, "Faults in a cluster"): two storesrv
+//! processes on one PostgreSQL database and one Garage bucket, with the
+//! failures made to happen for real: a fault-injecting proxy in front of
+//! the bucket ([`store_testkit::faults::FaultProxy`]), database sessions
+//! terminated with `pg_terminate_backend`, processes frozen with SIGSTOP.
+//! Each test names the promise it checks.
+//!
+//! It needs PostgreSQL and Garage (scripts/test starts both) and runs in a
+//! step of its own: `cargo test -p storesrv --features fault-suite --test
+//! faults`.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use store_testkit::faults::{Fault, FaultProxy};
+use store_testkit::pg::psql;
+
+/// Two processes sharing a fresh database and a fresh prefix of the test
+/// bucket, which they reach through one fault proxy.
+struct Pair {
+    a: Server,
+    b: Server,
+    proxy: FaultProxy,
+    url: String,
+}
+
+impl Pair {
+    fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    fn start_with(extra: &[(&str, &str)]) -> Self {
+        let url = store_testkit::pg::fresh_database();
+        let bucket = store_testkit::s3::bucket();
+        let proxy = FaultProxy::start(&bucket.endpoint);
+        let prefix = store_testkit::s3::fresh_prefix();
+        let endpoint = proxy.endpoint();
+        let mut env: Vec<(&str, &str)> = vec![
+            ("STORE_DATABASE_URL", &url),
+            ("STORE_S3_ENDPOINT", &endpoint),
+            ("STORE_S3_BUCKET", &bucket.bucket),
+            ("STORE_S3_REGION", &bucket.region),
+            ("STORE_S3_ACCESS_KEY_ID", &bucket.access_key_id),
+            ("STORE_S3_SECRET_ACCESS_KEY", &bucket.secret_access_key),
+            ("STORE_S3_PREFIX", &prefix),
+            ("STORE_RETAIN_TOKEN", RETAIN_TOKEN),
+        ];
+        env.extend_from_slice(extra);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let a = Server::on(dir.path().join("a"), None, &env);
+        let b = Server::on(dir.path().join("b"), Some(dir), &env);
+        Self { a, b, proxy, url }
+    }
+
+    /// The PostgreSQL backend whose session holds the advisory lock of
+    /// `key` (as `PgLocks` takes it), once one does: polls the lock table.
+    fn lock_holder(&self, key: &str) -> i32 {
+        let sql = format!(
+            "WITH k AS (SELECT hashtextextended('{key}', 0) AS h)
+             SELECT l.pid FROM pg_locks l, k
+             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+               AND l.classid = ((k.h >> 32) & 4294967295)::oid
+               AND l.objid = (k.h & 4294967295)::oid"
+        );
+        poll("a session to hold the key's lock", || {
+            psql(&self.url, &sql).parse::<i32>().ok()
+        })
+    }
+
+    /// Terminates backend `pid` and waits until it is gone:
+    /// `pg_terminate_backend` returns before the session has ended.
+    fn terminate(&self, pid: i32) {
+        psql(&self.url, &format!("SELECT pg_terminate_backend({pid})"));
+        let gone = format!("SELECT count(*) FROM pg_stat_activity WHERE pid = {pid}");
+        poll("the terminated session to end", || {
+            (psql(&self.url, &gone) == "0").then_some(())
+        });
+    }
+}
+
+/// Calls `f` every 20 ms until it answers, for at most 30 s.
+fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "waited 30 s for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends SIGSTOP or SIGCONT to `pid`.
+fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .expect("kill runs")
+        .success();
+    assert!(ok, "kill {sig} {pid}");
+}
+
+/// The status of a GET of `url`, or `None` if none came within `secs`.
+fn probe(url: &str, secs: u64) -> Option<u16> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .timeout_global(Some(Duration::from_secs(secs)))
+        .build()
+        .into();
+    agent.get(url).call().ok().map(|r| r.status().as_u16())
+}
+
+fn status_and_body(mut res: Response<Body>) -> (u16, Vec<u8>) {
+    let status = res.status().as_u16();
+    (status, bytes(&mut res))
+}
+
+/// Promise: a `once=1` file is served at most once in total, even when the
+/// process serving it loses its database session (and with it the key's
+/// lock) in the middle of the request. The first reader waits on a slow
+/// bucket while holding the lock; its session is terminated; the second
+/// reader, on the other process, takes the lock. Exactly one of them gets
+/// the bytes; the other's burn is refused by the fence.
+#[test]
+fn a_once_file_survives_a_lost_lock_session() {
+    let p = Pair::start();
+    let id = json(&mut p.a.post("/?name=secret.txt&once=1", b"the secret"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    p.proxy
+        .set("GET", Some(Fault::Delay(Duration::from_secs(3))));
+    let path = format!("/{id}");
+    let (first, second) = std::thread::scope(|s| {
+        let first = s.spawn(|| status_and_body(p.a.get(&path)));
+        let holder = p.lock_holder(&id);
+        p.terminate(holder);
+        let second = status_and_body(p.b.get(&path));
+        (first.join().unwrap(), second)
+    });
+    let served: Vec<_> = [&first, &second]
+        .into_iter()
+        .filter(|(s, _)| *s == 200)
+        .collect();
+    assert_eq!(served.len(), 1, "served once: {first:?} {second:?}");
+    assert_eq!(served[0].1, b"the secret", "whole");
+    for (status, _) in [&first, &second] {
+        assert!([200, 404, 503].contains(status), "{first:?} {second:?}");
+    }
+    p.proxy.set("GET", None);
+    assert_eq!(p.a.get(&path).status(), 404, "and gone after");
+}
+
+/// Promise: an acknowledged append is never lost. Two PATCHes append to
+/// one dir file through the two processes while the first one's lock
+/// session is terminated mid-request: every line whose PATCH answered 200
+/// is in the file, once.
+#[test]
+fn appends_survive_a_lost_lock_session() {
+    let p = Pair::start();
+    assert_eq!(p.a.post_empty("/?dir=1&name=faultlog", &[]).status(), 201);
+    assert_eq!(
+        p.a.put("/d/faultlog/log.txt", &[], b"start\n").status(),
+        200
+    );
+    p.proxy
+        .set("GET", Some(Fault::Delay(Duration::from_secs(3))));
+    let (first, second) = std::thread::scope(|s| {
+        let first = s.spawn(|| {
+            p.a.patch("/d/faultlog/log.txt", &[], b"from a\n")
+                .status()
+                .as_u16()
+        });
+        let holder = p.lock_holder("d/faultlog");
+        p.terminate(holder);
+        let second =
+            p.b.patch("/d/faultlog/log.txt", &[], b"from b\n")
+                .status()
+                .as_u16();
+        (first.join().unwrap(), second)
+    });
+    p.proxy.set("GET", None);
+    let mut res = p.b.get("/d/faultlog/log.txt");
+    let content = text(&mut res);
+    for (status, line) in [(first, "from a\n"), (second, "from b\n")] {
+        assert!([200, 503].contains(&status), "{first} {second}");
+        let times = content.matches(line).count();
+        if status == 200 {
+            assert_eq!(times, 1, "an acknowledged line is there once: {content:?}");
+        } else {
+            assert_eq!(times, 0, "a refused line is not applied: {content:?}");
+        }
+    }
+    assert!(content.starts_with("start\n"), "{content:?}");
+}
+
+/// Promise: a process frozen while it works on an object delays the other
+/// processes' requests on that object by at most 30 s, every one of them
+/// answers (no request waits for ever), and whatever the frozen process
+/// writes once it wakes is refused, never applied over newer state.
+#[test]
+fn a_frozen_lock_holder_stops_no_one_for_long() {
+    let p = Pair::start();
+    assert_eq!(p.a.post_empty("/?dir=1&name=frozen", &[]).status(), 201);
+    assert_eq!(p.a.put("/d/frozen/log.txt", &[], b"start\n").status(), 200);
+    p.proxy
+        .set("GET", Some(Fault::Delay(Duration::from_secs(2))));
+    std::thread::scope(|s| {
+        let late = s.spawn(|| {
+            p.a.patch("/d/frozen/log.txt", &[], b"late\n")
+                .status()
+                .as_u16()
+        });
+        p.lock_holder("d/frozen");
+        signal(p.a.pid(), "-STOP");
+        p.proxy.set("GET", None);
+        // Every try answers (the harness's client gives up after 30 s,
+        // which fails the test); within 30 s of the freeze one lands.
+        let frozen_at = Instant::now();
+        let mut tries = vec![];
+        loop {
+            let status = p.b.patch("/d/frozen/log.txt", &[], b"awake\n").status();
+            tries.push(status.as_u16());
+            if status == 200 {
+                break;
+            }
+            assert_eq!(status, 503, "a busy key is 503 unavailable: {tries:?}");
+            assert!(
+                frozen_at.elapsed() < Duration::from_secs(40),
+                "still refused 40 s after the freeze: {tries:?}"
+            );
+        }
+        let got = p.b.get("/d/frozen/log.txt").status();
+        assert_eq!(got, 200, "a read of the object answers");
+        signal(p.a.pid(), "-CONT");
+        let late = late.join().unwrap();
+        assert_eq!(late, 503, "the frozen process's write is refused");
+    });
+    let mut res = p.b.get("/d/frozen/log.txt");
+    assert_eq!(text(&mut res), "start\nawake\n");
+}
+
+/// Promise: with the records in sled and the bytes in a bucket, a bucket
+/// that hangs delays only the requests that read it: `/healthz` answers
+/// at once and `/readyz` answers 503 within its bound while downloads
+/// hang.
+#[test]
+fn a_hanging_bucket_leaves_the_probes_answering() {
+    let bucket = store_testkit::s3::bucket();
+    let proxy = FaultProxy::start(&bucket.endpoint);
+    let prefix = store_testkit::s3::fresh_prefix();
+    let endpoint = proxy.endpoint();
+    let env = [
+        ("STORE_S3_ENDPOINT", endpoint.as_str()),
+        ("STORE_S3_BUCKET", &bucket.bucket),
+        ("STORE_S3_REGION", &bucket.region),
+        ("STORE_S3_ACCESS_KEY_ID", &bucket.access_key_id),
+        ("STORE_S3_SECRET_ACCESS_KEY", &bucket.secret_access_key),
+        ("STORE_S3_PREFIX", &prefix),
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::on(dir.path().join("data"), Some(dir), &env);
+    // Larger than the process's cache of small blobs keeps: read from the
+    // bucket every time.
+    let id = server.upload("hang.bin", &vec![7u8; 100 * 1024])["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    proxy.set("GET", Some(Fault::Hang));
+    proxy.set("HEAD", Some(Fault::Hang));
+    let path = format!("/{id}");
+    std::thread::scope(|s| {
+        // More downloads than the executor has threads.
+        for _ in 0..6 {
+            s.spawn(|| server.get(&path).status());
+        }
+        poll("downloads held by the bucket", || {
+            (proxy.waiting("GET") >= 2).then_some(())
+        });
+        // CONTRACT.md: /healthz within 1 s, /readyz within 3 s; the
+        // client gives each three times that, never the bucket's own 10 s
+        // read time-out, after which a blocked executor would answer too.
+        let health = probe(&server.url("/healthz"), 3).expect("healthz answers");
+        assert_eq!(health, 200, "healthz answers while the bucket hangs");
+        let ready = probe(&server.url("/readyz"), 9).expect("readyz answers");
+        assert_eq!(ready, 503, "readyz says the bucket is out");
+        proxy.set("GET", None);
+        proxy.set("HEAD", None);
+    });
+}
+
+/// The rows of the deletion queue in the database of `url`.
+fn queued(url: &str) -> usize {
+    psql(url, "SELECT count(*) FROM store_doomed")
+        .parse()
+        .expect("a count")
+}
+
+/// Promise: deleting bytes never fails a request that committed. The
+/// bucket refuses every DELETE: a once file is still delivered (once, 200),
+/// a PATCH still answers 200 and appends once; their old bytes wait in the
+/// queue, and are deleted without a restart once the bucket takes deletes
+/// again.
+#[test]
+fn a_bucket_refusing_deletes_fails_no_committed_request() {
+    let p = Pair::start_with(&[("STORE_DELETE_GRACE_SECS", "0")]);
+    p.proxy.set("DELETE", Some(Fault::Fail(503)));
+    let id = json(&mut p.a.post("/?name=burn.txt&once=1", b"read me once"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, body) = status_and_body(p.b.get(&format!("/{id}")));
+    assert_eq!((status, body.as_slice()), (200, &b"read me once"[..]));
+    assert_eq!(p.a.get(&format!("/{id}")).status(), 404, "and only once");
+    assert_eq!(p.a.post_empty("/?dir=1&name=refused", &[]).status(), 201);
+    assert_eq!(p.a.put("/d/refused/log.txt", &[], b"one\n").status(), 200);
+    assert_eq!(p.b.patch("/d/refused/log.txt", &[], b"two\n").status(), 200);
+    let mut res = p.a.get("/d/refused/log.txt");
+    assert_eq!(text(&mut res), "one\ntwo\n", "appended once");
+    // The burnt file's bytes, and the dir file's older version.
+    poll("refused deletes to be tried", || {
+        (p.proxy.seen("DELETE") >= 2).then_some(())
+    });
+    assert_eq!(
+        queued(&p.url),
+        2,
+        "what the bucket refused waits in the queue"
+    );
+    p.proxy.set("DELETE", None);
+    poll("the queue to drain", || (queued(&p.url) == 0).then_some(()));
+}
+
+/// Promise: a reader who read a record can still read the bytes it names.
+/// One process replaces a text file again and again while the other reads
+/// it, with every bucket read slowed down: no read of the live file
+/// answers 404, and each answers one whole version.
+#[test]
+fn reads_during_replaces_never_miss_the_bytes() {
+    let p = Pair::start();
+    let id = json(&mut p.a.post("/?name=live.txt", b"version 0"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    p.proxy
+        .set("GET", Some(Fault::Delay(Duration::from_millis(50))));
+    let path = format!("/{id}");
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let reads = std::thread::scope(|s| {
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut got = vec![];
+                    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                        got.push(status_and_body(p.b.get(&path)));
+                    }
+                    got
+                })
+            })
+            .collect();
+        for v in 1..=40 {
+            let body = format!("version {v}");
+            assert_eq!(p.a.put(&path, &[], body.as_bytes()).status(), 200);
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        readers
+            .into_iter()
+            .flat_map(|r| r.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    assert!(reads.len() >= 3, "the readers read: {}", reads.len());
+    for (status, body) in &reads {
+        let body = String::from_utf8_lossy(body);
+        assert_eq!(*status, 200, "a read of the live file: {body}");
+        assert!(body.starts_with("version "), "{body:?}");
+    }
+}
+
+/// Promise: one clock. Expiry is decided by the database's clock, so a
+/// process whose own clock runs hours ahead neither answers a live file
+/// 404 nor sweeps it. (The bytes are in a directory both processes share:
+/// a bucket refuses requests signed with a clock hours off.)
+#[test]
+fn clocks_hours_apart_expire_nothing_early() {
+    let url = store_testkit::pg::fresh_database();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let env = [("STORE_DATABASE_URL", url.as_str())];
+    let a = Server::on(data.clone(), Some(dir), &env);
+    let id = a.upload("soon.txt", b"four hours to live")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Five hours ahead, past the file's four-hour lifetime by its clock;
+    // it sweeps as it starts.
+    let ahead = clock_ahead("+5h");
+    let mut env_b: Vec<(&str, &str)> = ahead
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    env_b.push(("STORE_DATABASE_URL", &url));
+    let b = Server::on(data, None, &env_b);
+    b.wait_for_every_log("orphan collection done");
+    let mut res = b.get(&format!("/{id}"));
+    assert_eq!(res.status(), 200, "live by the database's clock");
+    assert_eq!(text(&mut res), "four hours to live");
+    let kept = psql(&url, "SELECT count(*) FROM store_objects");
+    assert_eq!(kept, "1", "not swept by the process ahead");
+}
