@@ -302,10 +302,13 @@ fn a_full_disk_answers_507_stores_nothing_partial_and_recovers() {
             "what was stored is whole"
         );
     }
-    // Freeing space is enough to recover.
+    // Freeing space is enough to recover, once the bytes are deleted: at
+    // once on the embedded store, through the deletion queue when the
+    // records are in PostgreSQL.
     for id in stored.drain(..2) {
         assert_eq!(s.delete(&format!("/{id}"), &[]).status(), 200);
     }
+    s.wait_for_queued_deletes();
     assert_eq!(s.post("/?name=again.bin", &chunk).status(), 201);
     s.restart();
     assert!(s.log().contains("store opened"));

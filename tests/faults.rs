@@ -24,6 +24,8 @@ struct Pair {
     b: Server,
     proxy: FaultProxy,
     url: String,
+    /// The bytes' key prefix in the bucket.
+    prefix: String,
 }
 
 impl Pair {
@@ -51,7 +53,13 @@ impl Pair {
         let dir = tempfile::tempdir().expect("temp dir");
         let a = Server::on(dir.path().join("a"), None, &env);
         let b = Server::on(dir.path().join("b"), Some(dir), &env);
-        Self { a, b, proxy, url }
+        Self {
+            a,
+            b,
+            proxy,
+            url,
+            prefix,
+        }
     }
 
     /// The PostgreSQL backend whose session holds the advisory lock of
@@ -408,4 +416,111 @@ fn clocks_hours_apart_expire_nothing_early() {
     assert_eq!(text(&mut res), "four hours to live");
     let kept = psql(&url, "SELECT count(*) FROM store_objects");
     assert_eq!(kept, "1", "not swept by the process ahead");
+}
+
+/// A database session of its own that takes the advisory lock
+/// `(class, id)` and holds it until dropped: what a frozen process's
+/// session does until its lease runs out.
+struct HeldLock {
+    psql: std::process::Child,
+}
+
+impl HeldLock {
+    fn take(url: &str, (class, id): (i32, i32)) -> Self {
+        use std::io::Write;
+        let mut session = std::process::Command::new("psql")
+            .args([url, "-qtA"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("psql runs");
+        let stdin = session.stdin.as_mut().expect("piped");
+        writeln!(stdin, "SELECT pg_advisory_lock({class}, {id});").expect("psql reads");
+        stdin.flush().expect("psql reads");
+        let held = format!(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+               AND classid = {class} AND objid = {id} AND objsubid = 2"
+        );
+        poll("the lock to be held", || {
+            (psql(url, &held) == "1").then_some(())
+        });
+        Self { psql: session }
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        let _ = self.psql.kill();
+        let _ = self.psql.wait();
+    }
+}
+
+/// Promise: a process frozen while it holds the eviction lock stops no
+/// upload that needs room on the other processes: they evict without it
+/// after a moment, instead of waiting out the frozen holder's lease.
+#[test]
+fn a_stuck_evictor_stops_no_upload() {
+    let p = Pair::start_with(&[("STORE_POOL_BYTES", "100000")]);
+    for i in 0..9 {
+        let res = p.a.post(&format!("/?name=f{i}.bin"), &[1u8; 10_000]);
+        assert_eq!(res.status(), 201);
+    }
+    // The eviction lock's key (store-pg: the class "stor", lock 2).
+    let _stuck = HeldLock::take(&p.url, (1_936_028_786, 2));
+    let res = p.b.post("/?name=big.bin", &[2u8; 20_000]);
+    assert_eq!(res.status(), 201, "the upload evicted what it needed");
+    let files = psql(&p.url, "SELECT count(*) FROM store_objects");
+    assert_eq!(files, "9", "one file evicted for the new one");
+}
+
+/// Starts storesrv with `env` and expects it to refuse: answers its
+/// stderr once it exited with a failure (at most 30 s).
+fn refused_start(env: &[(&str, &str)]) -> String {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_storesrv"))
+        .args(["--listen", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("data"))
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("storesrv runs");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("storesrv did not refuse to start within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "it started: {stderr}");
+    stderr
+}
+
+/// Promise: two services pointed at one bucket prefix with different
+/// databases do not both run on it: the marker object names the database
+/// that owns the prefix, and the second refuses to start (it would take
+/// the first one's bytes for orphans).
+#[test]
+fn a_prefix_belongs_to_one_database() {
+    let p = Pair::start();
+    let bucket = store_testkit::s3::bucket();
+    let other = store_testkit::pg::fresh_database();
+    let stderr = refused_start(&[
+        ("STORE_DATABASE_URL", &other),
+        ("STORE_S3_ENDPOINT", &bucket.endpoint),
+        ("STORE_S3_BUCKET", &bucket.bucket),
+        ("STORE_S3_REGION", &bucket.region),
+        ("STORE_S3_ACCESS_KEY_ID", &bucket.access_key_id),
+        ("STORE_S3_SECRET_ACCESS_KEY", &bucket.secret_access_key),
+        ("STORE_S3_PREFIX", &p.prefix),
+    ]);
+    assert!(stderr.contains("STORE_S3_PREFIX"), "{stderr}");
+    assert!(!stderr.contains(&bucket.secret_access_key), "{stderr}");
+    assert_eq!(p.a.get("/healthz").status(), 200, "the owner serves on");
 }

@@ -399,7 +399,7 @@ impl Server {
     /// Waits (up to 20 s) until no delete waits in the queue of the
     /// server's PostgreSQL database, if it has one: bytes no record names
     /// are deleted by a drainer thread a moment after the change.
-    fn wait_for_queued_deletes(&self) {
+    pub fn wait_for_queued_deletes(&self) {
         let Some((_, url)) = self.env.iter().find(|(k, _)| k == "STORE_DATABASE_URL") else {
             return;
         };

@@ -43,7 +43,18 @@ impl Records {
     pub fn blob_store(&self, config: &Config) -> Result<Arc<dyn BlobStore>, String> {
         let random = Arc::new(OsRandom);
         if let Some(s3) = &config.s3 {
-            return Ok(Arc::new(s3_blobs(s3, random)?));
+            let blobs = s3_blobs(s3, random)?;
+            // With the records in a database, the prefix is that
+            // database's: another service may not share it.
+            if let Self::Pg(pg) = self {
+                let owner = pg
+                    .identity()
+                    .map_err(|e| format!("STORE_DATABASE_URL: {}", e.message))?;
+                blobs
+                    .claim(&owner)
+                    .map_err(|e| format!("STORE_S3_PREFIX: {}", e.message))?;
+            }
+            return Ok(Arc::new(blobs));
         }
         match self {
             Self::Sled(_) => FsBlobStore::open(&config.data, random),

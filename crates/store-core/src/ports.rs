@@ -568,7 +568,11 @@ pub trait KeyLocks: Send + Sync + std::fmt::Debug {
     fn try_lock_many(&self, keys: Vec<String>) -> StorageResult<TryLocked>;
 
     /// The one lock under which eviction is decided and done, so that two
-    /// writers short of room never evict for each other's shortfall.
+    /// writers short of room never evict for each other's shortfall. An
+    /// adapter whose holder may freeze (another process) may stop waiting
+    /// after a short bound and answer a guard that excludes this process's
+    /// evictors only: a frozen holder must not stop every upload that
+    /// needs room, at the cost of a rare eviction of more than needed.
     fn lock_eviction(&self) -> StorageResult<LockGuard>;
 }
 

@@ -34,6 +34,7 @@ mod locks;
 mod rate;
 mod repo;
 mod schema;
+mod tls;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -163,17 +164,28 @@ impl PgStore {
     /// Connects to `url` (`postgres://user:pass@host:port/db`), then
     /// creates or migrates the schema (one process at a time, under an
     /// advisory lock). The password never appears in an error.
+    ///
+    /// `sslmode=require` encrypts the connections, and `verify-full` (with
+    /// `sslrootcert=FILE`, or the system's roots) checks the server's
+    /// certificate too (see `tls.rs`).
     pub fn connect(url: &str) -> Result<Self, StorageError> {
-        let config = tokio_postgres::Config::from_str(url).map_err(|e| {
+        let (plain, tls) =
+            tls::split(url).map_err(|e| StorageError::new(redact_error(&e.message, url)))?;
+        let config = tokio_postgres::Config::from_str(&plain).map_err(|e| {
             StorageError::new(format!(
                 "STORE_DATABASE_URL is not a PostgreSQL URL ({})",
                 redact_error(&e.to_string(), url)
             ))
         })?;
         let bridge = Bridge::new("store-pg")?;
-        let queries = pool(&bridge, &config, Role::Queries, QUERY_CONNECTIONS_MAX)?;
-        let locks = pool(&bridge, &config, Role::Locks, LOCK_CONNECTIONS_MAX)?;
-        let eviction = pool(&bridge, &config, Role::Locks, 1)?;
+        let queries = pool(
+            &bridge,
+            (&config, &tls),
+            Role::Queries,
+            QUERY_CONNECTIONS_MAX,
+        )?;
+        let locks = pool(&bridge, (&config, &tls), Role::Locks, LOCK_CONNECTIONS_MAX)?;
+        let eviction = pool(&bridge, (&config, &tls), Role::Locks, 1)?;
         let store = Self {
             inner: Arc::new(Inner {
                 bridge,
@@ -206,6 +218,15 @@ impl PgStore {
     /// every process decides expiry by one clock.
     pub fn clock(&self) -> Result<PgClock, StorageError> {
         PgClock::start(&self.inner)
+    }
+
+    /// The database's own id (migration 8): what a bucket prefix's marker
+    /// names as its owner.
+    pub fn identity(&self) -> Result<String, StorageError> {
+        Ok(self
+            .inner
+            .query_one("SELECT id FROM store_identity", vec![])?
+            .get(0))
     }
 
     pub fn locks(&self) -> PgLocks {
@@ -267,7 +288,7 @@ pub(crate) fn gave_up(client: deadpool_postgres::Object, deadline: Duration) -> 
 
 fn pool(
     bridge: &Bridge,
-    config: &tokio_postgres::Config,
+    (config, tls): (&tokio_postgres::Config, &tls::Tls),
     role: Role,
     max: usize,
 ) -> Result<Pool, StorageError> {
@@ -285,13 +306,17 @@ fn pool(
     };
     config.options(&options);
     config.application_name("storesrv");
-    let manager = Manager::from_config(
-        config,
-        tokio_postgres::NoTls,
-        ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
-        },
-    );
+    let manager_config = ManagerConfig {
+        recycling_method: RecyclingMethod::Fast,
+    };
+    let manager = match tls {
+        tls::Tls::Off => Manager::from_config(config, tokio_postgres::NoTls, manager_config),
+        tls::Tls::On(client) => Manager::from_config(
+            config,
+            tokio_postgres_rustls::MakeRustlsConnect::new((**client).clone()),
+            manager_config,
+        ),
+    };
     let _entered = bridge.enter();
     Pool::builder(manager)
         .max_size(max)

@@ -20,6 +20,11 @@
 //! the advisory locks in the database, [`LOCK_WAIT`] in all, after which
 //! the request fails with 503 `unavailable` and may be retried.
 //!
+//! Eviction is the exception: an evictor waits for the cross-process
+//! eviction lock one second at most, then evicts under its own process's
+//! lock alone, since a frozen evictor must not stop every upload that
+//! needs room (CONTRACT.md, "Faults in a cluster").
+//!
 //! In front of the database sits the in-process [`StripedLocks`]: writers
 //! of one key in one process queue in memory, so that a burst of writes to
 //! one dir holds one connection, not one per waiting request.
@@ -44,6 +49,11 @@ pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// A lock session idle this long is ended by the server, which releases
 /// its locks: how long a frozen holder keeps others from a key, at most.
 pub(crate) const LOCK_LEASE: Duration = Duration::from_secs(10);
+/// How long an evictor waits for the cross-process eviction lock before it
+/// evicts under this process's lock alone (see [`PgLocks::lock_eviction`]).
+const EVICTION_WAIT: Duration = Duration::from_secs(1);
+/// The pause between two tries of the eviction lock.
+const EVICTION_RETRY: Duration = Duration::from_millis(25);
 /// How often a live holder shows the server its session is in use.
 const LOCK_HEARTBEAT: Duration = Duration::from_secs(2);
 /// The first pause between two tries of a busy stripe in this process;
@@ -276,25 +286,45 @@ impl KeyLocks for PgLocks {
         let pool = self.inner.eviction.clone();
         let session = self.inner.bridge.run(async move {
             let session = pool.get().await.map_err(pool_error)?;
-            let locked = tokio::time::timeout(LOCK_WAIT, async {
-                session
-                    .execute(
-                        "SELECT pg_advisory_lock($1, $2)",
-                        &[&EVICTION_LOCK.0, &EVICTION_LOCK.1],
-                    )
-                    .await
-                    .map_err(db_error)
-            })
-            .await;
-            match locked {
-                Ok(Ok(_)) => Ok(session),
-                Ok(Err(e)) => Err(e),
-                Err(_) => {
-                    drop(Object::take(session));
-                    Err(busy("the eviction lock"))
+            let deadline = tokio::time::Instant::now() + EVICTION_WAIT;
+            loop {
+                let tried = tokio::time::timeout(crate::STATEMENT_DEADLINE, async {
+                    session
+                        .query_one(
+                            "SELECT pg_try_advisory_lock($1, $2)",
+                            &[&EVICTION_LOCK.0, &EVICTION_LOCK.1],
+                        )
+                        .await
+                        .map_err(db_error)
+                })
+                .await;
+                let got: bool = match tried {
+                    Ok(row) => row?.get(0),
+                    Err(_) => return Err(crate::gave_up(session, crate::STATEMENT_DEADLINE)),
+                };
+                if got {
+                    return Ok(Some(session));
                 }
+                if tokio::time::Instant::now() + EVICTION_RETRY > deadline {
+                    return Ok(None);
+                }
+                tokio::time::sleep(EVICTION_RETRY).await;
             }
         })?;
-        Ok(self.guard(session, local))
+        match session {
+            Some(session) => Ok(self.guard(session, local)),
+            None => {
+                // Held elsewhere for longer than a live evictor holds it:
+                // most likely by a process that froze. Evicting without it
+                // may free one shortfall more than needed when two
+                // evictions overlap; waiting would stop every upload that
+                // needs room, on every process, for the holder's lease.
+                tracing::warn!(
+                    "the eviction lock stayed busy for {} ms; evicting without it",
+                    EVICTION_WAIT.as_millis()
+                );
+                Ok(local)
+            }
+        }
     }
 }

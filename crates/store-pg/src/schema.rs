@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0005_totals_per_statement.sql"),
     include_str!("../migrations/0006_revisions.sql"),
     include_str!("../migrations/0007_deletion_queue.sql"),
+    include_str!("../migrations/0008_identity.sql"),
 ];
 
 /// Rows the listings backfill reads per statement.

@@ -118,6 +118,7 @@ fn the_listings_migration_indexes_the_records_written_before_it() {
          ALTER TABLE store_objects DROP COLUMN rev;
          DROP SEQUENCE store_rev_seq;
          DROP TABLE store_doomed;
+         DROP TABLE store_identity;
          DROP TABLE store_kind_totals;
          DROP TRIGGER store_objects_count_insert ON store_objects;
          DROP TRIGGER store_objects_count_update ON store_objects;
@@ -255,4 +256,71 @@ fn a_record_write_settles_its_reservation_in_its_own_transaction() {
     assert_eq!(other.usage(Pool::Store).unwrap().used_bytes, 15);
     ledgers.settle(Pool::Store, 5);
     assert_eq!(other.usage(Pool::Store).unwrap().used_bytes, 15);
+}
+
+/// Whether the session of one of `store`'s pooled connections is
+/// encrypted, as the server sees it.
+fn encrypted(store: &PgStore) -> bool {
+    store
+        .inner
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            vec![],
+        )
+        .unwrap()
+        .get(0)
+}
+
+/// The certificate authority of the test cluster's server certificate:
+/// scripts/pg-cluster writes `ca.pem` beside it.
+fn test_ca() -> String {
+    let cert = pg::psql(&pg::cluster_url(), "SHOW ssl_cert_file");
+    assert!(
+        pg::psql(&pg::cluster_url(), "SHOW ssl") == "on" && cert.ends_with("server.pem"),
+        "the TLS test needs a cluster with TLS on, as scripts/pg-cluster starts one"
+    );
+    cert.replace("server.pem", "ca.pem")
+}
+
+/// CONTRACT.md: STORE_DATABASE_URL honours sslmode=require and
+/// sslmode=verify-full with sslrootcert=, as managed services need; a
+/// server whose certificate the roots do not vouch for is refused.
+#[test]
+fn tls_is_used_when_asked_for_and_the_server_is_checked() {
+    let url = pg::fresh_database();
+    let plain = PgStore::connect(&url).unwrap();
+    assert!(!encrypted(&plain), "no sslmode, no TLS");
+    let required = PgStore::connect(&format!("{url}?sslmode=require")).unwrap();
+    assert!(encrypted(&required), "sslmode=require encrypts");
+    let ca = test_ca();
+    let verified =
+        PgStore::connect(&format!("{url}?sslmode=verify-full&sslrootcert={ca}")).unwrap();
+    assert!(encrypted(&verified), "verify-full encrypts");
+    verified.repository().ping().unwrap();
+    // Another CA's certificate (a throwaway one of this test's own): the
+    // server is not vouched for, so no connection is made.
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.pem");
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=another CA", "-keyout"])
+        .arg(dir.path().join("other.key"))
+        .arg("-out")
+        .arg(&other)
+        .output()
+        .expect("openssl runs");
+    assert!(made.status.success());
+    let refused = PgStore::connect(&format!(
+        "{url}?sslmode=verify-full&sslrootcert={}",
+        other.display()
+    ));
+    let e = refused.expect_err("a server the roots do not vouch for is refused");
+    assert_eq!(e.kind, store_core::StorageErrorKind::Unavailable, "{e}");
+    assert!(!e.message.contains(&password(&url)), "{e}");
+}
+
+fn password(url: &str) -> String {
+    password_of(url).unwrap_or_default().to_string()
 }

@@ -73,6 +73,9 @@ const RETRY_TIMEOUT_SECS: u64 = 5;
 
 /// The marker object's name under the prefix.
 const MARKER: &str = "storesrv";
+/// The start of the marker's line that names the database owning the
+/// prefix ([`S3Blobs::claim`]).
+const MARKER_OWNER: &str = "owner: ";
 
 /// Where the bytes live and how to reach them. `Debug` never shows the
 /// secret.
@@ -159,15 +162,56 @@ impl S3Blobs {
                 bridge: Bridge::new("store-s3")?,
             }),
         };
-        blobs.write_marker()?;
+        if blobs.marker_owner()?.is_none() {
+            blobs.write_marker(None)?;
+        }
         Ok(blobs)
     }
 
-    fn write_marker(&self) -> StorageResult<()> {
+    /// Claims the prefix for the store whose records' database is `owner`
+    /// (its id): the marker object names it from now on. A prefix that
+    /// another database already owns is refused, so that two services
+    /// never share one prefix (each would collect the other's bytes as
+    /// orphans). A marker that names no owner (written before owners
+    /// were named, or by a store without a database) is taken over.
+    pub fn claim(&self, owner: &str) -> StorageResult<()> {
+        match self.marker_owner()?.flatten() {
+            Some(other) if other != owner => Err(StorageError::new(format!(
+                "the key prefix of {} belongs to another store (database {other}): two services \
+                 on one prefix would delete each other's bytes; give this one a STORE_S3_PREFIX \
+                 of its own",
+                self.shared.place
+            ))),
+            Some(_) => Ok(()),
+            None => self.write_marker(Some(owner)),
+        }
+    }
+
+    /// The owner the marker names: `None` without a marker, `Some(None)`
+    /// for a marker that names none.
+    fn marker_owner(&self) -> StorageResult<Option<Option<String>>> {
         let store = Arc::clone(&self.shared.store);
         let marker = self.shared.marker.clone();
-        let body =
-            PutPayload::from_static(b"storesrv keeps its blobs under blobs/ next to this object\n");
+        let read = self.run(async move { store.get(&marker).await?.bytes().await });
+        let body = match read {
+            Ok(body) => body,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(self.error("cannot read the marker object of", e)),
+        };
+        let owner = String::from_utf8_lossy(&body)
+            .lines()
+            .find_map(|l| l.strip_prefix(MARKER_OWNER).map(|o| o.trim().to_string()));
+        Ok(Some(owner))
+    }
+
+    fn write_marker(&self, owner: Option<&str>) -> StorageResult<()> {
+        let store = Arc::clone(&self.shared.store);
+        let marker = self.shared.marker.clone();
+        let mut text = String::from("storesrv keeps its blobs under blobs/ next to this object\n");
+        if let Some(owner) = owner {
+            text.push_str(&format!("{MARKER_OWNER}{owner}\n"));
+        }
+        let body = PutPayload::from(text.into_bytes());
         self.run(async move { store.put(&marker, body).await.map(drop) })
             .map_err(|e| self.error("cannot write the marker object to", e))
     }

@@ -39,7 +39,8 @@ pub fn fresh_database() -> String {
 
 /// Cuts the database of `url` off (new connections refused, open ones
 /// ended) or lets it be reached again: a database outage for one test,
-/// with the rest of the cluster serving the others.
+/// with the rest of the cluster serving the others. Cutting off returns
+/// once its last session has ended: `pg_terminate_backend` only asks.
 pub fn set_reachable(url: &str, reachable: bool) {
     let name = database_of(url);
     let mut sql = format!("ALTER DATABASE {name} WITH ALLOW_CONNECTIONS {reachable};");
@@ -49,6 +50,17 @@ pub fn set_reachable(url: &str, reachable: bool) {
         ));
     }
     psql(&cluster_url(), &sql);
+    if !reachable {
+        let left = format!("SELECT count(*) FROM pg_stat_activity WHERE datname = '{name}'");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while psql(&cluster_url(), &left) != "0" {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the sessions of {name} did not end in 20 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
 }
 
 /// Moves every record's expiry in the database of `url` `secs` seconds
