@@ -53,6 +53,11 @@ impl Pair {
         let dir = tempfile::tempdir().expect("temp dir");
         let a = Server::on(dir.path().join("a"), None, &env);
         let b = Server::on(dir.path().join("b"), Some(dir), &env);
+        // The bucket is listed once after each start: done before a test
+        // holds or counts requests.
+        for server in [&a, &b] {
+            server.wait_for_every_log("orphan collection done");
+        }
         Self {
             a,
             b,
@@ -60,6 +65,13 @@ impl Pair {
             url,
             prefix,
         }
+    }
+
+    /// Waits until a request of `method` is held at the proxy.
+    fn held(&self, method: &str) {
+        poll("a request held at the bucket", || {
+            (self.proxy.waiting(method) == 1).then_some(())
+        });
     }
 
     /// The PostgreSQL backend whose session holds the advisory lock of
@@ -86,6 +98,17 @@ impl Pair {
             (psql(&self.url, &gone) == "0").then_some(())
         });
     }
+}
+
+/// A text of 100 KiB that starts with `first` and ends with a newline:
+/// larger than the blobs a process keeps in memory, so that every read of
+/// it goes to the bucket (and through the fault proxy).
+fn big_text(first: &str) -> String {
+    let mut text = format!("{first}\n");
+    while text.len() < 100 * 1024 {
+        text.push_str("padding padding padding padding padding padding padding\n");
+    }
+    text
 }
 
 /// Calls `f` every 20 ms until it answers, for at most 30 s.
@@ -135,18 +158,21 @@ fn status_and_body(mut res: Response<Body>) -> (u16, Vec<u8>) {
 #[test]
 fn a_once_file_survives_a_lost_lock_session() {
     let p = Pair::start();
-    let id = json(&mut p.a.post("/?name=secret.txt&once=1", b"the secret"))["id"]
+    let secret = big_text("the secret");
+    let id = json(&mut p.a.post("/?name=secret.txt&once=1", secret.as_bytes()))["id"]
         .as_str()
         .unwrap()
         .to_string();
-    p.proxy
-        .set("GET", Some(Fault::Delay(Duration::from_secs(3))));
+    // The first reader's bytes come back from the bucket, and wait there.
+    p.proxy.hold_next("GET");
     let path = format!("/{id}");
     let (first, second) = std::thread::scope(|s| {
         let first = s.spawn(|| status_and_body(p.a.get(&path)));
+        p.held("GET");
         let holder = p.lock_holder(&id);
         p.terminate(holder);
         let second = status_and_body(p.b.get(&path));
+        p.proxy.release("GET");
         (first.join().unwrap(), second)
     });
     let served: Vec<_> = [&first, &second]
@@ -154,11 +180,10 @@ fn a_once_file_survives_a_lost_lock_session() {
         .filter(|(s, _)| *s == 200)
         .collect();
     assert_eq!(served.len(), 1, "served once: {first:?} {second:?}");
-    assert_eq!(served[0].1, b"the secret", "whole");
+    assert_eq!(served[0].1, secret.as_bytes(), "whole");
     for (status, _) in [&first, &second] {
         assert!([200, 404, 503].contains(status), "{first:?} {second:?}");
     }
-    p.proxy.set("GET", None);
     assert_eq!(p.a.get(&path).status(), 404, "and gone after");
 }
 
@@ -171,26 +196,28 @@ fn appends_survive_a_lost_lock_session() {
     let p = Pair::start();
     assert_eq!(p.a.post_empty("/?dir=1&name=faultlog", &[]).status(), 201);
     assert_eq!(
-        p.a.put("/d/faultlog/log.txt", &[], b"start\n").status(),
+        p.a.put("/d/faultlog/log.txt", &[], big_text("start").as_bytes())
+            .status(),
         200
     );
-    p.proxy
-        .set("GET", Some(Fault::Delay(Duration::from_secs(3))));
+    // The first PATCH's read of the old content waits at the bucket.
+    p.proxy.hold_next("GET");
     let (first, second) = std::thread::scope(|s| {
         let first = s.spawn(|| {
             p.a.patch("/d/faultlog/log.txt", &[], b"from a\n")
                 .status()
                 .as_u16()
         });
+        p.held("GET");
         let holder = p.lock_holder("d/faultlog");
         p.terminate(holder);
         let second =
             p.b.patch("/d/faultlog/log.txt", &[], b"from b\n")
                 .status()
                 .as_u16();
+        p.proxy.release("GET");
         (first.join().unwrap(), second)
     });
-    p.proxy.set("GET", None);
     let mut res = p.b.get("/d/faultlog/log.txt");
     let content = text(&mut res);
     for (status, line) in [(first, "from a\n"), (second, "from b\n")] {
@@ -202,7 +229,7 @@ fn appends_survive_a_lost_lock_session() {
             assert_eq!(times, 0, "a refused line is not applied: {content:?}");
         }
     }
-    assert!(content.starts_with("start\n"), "{content:?}");
+    assert!(content.starts_with(&big_text("start")), "the start is kept");
 }
 
 /// Promise: a process frozen while it works on an object delays the other
@@ -213,18 +240,24 @@ fn appends_survive_a_lost_lock_session() {
 fn a_frozen_lock_holder_stops_no_one_for_long() {
     let p = Pair::start();
     assert_eq!(p.a.post_empty("/?dir=1&name=frozen", &[]).status(), 201);
-    assert_eq!(p.a.put("/d/frozen/log.txt", &[], b"start\n").status(), 200);
-    p.proxy
-        .set("GET", Some(Fault::Delay(Duration::from_secs(2))));
+    let start = big_text("start");
+    assert_eq!(
+        p.a.put("/d/frozen/log.txt", &[], start.as_bytes()).status(),
+        200
+    );
+    // The first PATCH waits at the bucket while it holds the dir's lock,
+    // and its process is frozen there.
+    p.proxy.hold_next("GET");
     std::thread::scope(|s| {
         let late = s.spawn(|| {
             p.a.patch("/d/frozen/log.txt", &[], b"late\n")
                 .status()
                 .as_u16()
         });
+        p.held("GET");
         p.lock_holder("d/frozen");
         signal(p.a.pid(), "-STOP");
-        p.proxy.set("GET", None);
+        p.proxy.release("GET");
         // Every try answers (the harness's client gives up after 30 s,
         // which fails the test); within 30 s of the freeze one lands.
         let frozen_at = Instant::now();
@@ -248,7 +281,7 @@ fn a_frozen_lock_holder_stops_no_one_for_long() {
         assert_eq!(late, 503, "the frozen process's write is refused");
     });
     let mut res = p.b.get("/d/frozen/log.txt");
-    assert_eq!(text(&mut res), "start\nawake\n");
+    assert_eq!(text(&mut res), format!("{start}awake\n"));
 }
 
 /// Promise: with the records in sled and the bytes in a bucket, a bucket
@@ -271,6 +304,7 @@ fn a_hanging_bucket_leaves_the_probes_answering() {
     ];
     let dir = tempfile::tempdir().expect("temp dir");
     let server = Server::on(dir.path().join("data"), Some(dir), &env);
+    server.wait_for_every_log("orphan collection done");
     // Larger than the process's cache of small blobs keeps: read from the
     // bucket every time.
     let id = server.upload("hang.bin", &vec![7u8; 100 * 1024])["id"]
@@ -347,13 +381,15 @@ fn a_bucket_refusing_deletes_fails_no_committed_request() {
 /// answers 404, and each answers one whole version.
 #[test]
 fn reads_during_replaces_never_miss_the_bytes() {
-    let p = Pair::start();
+    // The grace of deleted bytes as in production (the harness makes it 0).
+    let p = Pair::start_with(&[("STORE_DELETE_GRACE_SECS", "3600")]);
     let id = json(&mut p.a.post("/?name=live.txt", b"version 0"))["id"]
         .as_str()
         .unwrap()
         .to_string();
+    // Each read reaches the bucket 50 ms after its record was read.
     p.proxy
-        .set("GET", Some(Fault::Delay(Duration::from_millis(50))));
+        .set("GET", Some(Fault::Stall(Duration::from_millis(50))));
     let path = format!("/{id}");
     let done = std::sync::atomic::AtomicBool::new(false);
     let reads = std::thread::scope(|s| {

@@ -49,8 +49,9 @@ impl App {
     /// it in the record's own transaction where the repository can
     /// (PostgreSQL: no moment counts the bytes twice, so no writer short of
     /// room evicts for bytes already recorded). Kept even when the write
-    /// failed: it may have landed, and the next start reads the totals kept
-    /// with the records and collects orphan blobs.
+    /// failed in a way that may have landed (the next start reads the
+    /// totals kept with the records and collects orphan blobs); given back
+    /// when it was refused as a conflict, which wrote nothing.
     /// The write is conditional on the record being at `rev` (the one the
     /// caller read under the key's lock).
     /// `doomed` are the blobs the record stops naming (see

@@ -103,11 +103,14 @@ pub trait Random: Send + Sync {
     fn fill(&self, buf: &mut [u8]);
 }
 
-/// The revision of a record as its repository stored it. It changes with
-/// every write of the record, and a record removed and created again never
-/// gets a revision it had before; so a write conditioned on the revision
-/// it read ([`Repository::replace`], [`Repository::remove_at`]) finds out
-/// whether anyone wrote in between. It is the fencing token that keeps a
+/// The revision of a record as its repository stored it. It changes
+/// whenever the record changes, and a record removed and created again
+/// with other contents never gets a revision it had before; so a write
+/// conditioned on the revision it read ([`Repository::replace`],
+/// [`Repository::remove_at`]) finds out whether anyone changed the record
+/// in between. (An adapter may give equal contents equal revisions, as
+/// sled's hash does: a write decided on a record is still right for an
+/// equal one.) It is the fencing token that keeps a
 /// process that lost its lock (a lost database session, a freeze) from
 /// writing over newer state. Opaque: only the repository that answered it
 /// knows what the number means.

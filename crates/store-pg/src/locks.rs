@@ -48,12 +48,25 @@ const EVICTION_LOCK: (i32, i32) = (crate::ADVISORY_CLASS, 2);
 pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// A lock session idle this long is ended by the server, which releases
 /// its locks: how long a frozen holder keeps others from a key, at most.
-pub(crate) const LOCK_LEASE: Duration = Duration::from_secs(10);
+const LOCK_LEASE: Duration = Duration::from_secs(10);
 /// How long an evictor waits for the cross-process eviction lock before it
 /// evicts under this process's lock alone (see [`PgLocks::lock_eviction`]).
 const EVICTION_WAIT: Duration = Duration::from_secs(1);
 /// The pause between two tries of the eviction lock.
 const EVICTION_RETRY: Duration = Duration::from_millis(25);
+/// The lease, set on a lock session in the statements that take its
+/// locks: the server ends the session once it stays idle [`LOCK_LEASE`]
+/// (`idle_session_timeout`), which releases its locks. Set per holding
+/// rather than per connection, so that idle sessions in the pool are not
+/// ended (and reconnected) every ten seconds.
+fn lease_on() -> String {
+    format!(
+        "set_config('idle_session_timeout', '{}', false)",
+        LOCK_LEASE.as_millis()
+    )
+}
+/// Lifts the lease when the locks are given back.
+const LEASE_OFF: &str = "set_config('idle_session_timeout', '0', false)";
 /// How often a live holder shows the server its session is in use.
 const LOCK_HEARTBEAT: Duration = Duration::from_secs(2);
 /// The first pause between two tries of a busy stripe in this process;
@@ -107,9 +120,10 @@ async fn keep(session: Object, mut release: oneshot::Receiver<()>) {
             }
         }
     }
+    // Unlocked, the session is an idle one of the pool again: no lease.
     let unlocked = tokio::time::timeout(
         crate::STATEMENT_DEADLINE,
-        session.batch_execute("SELECT pg_advisory_unlock_all()"),
+        session.batch_execute(&format!("SELECT pg_advisory_unlock_all(), {LEASE_OFF}")),
     )
     .await;
     if !matches!(unlocked, Ok(Ok(()))) {
@@ -180,15 +194,24 @@ impl PgLocks {
         keys.sort();
         keys.dedup();
         let pool = pool.clone();
-        let patience = deadline.saturating_duration_since(Instant::now());
         self.inner.bridge.run(async move {
-            let session = pool.get().await.map_err(pool_error)?;
+            // The wait for a connection counts against the same patience.
+            let wait = Timeouts {
+                wait: Some(deadline.saturating_duration_since(Instant::now())),
+                ..pool.timeouts()
+            };
+            let session = pool.timeout_get(&wait).await.map_err(pool_error)?;
+            let patience = deadline.saturating_duration_since(Instant::now());
             let locked = tokio::time::timeout(patience, async {
+                let lease = session
+                    .prepare_cached(&format!(
+                        "SELECT {}, pg_advisory_lock(hashtextextended($1, 0))",
+                        lease_on()
+                    ))
+                    .await
+                    .map_err(db_error)?;
                 for key in &keys {
-                    session
-                        .execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", &[key])
-                        .await
-                        .map_err(db_error)?;
+                    session.execute(&lease, &[key]).await.map_err(db_error)?;
                 }
                 Ok(())
             })
@@ -240,18 +263,23 @@ impl KeyLocks for PgLocks {
                 return Ok((None, wanted));
             };
             let answer = tokio::time::timeout(crate::STATEMENT_DEADLINE, async {
-                session
-                    .query(
-                        "SELECT k FROM unnest($1::text[]) AS k
-                         WHERE pg_try_advisory_lock(hashtextextended(k, 0))",
-                        &[&wanted],
-                    )
-                    .await
-                    .map_err(db_error)
+                let sql = format!(
+                    "WITH lease AS (SELECT {})
+                     SELECT k FROM lease, unnest($1::text[]) AS k
+                     WHERE pg_try_advisory_lock(hashtextextended(k, 0))",
+                    lease_on()
+                );
+                session.query(&sql, &[&wanted]).await.map_err(db_error)
             })
             .await;
             let rows = match answer {
-                Ok(rows) => rows?,
+                Ok(Ok(rows)) => rows,
+                // The statement may have taken some of the locks before it
+                // failed: the session is closed, which releases them.
+                Ok(Err(e)) => {
+                    drop(Object::take(session));
+                    return Err(e);
+                }
                 Err(_) => return Err(crate::gave_up(session, crate::STATEMENT_DEADLINE)),
             };
             let got: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
@@ -291,7 +319,11 @@ impl KeyLocks for PgLocks {
                 let tried = tokio::time::timeout(crate::STATEMENT_DEADLINE, async {
                     session
                         .query_one(
-                            "SELECT pg_try_advisory_lock($1, $2)",
+                            &format!(
+                                "SELECT got, CASE WHEN got THEN {} END
+                                 FROM (SELECT pg_try_advisory_lock($1, $2) AS got) AS t",
+                                lease_on()
+                            ),
                             &[&EVICTION_LOCK.0, &EVICTION_LOCK.1],
                         )
                         .await

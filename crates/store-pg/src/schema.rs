@@ -31,7 +31,19 @@ const MIGRATION_LOCK: (i32, i32) = (crate::ADVISORY_CLASS, 1);
 pub(crate) fn migrate(inner: &Inner) -> Result<(), StorageError> {
     let pool = inner.queries.clone();
     inner.bridge.run(async move {
-        let mut client = pool.get().await.map_err(pool_error)?;
+        let client = pool.get().await.map_err(pool_error)?;
+        // A migration rewrites every record (migration 6 numbers them) and
+        // a process starting beside another waits for its migration: no
+        // request's bound applies. This session lifts them, and is closed
+        // afterwards rather than pooled with them lifted.
+        client
+            .batch_execute(
+                "SET statement_timeout = 0; SET lock_timeout = 0;
+                 SET idle_in_transaction_session_timeout = 0",
+            )
+            .await
+            .map_err(db_error)?;
+        let client = Unpooled(Some(client));
         client
             .execute(
                 "SELECT pg_advisory_lock($1, $2)",
@@ -39,7 +51,8 @@ pub(crate) fn migrate(inner: &Inner) -> Result<(), StorageError> {
             )
             .await
             .map_err(db_error)?;
-        let result = apply(&mut client).await;
+        let mut client = client;
+        let result = apply(client.session()).await;
         // Released even when a migration failed, so that another process
         // may try (and report the same failure).
         let unlocked = client
@@ -52,6 +65,31 @@ pub(crate) fn migrate(inner: &Inner) -> Result<(), StorageError> {
         unlocked.map_err(db_error)?;
         Ok(())
     })
+}
+
+/// A pooled session that is closed when dropped, never given back.
+struct Unpooled(Option<deadpool_postgres::Object>);
+
+impl Unpooled {
+    fn session(&mut self) -> &mut deadpool_postgres::Object {
+        self.0.as_mut().expect("held until dropped")
+    }
+}
+
+impl std::ops::Deref for Unpooled {
+    type Target = deadpool_postgres::Object;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref().expect("held until dropped")
+    }
+}
+
+impl Drop for Unpooled {
+    fn drop(&mut self) {
+        if let Some(session) = self.0.take() {
+            drop(deadpool_postgres::Object::take(session));
+        }
+    }
 }
 
 async fn apply(client: &mut deadpool_postgres::Object) -> Result<(), StorageError> {

@@ -201,10 +201,11 @@ impl TxIndexes<'_> {
 }
 
 /// The revision of a record stored as `bytes`: a hash of them. A record
-/// is written whole, so any write that changes it changes its bytes (its
-/// `updated_at` at least), and a record made again under a removed key
-/// has fresh tokens and instants, never the bytes it had. Revisions live
-/// only in the process that reads them, so the hash needs no stable seed.
+/// is written whole, so a write that changes it changes its bytes, and a
+/// record made again under a removed key has fresh tokens and instants.
+/// Equal bytes (a like given and taken back) get the same revision, which
+/// the port allows: a write decided on them is still right. Revisions live
+/// only in the process that reads them.
 fn rev_of(bytes: &[u8]) -> Rev {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();

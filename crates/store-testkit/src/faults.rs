@@ -30,6 +30,9 @@ pub enum Fault {
     /// Holds the request without an answer until the fault is cleared,
     /// then passes it on: a bucket that hangs.
     Hang,
+    /// Waits this long, then passes the request on: a slow way to the
+    /// bucket, whose reads see the state of the moment they arrive.
+    Stall(Duration),
 }
 
 /// Largest request head the proxy reads.
@@ -44,6 +47,17 @@ struct State {
     seen: HashMap<String, usize>,
     /// Requests of each method held or delayed right now.
     waiting: HashMap<String, usize>,
+    /// One-shot holds ([`FaultProxy::hold_next`]), by method.
+    holds: HashMap<String, Hold>,
+}
+
+/// Where a one-shot hold of a method stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// The next request of the method will be held.
+    Armed,
+    /// A request was passed on and its answer is held.
+    Holding,
 }
 
 /// A running proxy. Dropping it stops taking connections.
@@ -103,6 +117,20 @@ impl FaultProxy {
         };
     }
 
+    /// Passes the next request of `method` on at once and holds its answer
+    /// until [`FaultProxy::release`]: one request that the bucket served
+    /// and that waits, while others go through.
+    pub fn hold_next(&self, method: &str) {
+        lock(&self.state)
+            .holds
+            .insert(method.to_string(), Hold::Armed);
+    }
+
+    /// Lets the answer held by [`FaultProxy::hold_next`] go.
+    pub fn release(&self, method: &str) {
+        lock(&self.state).holds.remove(method);
+    }
+
     /// Requests of `method` seen so far.
     pub fn seen(&self, method: &str) -> usize {
         lock(&self.state).seen.get(method).copied().unwrap_or(0)
@@ -120,7 +148,9 @@ impl Drop for FaultProxy {
         // Wake the accept loop so that it sees the word.
         let _ = TcpStream::connect(self.addr);
         // Release every held request.
-        lock(&self.state).faults.clear();
+        let mut st = lock(&self.state);
+        st.faults.clear();
+        st.holds.clear();
     }
 }
 
@@ -129,17 +159,37 @@ fn serve(conn: TcpStream, upstream: &str, state: &Mutex<State>) {
     let mut out = conn.try_clone().expect("a socket clone");
     let mut input = BufReader::new(conn);
     while let Some((method, head, body)) = read_request(&mut input) {
-        let fault = {
+        let (fault, held) = {
             let mut st = lock(state);
             *st.seen.entry(method.clone()).or_default() += 1;
-            st.faults.get(&method).copied()
+            let held = st.holds.get(&method) == Some(&Hold::Armed);
+            if held {
+                st.holds.insert(method.clone(), Hold::Holding);
+            }
+            (st.faults.get(&method).copied(), held)
         };
+        if held {
+            let answer = forward(upstream, &head, &body);
+            waiting(state, &method, || {
+                while lock(state).holds.get(&method) == Some(&Hold::Holding) {
+                    std::thread::sleep(HANG_POLL);
+                }
+            });
+            if out.write_all(&answer).is_err() {
+                return;
+            }
+            continue;
+        }
         let answer = match fault {
             Some(Fault::Fail(status)) => failure(status),
             Some(Fault::Delay(d)) => {
                 let answer = forward(upstream, &head, &body);
                 waiting(state, &method, || std::thread::sleep(d));
                 answer
+            }
+            Some(Fault::Stall(d)) => {
+                waiting(state, &method, || std::thread::sleep(d));
+                forward(upstream, &head, &body)
             }
             Some(Fault::Hang) => {
                 waiting(state, &method, || {

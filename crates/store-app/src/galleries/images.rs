@@ -179,7 +179,12 @@ impl App {
             }
             // Maybe written, maybe not: an unlisted image expires on its
             // own, and its bytes go with it (or with the orphan collection).
-            Err(e) => return Err(e.into()),
+            // Its room stays taken as if it was: the next start counts the
+            // records again.
+            Err(e) => {
+                reservation.keep();
+                return Err(e.into());
+            }
         }
         reservation.keep();
         g.images.push(image.id.clone());
@@ -279,8 +284,12 @@ impl App {
         }
         if !inserted.is_empty() {
             if let Err(e) = self.ports.repo.replace(key, rev, &obj, &[]) {
-                // Nothing points at the new previews: do not leave them.
-                self.remove_blobs(&inserted);
+                // Nothing points at the new previews if the write was
+                // refused; any other failure may have landed, and then the
+                // record names them.
+                for b in &inserted {
+                    self.discard_if_unwritten(&e, b);
+                }
                 return Err(e.into());
             }
         }
