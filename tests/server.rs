@@ -437,3 +437,60 @@ fn no_metrics_listener_unless_asked_for() {
     assert!(!s.log().contains("metrics served at"));
     assert_error(&mut s.get("/metrics"), 404, "not_found");
 }
+
+/// An upload refused before its body is read (413 over the size limit, a
+/// 401 without the upload token) reaches a client that sends its whole
+/// body before it reads, as a proxy does: the server reads the rest and
+/// drops it (lingering close, as nginx does) instead of closing on it,
+/// which would answer the client's bytes with a reset.
+#[test]
+fn an_early_refusal_reaches_a_client_still_sending() {
+    let s = Server::with_env(&[
+        ("STORE_MAX_FILE_BYTES", "1000"),
+        ("STORE_UPLOAD_TOKEN", "the-upload-token"),
+    ]);
+    for (query, auth, status) in [
+        ("?name=big.bin", "Bearer the-upload-token", "413"),
+        ("?name=anyone.bin", "Bearer a-wrong-token", "401"),
+    ] {
+        let answer = send_whole_then_read(&s, query, auth, 8 * 1024 * 1024);
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "{status}: {}",
+            answer.lines().next().unwrap_or_default()
+        );
+        assert!(
+            answer.contains("\"code\""),
+            "the JSON error arrives: {answer}"
+        );
+    }
+}
+
+/// Sends a POST of `len` bytes whole, as a client that does not read until
+/// it has sent everything, then reads the answer. Panics if the server
+/// resets the connection on the way.
+fn send_whole_then_read(s: &Server, query: &str, auth: &str, len: usize) -> String {
+    use std::io::{Read, Write};
+    let addr = s.url("").trim_start_matches("http://").to_string();
+    let mut conn = std::net::TcpStream::connect(addr).expect("connect");
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    conn.set_write_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let head = format!(
+        "POST /{query} HTTP/1.1\r\nHost: x\r\nAuthorization: {auth}\r\nContent-Length: {len}\r\n\r\n"
+    );
+    conn.write_all(head.as_bytes()).expect("the head is sent");
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut sent = 0;
+    while sent < len {
+        let n = chunk.len().min(len - sent);
+        conn.write_all(&chunk[..n])
+            .unwrap_or_else(|e| panic!("the body is sent whole ({sent} of {len} bytes): {e}"));
+        sent += n;
+    }
+    let mut answer = Vec::new();
+    conn.read_to_end(&mut answer)
+        .unwrap_or_else(|e| panic!("the answer is read: {e}"));
+    String::from_utf8_lossy(&answer).into_owned()
+}

@@ -70,6 +70,7 @@ mod fair;
 mod handlers;
 mod help;
 pub mod lanes;
+mod linger;
 mod metrics;
 mod negotiate;
 mod openapi;

@@ -16,6 +16,7 @@ use store_app::App;
 
 use crate::body::{BoxError, RequestBody};
 use crate::handlers;
+use crate::linger::Lingering;
 use crate::respond::Res;
 use crate::server::Shared;
 use crate::ServeOptions;
@@ -153,7 +154,10 @@ impl StoreService {
             .peer
             .or_else(|| req.extensions().get::<PeerAddr>().map(|p| p.0))
             .unwrap_or_else(unknown_peer);
-        let req = req.map(|b| RequestBody::new(b.map_err(Into::into)));
+        // A body a refusal leaves unread is read and dropped after the
+        // answer, unless the client waits for leave to send it.
+        let linger = !expects_continue(req.headers());
+        let req = req.map(|b| RequestBody::new(Lingering::new(b.map_err(Into::into), linger)));
         let started = Instant::now();
         let method = req.method().clone();
         let app = Arc::clone(&self.app);
@@ -175,6 +179,13 @@ impl StoreService {
         );
         res
     }
+}
+
+/// Whether the client waits for `100 Continue` before it sends its body.
+fn expects_continue(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"))
 }
 
 /// The address of a request whose host named no client: all such requests
