@@ -98,44 +98,40 @@ pub const DRAIN_IDLE: Duration = Duration::from_secs(2);
 
 /// Deletes queued blobs as they come due, until told to stop.
 fn drain_until_stopped(app: &App, stopping: &(Mutex<bool>, Condvar)) {
-    let (flag, wake) = stopping;
-    loop {
-        let pause = match app.drain_deletes(DRAIN_BATCH) {
-            Ok(n) if n == DRAIN_BATCH => Duration::ZERO,
-            Ok(_) => DRAIN_IDLE,
-            Err(e) => {
-                tracing::error!(error = %e, "draining the deletion queue failed");
-                DRAIN_IDLE
-            }
-        };
-        let stopped = flag.lock().unwrap_or_else(PoisonError::into_inner);
-        let (stopped, _) = wake
-            .wait_timeout_while(stopped, pause, |stopped| !*stopped)
-            .unwrap_or_else(PoisonError::into_inner);
-        if *stopped {
-            return;
+    rounds_until_stopped(stopping, || match app.drain_deletes(DRAIN_BATCH) {
+        Ok(n) if n == DRAIN_BATCH => Duration::ZERO,
+        Ok(_) => DRAIN_IDLE,
+        Err(e) => {
+            tracing::error!(error = %e, "draining the deletion queue failed");
+            DRAIN_IDLE
         }
-    }
+    });
 }
 
 /// Sweeps expired objects, sleeping until the next expiry (or at most
 /// [`SWEEP_IDLE_MAX`]) in between, until told to stop.
 fn sweep_until_stopped(app: &App, stopping: &(Mutex<bool>, Condvar)) {
+    rounds_until_stopped(stopping, || match app.sweep(SWEEP_BATCH) {
+        Ok(report) if report.removed == SWEEP_BATCH => Duration::ZERO,
+        Ok(report) => {
+            if report.removed > 0 {
+                tracing::info!(removed = report.removed, "expired objects swept");
+            }
+            next_pause(app.now(), report.next_expiry)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "sweep failed");
+            SWEEP_IDLE_MAX
+        }
+    });
+}
+
+/// Runs `round` again and again, each time sleeping the pause it answers,
+/// until the stop flag is set (which also cuts a sleep short).
+fn rounds_until_stopped(stopping: &(Mutex<bool>, Condvar), mut round: impl FnMut() -> Duration) {
     let (flag, wake) = stopping;
     loop {
-        let pause = match app.sweep(SWEEP_BATCH) {
-            Ok(report) if report.removed == SWEEP_BATCH => Duration::ZERO,
-            Ok(report) => {
-                if report.removed > 0 {
-                    tracing::info!(removed = report.removed, "expired objects swept");
-                }
-                next_pause(app.now(), report.next_expiry)
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "sweep failed");
-                SWEEP_IDLE_MAX
-            }
-        };
+        let pause = round();
         let stopped = flag.lock().unwrap_or_else(PoisonError::into_inner);
         let (stopped, _) = wake
             .wait_timeout_while(stopped, pause, |stopped| !*stopped)
