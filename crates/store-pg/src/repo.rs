@@ -389,14 +389,6 @@ impl Repository for PgRepository {
         Ok(())
     }
 
-    fn remove(&self, key: &str) -> StorageResult<Option<Object>> {
-        let rows = self.query(
-            "DELETE FROM store_objects WHERE key = $1 RETURNING body::text",
-            vec![Box::new(key.to_string())],
-        )?;
-        rows.first().map(|r| decode(key, r.get(0))).transpose()
-    }
-
     fn remove_dead_many(
         &self,
         keys: &[String],
