@@ -560,3 +560,89 @@ fn a_prefix_belongs_to_one_database() {
     assert!(!stderr.contains(&bucket.secret_access_key), "{stderr}");
     assert_eq!(p.a.get("/healthz").status(), 200, "the owner serves on");
 }
+
+/// Promise: bytes in flight are never collected. A multipart upload on
+/// one process has completed in the bucket, but its record is not written
+/// yet (the bucket's answer to the completion is held at the proxy), when
+/// another process starts and runs its orphan collection over the whole
+/// bucket: the upload's intent names the bytes, so the collection spares
+/// them, and the file is served whole once its record lands. The second
+/// process runs on the true clock: a bucket refuses requests signed hours
+/// off, so a process whose clock is ahead could not list it at all (one
+/// clock for expiry is `clocks_hours_apart_expire_nothing_early`), and no
+/// rule of age is left for a clock to fool.
+#[test]
+fn an_upload_in_flight_survives_another_process_collection() {
+    // Files larger than one part of a multipart upload (5 MiB).
+    let mut p = Pair::start_with(&[("STORE_MAX_FILE_BYTES", "8388608")]);
+    p.b.stop();
+    p.proxy.hold_next("COMPLETE");
+    let body: Vec<u8> = (0..6 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+    let sent = body.clone();
+    let url = p.a.url("/?name=slow.bin");
+    let upload = std::thread::spawn(move || {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .proxy(None)
+            .build()
+            .into();
+        let mut res = agent
+            .post(&url)
+            .send(&sent[..])
+            .expect("the upload answers");
+        (res.status().as_u16(), json(&mut res))
+    });
+    poll("the upload's completion held at the bucket", || {
+        (p.proxy.waiting("COMPLETE") == 1).then_some(())
+    });
+    p.b.start_again();
+    let log = p.b.wait_for_every_log("orphan collection done");
+    assert!(log.contains("removed=0"), "{log}");
+    p.proxy.release("COMPLETE");
+    let (status, created) = upload.join().expect("the upload thread");
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().expect("an id");
+    let (status, served) = status_and_body(p.b.get(&format!("/{id}")));
+    assert_eq!(status, 200);
+    assert!(served == body, "the file is served whole");
+}
+
+/// Promise: deleting bytes never needs the process that began it. A
+/// process sweeps a batch of expired files and claims their queued
+/// deletes; it is killed (SIGKILL) while the bucket holds its first
+/// delete. The other process, which was running all along (frozen while
+/// the first one swept, so that the claim is surely the first one's),
+/// deletes every one of those blobs once the dead process's claim runs
+/// out, without a restart.
+#[test]
+fn a_killed_drainer_leaves_its_deletes_to_another_process() {
+    let mut p = Pair::start();
+    for i in 0..20 {
+        let res =
+            p.a.post(&format!("/?name=f{i}.txt"), format!("file {i}").as_bytes());
+        assert_eq!(res.status(), 201);
+    }
+    let bucket = p.b.s3_blobs().expect("bytes in the bucket");
+    let listed = || store_core::BlobStore::list(&bucket).expect("list").len();
+    assert_eq!(listed(), 20);
+    signal(p.b.pid(), "-STOP");
+    p.a.stop();
+    store_testkit::pg::age_records(&p.url, 5 * 3600);
+    p.proxy.hold_next("DELETE");
+    // It sweeps as it starts, and its drainer claims the whole batch.
+    p.a.start_again();
+    p.held("DELETE");
+    p.a.kill();
+    p.proxy.release("DELETE");
+    signal(p.b.pid(), "-CONT");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while listed() > 0 || psql(&p.url, "SELECT count(*) FROM store_doomed") != "0" {
+        assert!(
+            Instant::now() < deadline,
+            "{} blobs left after 90 s",
+            listed()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(psql(&p.url, "SELECT count(*) FROM store_objects"), "0");
+}

@@ -240,13 +240,6 @@ impl store_core::ports::BlobStore for TimedRemovals {
         self.inner.list()
     }
 
-    fn written_at(
-        &self,
-        id: &BlobId,
-    ) -> store_core::ports::StorageResult<Option<store_core::Timestamp>> {
-        self.inner.written_at(id)
-    }
-
     fn ping(&self) -> store_core::ports::StorageResult<()> {
         self.inner.ping()
     }

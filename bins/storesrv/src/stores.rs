@@ -18,10 +18,6 @@ pub enum Records {
     Pg(store_pg::PgStore),
 }
 
-/// Blobs written less than this long ago are never taken for orphans when
-/// processes share the store: another one may be about to record them.
-const SHARED_ORPHAN_GRACE_SECS: u64 = 3600;
-
 impl Records {
     pub fn open(config: &Config) -> Result<Self, String> {
         match &config.database_url {
@@ -89,7 +85,6 @@ impl Records {
             Self::Pg(pg) => store_app::Coordination::Shared {
                 locks: Arc::new(pg.locks()),
                 ledgers: Arc::new(pg.ledgers(limits.pool_bytes, limits.pics_pool_bytes, &OsRandom)),
-                orphan_grace_secs: SHARED_ORPHAN_GRACE_SECS,
             },
         }
     }

@@ -235,10 +235,6 @@ impl BlobStore for CachedBlobs {
     fn reads_wait(&self) -> bool {
         self.inner.reads_wait()
     }
-
-    fn written_at(&self, id: &BlobId) -> StorageResult<Option<store_core::Timestamp>> {
-        self.inner.written_at(id)
-    }
 }
 
 #[cfg(test)]

@@ -117,16 +117,14 @@ pub enum Coordination {
     #[default]
     Local,
     /// Other processes share the records: locks and ledgers go through
-    /// the shared adapter, and the orphan collection spares blobs younger
-    /// than `orphan_grace_secs` (another process may be about to record
-    /// them).
+    /// the shared adapter, and uploads register intents in the repository
+    /// so that no process's orphan collection takes their bytes
+    /// ([`Repository::keeps_intents`]).
     Shared {
         /// The key locks, shared by every process that serves the store.
         locks: Arc<dyn KeyLocks>,
         /// The pools' ledgers, counted over every process.
         ledgers: Arc<dyn Ledgers>,
-        /// Age in seconds under which a blob is never collected as an orphan.
-        orphan_grace_secs: u64,
     },
 }
 
@@ -217,9 +215,14 @@ pub struct App {
     locks: Arc<dyn KeyLocks>,
     /// The store pool and the pics pool (counted apart, never evicted).
     ledgers: Arc<dyn Ledgers>,
-    /// Blobs younger than this are never orphans (0 when one process
-    /// writes the store: its own fresh blobs are noted instead).
-    orphan_grace_secs: u64,
+    /// Whether uploads register intents (processes share the store, and
+    /// its repository keeps them): the orphan collection may then run
+    /// again and again.
+    intents_kept: bool,
+    /// Whether the orphan collection runs at all: not on a shared store
+    /// whose repository keeps no intents, where it could take bytes an
+    /// upload of another process is about to record.
+    orphans_collected: bool,
     /// Image decoding and encoding at once, at most: a burst of 30 MB
     /// uploads waits here instead of exhausting memory.
     media_slots: galleries::Slots,
@@ -238,21 +241,27 @@ impl App {
     pub fn open(mut ports: Ports, config: AppConfig) -> AppResult<(Self, Recovery)> {
         let totals = ports.repo.totals()?;
         let fresh = Arc::new(orphans::Fresh::default());
-        ports.blobs = Arc::new(orphans::NotingBlobs::new(ports.blobs, Arc::clone(&fresh)));
-        let (locks, ledgers, orphan_grace_secs) = match &ports.coordination {
+        let shared = matches!(ports.coordination, Coordination::Shared { .. });
+        let intents_kept = shared && ports.repo.keeps_intents();
+        let intents = intents_kept.then(|| orphans::Intents {
+            repo: Arc::clone(&ports.repo),
+            clock: Arc::clone(&ports.clock),
+            random: Arc::clone(&ports.random),
+        });
+        ports.blobs = Arc::new(orphans::NotingBlobs::new(
+            ports.blobs,
+            Arc::clone(&fresh),
+            intents,
+        ));
+        let (locks, ledgers) = match &ports.coordination {
             Coordination::Local => (
                 Arc::new(StripedLocks::default()) as Arc<dyn KeyLocks>,
                 Arc::new(LocalLedgers::new(
                     PoolLedger::new(config.limits.pool_bytes, totals.pool_bytes),
                     PoolLedger::new(config.limits.pics_pool_bytes, totals.pics_bytes),
                 )) as Arc<dyn Ledgers>,
-                0,
             ),
-            Coordination::Shared {
-                locks,
-                ledgers,
-                orphan_grace_secs,
-            } => (Arc::clone(locks), Arc::clone(ledgers), *orphan_grace_secs),
+            Coordination::Shared { locks, ledgers } => (Arc::clone(locks), Arc::clone(ledgers)),
         };
         let app = Self {
             media_slots: galleries::Slots::new(galleries::MEDIA_JOBS_MAX),
@@ -260,7 +269,8 @@ impl App {
             config,
             locks,
             ledgers,
-            orphan_grace_secs,
+            intents_kept,
+            orphans_collected: !shared || intents_kept,
             fresh,
             counters: telemetry::Counters::default(),
         };

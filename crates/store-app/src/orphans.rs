@@ -1,5 +1,5 @@
 //! Collecting orphan blobs (bytes no record points at) without delaying
-//! the start.
+//! the start, and without taking bytes in flight.
 //!
 //! A crash between a write's two steps (bytes committed, then the record)
 //! leaves an orphan. Finding them means reading every record, which takes
@@ -8,12 +8,23 @@
 //!
 //! What makes that safe is the rule that a record only ever points at
 //! blobs committed by the request that writes it (no use case moves bytes
-//! from one record to another). From [`App::open`] until the collection
-//! ends, every blob this process commits is noted; the collector removes
-//! only blobs that are neither referenced by a record it read nor noted.
-//! A blob committed but not yet recorded is therefore never taken, and a
-//! blob of a previous process that no record points at is a true orphan:
-//! that process is gone, and nothing will record it any more.
+//! from one record to another), so the danger is only a blob committed
+//! and not yet recorded. Two guards cover it:
+//!
+//! - One process alone ([`crate::Coordination::Local`]): from
+//!   [`App::open`] until the first collection ends, every blob this
+//!   process commits is noted, and the collector spares noted blobs. A
+//!   blob of a previous process that no record points at is a true
+//!   orphan: that process is gone. Only that first collection runs.
+//! - Processes sharing the store: each upload registers an intent in the
+//!   repository before it writes its first byte, renews it while it writes
+//!   and as it commits ([`INTENT_LEASE_SECS`]), and the collector reads
+//!   the intents after listing the bytes and before reading the records.
+//!   A listed blob was committed before the listing; if its record was not
+//!   written before the intents were read, its intent still held then, so
+//!   it is spared; if it was, the records read after show it (or its
+//!   record changed since, and the deletion queue holds it). Collections
+//!   then run again and again ([`crate::upkeep::ORPHAN_PERIOD`]).
 
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -21,8 +32,10 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-use store_core::ports::{BlobReader, BlobStore, BlobWriter, StorageResult};
-use store_core::BlobId;
+use store_core::ports::{
+    BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, StorageResult,
+};
+use store_core::{BlobId, Timestamp};
 
 use crate::{App, AppResult};
 
@@ -30,6 +43,16 @@ use crate::{App, AppResult};
 /// taking a flood of uploads while it reads its records) gives up instead
 /// of growing without bound: its orphans wait for the next start.
 const NOTED_MAX: usize = 1_000_000;
+
+/// How long an upload's intent holds after it was last renewed. It must
+/// outlast the pause between a blob's commit and its record (a lock wait
+/// and a few statements, each bounded at seconds) by far: a collection
+/// that read the intents in that pause must still find this one.
+pub const INTENT_LEASE_SECS: u64 = 600;
+
+/// An upload renews its intent when it writes after this long: a body
+/// arriving slowly for hours keeps its intent.
+pub const INTENT_RENEW_SECS: u64 = 60;
 
 /// Orphans removed per hold of the exclusive lock, so that commits waiting
 /// behind the collector wait for a short batch of unlinks at most.
@@ -93,47 +116,106 @@ impl Fresh {
     }
 }
 
+/// What a writer needs to register and renew its upload's intent (only
+/// when processes share the store).
+#[derive(Clone)]
+pub(crate) struct Intents {
+    pub(crate) repo: Arc<dyn Repository>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) random: Arc<dyn Random>,
+}
+
+impl Intents {
+    /// Registers or renews the intent of `blob`; answers when.
+    fn renew(&self, blob: &BlobId) -> StorageResult<Timestamp> {
+        let now = self.clock.now();
+        self.repo.intend(blob, now.plus_secs(INTENT_LEASE_SECS))?;
+        Ok(now)
+    }
+}
+
 /// The blob store as the use cases see it: commits are noted for the
-/// collector.
+/// collector, and, when processes share the store, every new blob's
+/// intent is registered before its first byte.
 pub(crate) struct NotingBlobs {
     inner: Arc<dyn BlobStore>,
     fresh: Arc<Fresh>,
+    intents: Option<Intents>,
 }
 
 impl NotingBlobs {
-    pub(crate) fn new(inner: Arc<dyn BlobStore>, fresh: Arc<Fresh>) -> Self {
-        Self { inner, fresh }
+    pub(crate) fn new(
+        inner: Arc<dyn BlobStore>,
+        fresh: Arc<Fresh>,
+        intents: Option<Intents>,
+    ) -> Self {
+        Self {
+            inner,
+            fresh,
+            intents,
+        }
+    }
+
+    /// A writer of `id` (minted here when processes share the store: the
+    /// intent must name the blob before it exists).
+    fn writer(&self, id: Option<&BlobId>) -> StorageResult<Box<dyn BlobWriter>> {
+        let Some(intents) = &self.intents else {
+            let inner = match id {
+                Some(id) => self.inner.create_with_id(id)?,
+                None => self.inner.create()?,
+            };
+            return Ok(Box::new(NotingWriter {
+                inner,
+                fresh: Arc::clone(&self.fresh),
+                intent: None,
+            }));
+        };
+        let id = id
+            .cloned()
+            .unwrap_or_else(|| store_core::ids::blob_id(&*intents.random));
+        let renewed = intents.renew(&id)?;
+        Ok(Box::new(NotingWriter {
+            inner: self.inner.create_with_id(&id)?,
+            fresh: Arc::clone(&self.fresh),
+            intent: Some((intents.clone(), id, renewed)),
+        }))
     }
 }
 
 struct NotingWriter {
     inner: Box<dyn BlobWriter>,
     fresh: Arc<Fresh>,
+    /// The intent, the blob it names, and when it was last renewed.
+    intent: Option<(Intents, BlobId, Timestamp)>,
 }
 
 impl BlobWriter for NotingWriter {
     fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+        if let Some((intents, id, renewed)) = &mut self.intent {
+            if intents.clock.now() >= renewed.plus_secs(INTENT_RENEW_SECS) {
+                *renewed = intents.renew(id)?;
+            }
+        }
         self.inner.write(chunk)
     }
 
     fn commit(self: Box<Self>) -> StorageResult<BlobId> {
+        // Renewed as it commits, so that the intent outlasts the pause
+        // until the record is written by a whole lease.
+        if let Some((intents, id, _)) = &self.intent {
+            intents.renew(id)?;
+        }
         self.fresh.commit(self.inner)
     }
 }
 
 impl BlobStore for NotingBlobs {
     fn create(&self) -> StorageResult<Box<dyn BlobWriter>> {
-        Ok(Box::new(NotingWriter {
-            inner: self.inner.create()?,
-            fresh: Arc::clone(&self.fresh),
-        }))
+        self.writer(None)
     }
 
     fn create_with_id(&self, id: &BlobId) -> StorageResult<Box<dyn BlobWriter>> {
-        Ok(Box::new(NotingWriter {
-            inner: self.inner.create_with_id(id)?,
-            fresh: Arc::clone(&self.fresh),
-        }))
+        self.writer(Some(id))
     }
 
     fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {
@@ -154,10 +236,6 @@ impl BlobStore for NotingBlobs {
 
     fn list(&self) -> StorageResult<Vec<BlobId>> {
         self.inner.list()
-    }
-
-    fn written_at(&self, id: &BlobId) -> StorageResult<Option<store_core::Timestamp>> {
-        self.inner.written_at(id)
     }
 
     fn ping(&self) -> StorageResult<()> {
@@ -190,27 +268,39 @@ fn digest(id: &BlobId) -> u64 {
 
 impl App {
     /// Removes blobs no record points at (left by a crash between the two
-    /// steps of a write). Run it once after [`App::open`], alongside
-    /// serving; until it returns, the blobs this process commits are
-    /// remembered so that it spares them. Setting `stop` (at shutdown)
-    /// makes it give up soon, collecting nothing more.
+    /// steps of a write). Run it after [`App::open`], alongside serving:
+    /// once when this process writes the store alone (until it returns,
+    /// the blobs this process commits are remembered so that it spares
+    /// them; a second run gives up), again and again when processes share
+    /// it (the uploads' intents spare their blobs). Setting `stop` (at
+    /// shutdown) makes it give up soon, collecting nothing more.
     pub fn collect_orphans(&self, stop: &AtomicBool) -> AppResult<OrphanReport> {
         let result = self.collect_orphans_inner(stop);
         self.fresh.finish();
         result
     }
 
-    /// Whether a blob may belong to a write still in progress in another
-    /// process (only when processes share the store): written less than
-    /// the grace ago, or of unknown age.
-    fn is_young(&self, blob: &BlobId) -> AppResult<bool> {
-        if self.orphan_grace_secs == 0 {
-            return Ok(false);
-        }
-        let Some(at) = self.ports.blobs.written_at(blob)? else {
-            return Ok(true);
-        };
-        Ok(at.plus_secs(self.orphan_grace_secs) > self.now())
+    /// The blobs to spare: those with an intent, then those the records
+    /// name. The order matters (see the module's documentation): the
+    /// bytes were listed before, the intents are read next, the records
+    /// last. `None` if the collection was stopped.
+    fn spared(&self, stop: &AtomicBool) -> AppResult<Option<HashSet<u64>>> {
+        let mut spared: HashSet<u64> = self
+            .ports
+            .repo
+            .intended(self.now())?
+            .iter()
+            .map(digest)
+            .collect();
+        self.ports.repo.for_each(&mut |_, obj| {
+            spared.extend(obj.blobs().into_iter().map(digest));
+            if stop.load(Ordering::Relaxed) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })?;
+        Ok((!stop.load(Ordering::Relaxed)).then_some(spared))
     }
 
     fn collect_orphans_inner(&self, stop: &AtomicBool) -> AppResult<OrphanReport> {
@@ -220,40 +310,38 @@ impl App {
                 gave_up: true,
             })
         };
-        let mut referenced = HashSet::new();
-        self.ports.repo.for_each(&mut |_, obj| {
-            referenced.extend(obj.blobs().into_iter().map(digest));
-            if stop.load(Ordering::Relaxed) {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        })?;
-        if stop.load(Ordering::Relaxed) {
+        if !self.orphans_collected {
             return gave_up(0);
         }
-        let candidates: Vec<BlobId> = self
-            .ports
-            .blobs
-            .list()?
+        let listed = self.ports.blobs.list()?;
+        let Some(spared) = self.spared(stop)? else {
+            return gave_up(0);
+        };
+        let candidates: Vec<BlobId> = listed
             .into_iter()
-            .filter(|b| !referenced.contains(&digest(b)))
+            .filter(|b| !spared.contains(&digest(b)))
             .collect();
-        drop(referenced);
+        drop(spared);
         let mut removed = 0;
         for batch in candidates.chunks(REMOVAL_BATCH) {
             let _exclusive = self.fresh.gate.write().unwrap_or_else(|e| e.into_inner());
             let state = self.fresh.state();
-            let State::Noting(noted) = &*state else {
-                return gave_up(removed);
+            let noted = match &*state {
+                State::Noting(noted) => Some(noted),
+                // Later runs rely on the intents alone.
+                State::Done if self.intents_kept => None,
+                _ => return gave_up(removed),
             };
             if stop.load(Ordering::Relaxed) {
                 return gave_up(removed);
             }
-            for blob in batch.iter().filter(|b| !noted.contains(*b)) {
+            for blob in batch
+                .iter()
+                .filter(|b| noted.is_none_or(|n| !n.contains(*b)))
+            {
                 // A queued blob is the queue's: a download that began
                 // before its record changed may still read it.
-                if self.is_young(blob)? || self.ports.repo.is_queued(blob)? {
+                if self.ports.repo.is_queued(blob)? {
                     continue;
                 }
                 self.ports.blobs.remove(blob)?;

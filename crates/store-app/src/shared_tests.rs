@@ -8,7 +8,8 @@
 //! service as a whole: the pool never passes its capacity and equals the
 //! records' bytes; eviction removes the soonest-expiring first; a sweep
 //! leaves nothing expired behind and removes each object once; a once
-//! file is served once in total.
+//! file is served once in total; an orphan collection on either process
+//! takes no bytes of an upload in flight on the other, and every orphan.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -29,6 +30,7 @@ struct Pair {
     apps: [App; 2],
     clock: Arc<ManualClock>,
     repo: Arc<MemoryRepository>,
+    blobs: Arc<MemoryBlobStore>,
 }
 
 fn pair() -> Pair {
@@ -54,7 +56,6 @@ fn pair() -> Pair {
             coordination: Coordination::Shared {
                 locks: Arc::clone(&locks),
                 ledgers: Arc::clone(&ledgers),
-                orphan_grace_secs: 3_600,
             },
         };
         let config = AppConfig {
@@ -68,6 +69,7 @@ fn pair() -> Pair {
         apps: [app(1), app(2)],
         clock,
         repo,
+        blobs,
     }
 }
 
@@ -224,6 +226,118 @@ proptest! {
                 Op::Read { .. } => {}
             }
             pool_holds(&p)?;
+        }
+    }
+}
+
+/// What the orphan collection test does, each on the process it picks.
+#[derive(Debug, Clone)]
+enum Flight {
+    /// An upload commits its bytes; its record is not written yet.
+    Stage {
+        via: usize,
+        size: u8,
+    },
+    /// An upload in flight writes its record.
+    Record {
+        pick: usize,
+    },
+    /// Bytes no record names and no upload means to: a crash's orphan.
+    Orphan,
+    Collect {
+        via: usize,
+    },
+    Advance {
+        secs: u16,
+    },
+}
+
+fn flight() -> impl Strategy<Value = Flight> {
+    prop_oneof![
+        3 => (0..2usize, 1..=50u8).prop_map(|(via, size)| Flight::Stage { via, size }),
+        2 => any::<usize>().prop_map(|pick| Flight::Record { pick }),
+        1 => Just(Flight::Orphan),
+        2 => (0..2usize).prop_map(|via| Flight::Collect { via }),
+        2 => (1..=900u16).prop_map(|secs| Flight::Advance { secs }),
+    ]
+}
+
+/// Blobs the records name.
+fn referenced(repo: &MemoryRepository) -> usize {
+    let mut n = 0;
+    repo.for_each(&mut |_, o| {
+        n += o.blobs().len();
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap();
+    n
+}
+
+/// An upload in flight: its bytes, what they are, and when committed.
+struct InFlight {
+    staged: crate::Staged,
+    bytes: Vec<u8>,
+    at: Timestamp,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// An upload's bytes, committed on one process and recorded later,
+    /// survive every orphan collection of either process in between
+    /// (within the intent's lease, which the deadlines of a request keep
+    /// far from); every collection takes every other blob no record names.
+    #[test]
+    fn orphan_collections_take_orphans_and_no_bytes_in_flight(
+        ops in prop::collection::vec(flight(), 1..60)
+    ) {
+        let p = pair();
+        let mut flying: Vec<InFlight> = vec![];
+        let mut recorded: Vec<(String, Vec<u8>)> = vec![];
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        for op in ops {
+            // An upload older than its lease has failed by its deadlines.
+            let now = p.clock.now();
+            flying.retain(|f| now < f.at.plus_secs(orphans::INTENT_LEASE_SECS));
+            match op {
+                Flight::Stage { via, size } => {
+                    let bytes = vec![b'a' + size % 26; usize::from(size)];
+                    let mut u = p.apps[via].begin_upload(1_000).unwrap();
+                    u.push(&bytes).unwrap();
+                    flying.push(InFlight { staged: u.finish().unwrap(), bytes, at: now });
+                }
+                Flight::Record { pick } if !flying.is_empty() => {
+                    let f = flying.remove(pick % flying.len());
+                    let req = NewFile { name: Some("f.txt".into()), ..NewFile::default() };
+                    let view = p.apps[pick % 2].create_file(&req, f.staged, RetainAuth::Absent);
+                    recorded.push((view.unwrap().record.id, f.bytes));
+                }
+                Flight::Record { .. } => {}
+                Flight::Orphan => {
+                    let mut w = store_core::ports::BlobStore::create(p.blobs.as_ref()).unwrap();
+                    w.write(b"orphan").unwrap();
+                    w.commit().unwrap();
+                }
+                Flight::Collect { via } => {
+                    let report = p.apps[via].collect_orphans(&stop).unwrap();
+                    prop_assert!(!report.gave_up);
+                    prop_assert_eq!(
+                        p.blobs.count(),
+                        referenced(&p.repo) + flying.len(),
+                        "an orphan stayed, or bytes in flight went"
+                    );
+                }
+                Flight::Advance { secs } => p.clock.advance_secs(secs.into()),
+            }
+        }
+        for (id, bytes) in &recorded {
+            let read = p.apps[0].read(id, ReadIntent::Get);
+            let Ok(Opened::File(mut d)) = read else {
+                return Err(TestCaseError::fail(format!("{id} lost its bytes")));
+            };
+            let mut body = vec![];
+            std::io::Read::read_to_end(&mut d.reader, &mut body).unwrap();
+            prop_assert_eq!(&body, bytes);
         }
     }
 }

@@ -1,5 +1,7 @@
-//! The store's upkeep while it serves: the expiry sweeper and the orphan
-//! collection after a start, each on a plain thread of its own. The store
+//! The store's upkeep while it serves: the expiry sweeper, the orphan
+//! collection (after a start, and every [`ORPHAN_PERIOD`] when processes
+//! share the store) and the deletion queue's drainer, each on a plain
+//! thread of its own. The store
 //! owns them (as mini-redis's `Db` owns its purge task), not the HTTP
 //! shell: an embedder that serves some other way, or none, starts them the
 //! same way, with or without an async runtime.
@@ -52,9 +54,19 @@ impl App {
         };
         let collector = {
             let (app, stop) = (Arc::clone(self), Arc::clone(&collection_stop));
+            let stopping = Arc::clone(&stopping);
+            let mut on_damage = Some(on_damage);
             std::thread::Builder::new()
                 .name("store-orphans".into())
-                .spawn(move || collect_orphans_once(&app, &stop, on_damage))?
+                .spawn(move || {
+                    if !app.intents_kept {
+                        return collect_orphans_once(&app, &stop, &mut on_damage);
+                    }
+                    rounds_until_stopped(&stopping, || {
+                        collect_orphans_once(&app, &stop, &mut on_damage);
+                        ORPHAN_PERIOD
+                    });
+                })?
         };
         let mut threads = vec![sweeper, collector];
         if self.ports.repo.queues_deletes() {
@@ -87,6 +99,11 @@ impl Upkeep {
         }
     }
 }
+
+/// How often each process collects orphans when processes share the
+/// store: a crashed process's orphans are gone within this, and a bucket
+/// of a million blobs is listed (a thousand requests) no more often.
+pub const ORPHAN_PERIOD: Duration = Duration::from_secs(3600);
 
 /// Queued deletes done per round (see [`App::drain_deletes`]).
 pub const DRAIN_BATCH: usize = 256;
@@ -154,7 +171,12 @@ fn next_pause(now: Timestamp, next_expiry: Option<Timestamp>) -> Duration {
 /// Removes orphan blobs (left by a crash mid-write) while the store
 /// already serves: reading every record of a large store takes seconds,
 /// which a restart should not wait for (docs/PERFORMANCE.md, scenario 9).
-fn collect_orphans_once(app: &App, stop: &AtomicBool, on_damage: impl FnOnce(String)) {
+/// `on_damage` is taken at the first damage found.
+fn collect_orphans_once<F: FnOnce(String)>(
+    app: &App,
+    stop: &AtomicBool,
+    on_damage: &mut Option<F>,
+) {
     let started = Instant::now();
     match app.collect_orphans(stop) {
         Ok(r) if r.gave_up => {
@@ -167,6 +189,9 @@ fn collect_orphans_once(app: &App, stop: &AtomicBool, on_damage: impl FnOnce(Str
         ),
         Err(AppError::Storage(e)) if e.kind == store_core::StorageErrorKind::Corrupt => {
             tracing::error!(error = %e, "the store is damaged; stopping");
+            let Some(on_damage) = on_damage.take() else {
+                return;
+            };
             on_damage(format!(
                 "the database holds a record that cannot be read ({e}); restore the data dir from a backup or remove that record"
             ));

@@ -194,6 +194,29 @@ pub trait Repository: Send + Sync {
         Ok(false)
     }
 
+    /// Whether this repository keeps intents (PostgreSQL, and the memory
+    /// adapter of tests): the blobs that uploads in progress on any
+    /// process are writing, so that no process's orphan collection takes
+    /// bytes that a record is about to name. A repository that several
+    /// processes share must keep them, or no orphan collection runs on it.
+    fn keeps_intents(&self) -> bool {
+        false
+    }
+
+    /// Registers, or extends, the intent of an upload that writes `blob`
+    /// and will record it: no orphan collection that reads the intents
+    /// before `until` takes the blob. The writer renews it while it
+    /// writes and as it commits.
+    fn intend(&self, _blob: &BlobId, _until: Timestamp) -> StorageResult<()> {
+        Ok(())
+    }
+
+    /// The blobs whose intent still holds at `now`. Intents that ended
+    /// before `now` are forgotten.
+    fn intended(&self, _now: Timestamp) -> StorageResult<Vec<BlobId>> {
+        Ok(vec![])
+    }
+
     /// [`Repository::insert_new`], settling `settled` bytes of this
     /// process's pool reservation in the same transaction when the
     /// repository keeps the pools' ledger itself (PostgreSQL): no moment
@@ -407,14 +430,6 @@ pub trait BlobStore: Send + Sync {
     /// only the requests that read it. No default, as for
     /// [`BlobStore::ping`].
     fn reads_wait(&self) -> bool;
-
-    /// When a committed blob was written, if the store can tell. The
-    /// orphan collection of a store that several processes share spares
-    /// young blobs (another process may be about to record them), and
-    /// spares every blob whose age is unknown.
-    fn written_at(&self, _id: &BlobId) -> StorageResult<Option<Timestamp>> {
-        Ok(None)
-    }
 }
 
 /// A blob being written.

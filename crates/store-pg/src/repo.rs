@@ -101,7 +101,7 @@ pub(crate) fn listing_code(object: &Object) -> Option<i16> {
 /// How long a drainer's claim on queued deletes lasts: a process killed
 /// mid-drain leaves its rows to come due again after this. Also the
 /// longest pause between two tries of a delete the bucket refused.
-const DELETE_CLAIM_SECS: f64 = 300.0;
+const DELETE_CLAIM_SECS: f64 = 30.0;
 /// The pause before a refused delete is tried again grows by this much
 /// with each failure, up to [`DELETE_CLAIM_SECS`].
 const DELETE_RETRY_STEP_SECS: f64 = 5.0;
@@ -520,6 +520,29 @@ impl Repository for PgRepository {
             ],
         )
         .map(drop)
+    }
+
+    fn keeps_intents(&self) -> bool {
+        true
+    }
+
+    fn intend(&self, blob: &BlobId, until: Timestamp) -> StorageResult<()> {
+        self.query(
+            "INSERT INTO store_intents (blob, until_ms) VALUES ($1, $2)
+             ON CONFLICT (blob) DO UPDATE
+             SET until_ms = greatest(store_intents.until_ms, EXCLUDED.until_ms)",
+            vec![Box::new(blob.0.clone()), Box::new(until.as_millis())],
+        )
+        .map(drop)
+    }
+
+    fn intended(&self, now: Timestamp) -> StorageResult<Vec<BlobId>> {
+        self.query(
+            "DELETE FROM store_intents WHERE until_ms <= $1",
+            vec![Box::new(now.as_millis())],
+        )?;
+        let rows = self.query("SELECT blob FROM store_intents", vec![])?;
+        Ok(rows.iter().map(|r| BlobId(r.get(0))).collect())
     }
 
     fn is_queued(&self, blob: &BlobId) -> StorageResult<bool> {

@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0006_revisions.sql"),
     include_str!("../migrations/0007_deletion_queue.sql"),
     include_str!("../migrations/0008_identity.sql"),
+    include_str!("../migrations/0009_intents.sql"),
 ];
 
 /// Rows the listings backfill reads per statement.

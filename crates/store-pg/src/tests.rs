@@ -111,7 +111,8 @@ fn the_listings_migration_indexes_the_records_written_before_it() {
     // As a database at version 1 holds them: no listing column, no
     // counts by kind (migration 4 counts them from the records), and
     // version 1's per-record trigger (migration 5 replaced it), no
-    // revisions (migration 6), no deletion queue (migration 7).
+    // revisions (migration 6), no deletion queue (migration 7), no
+    // identity (migration 8), no intents (migration 9).
     execute(
         &store,
         "ALTER TABLE store_objects DROP COLUMN listing;
@@ -119,6 +120,7 @@ fn the_listings_migration_indexes_the_records_written_before_it() {
          DROP SEQUENCE store_rev_seq;
          DROP TABLE store_doomed;
          DROP TABLE store_identity;
+         DROP TABLE store_intents;
          DROP TABLE store_kind_totals;
          DROP TRIGGER store_objects_count_insert ON store_objects;
          DROP TRIGGER store_objects_count_update ON store_objects;

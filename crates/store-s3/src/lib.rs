@@ -44,7 +44,7 @@ use object_store::{
 };
 use store_bridge::Bridge;
 use store_core::ports::{BlobReader, BlobStore, BlobWriter, Random, StorageResult};
-use store_core::{BlobId, StorageError, StorageErrorKind, Timestamp};
+use store_core::{BlobId, StorageError, StorageErrorKind};
 
 pub use reader::S3Reader;
 
@@ -391,14 +391,6 @@ impl BlobStore for S3Blobs {
     /// Every read is a request to the bucket.
     fn reads_wait(&self) -> bool {
         true
-    }
-
-    /// The object's Last-Modified: when its upload completed.
-    fn written_at(&self, id: &BlobId) -> StorageResult<Option<Timestamp>> {
-        let meta = self.head(&self.path(id)?)?;
-        Ok(Some(Timestamp::from_millis(
-            meta.last_modified.timestamp_millis(),
-        )))
     }
 }
 

@@ -2,7 +2,7 @@ use std::fs::{self, File};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use store_core::ports::{BlobReader, BlobStore, BlobWriter, Random, StorageResult};
 use store_core::{ids, BlobId, StorageError};
@@ -339,19 +339,6 @@ impl BlobStore for FsBlobStore {
         }
         out.sort();
         Ok(out)
-    }
-
-    /// The file's modification time: a blob is written once, then renamed
-    /// into place, so it is when the bytes were committed.
-    fn written_at(&self, id: &BlobId) -> StorageResult<Option<store_core::Timestamp>> {
-        let path = self.path(id)?;
-        let modified = fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .map_err(|e| io("cannot stat", &path, e))?;
-        let ms = modified
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        Ok(Some(store_core::Timestamp::from_millis(ms)))
     }
 }
 

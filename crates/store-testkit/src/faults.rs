@@ -4,7 +4,9 @@
 //! that a slow or broken bucket happens for real, on a real connection.
 //!
 //! Requests are told apart by method, except that S3's bulk delete (a POST
-//! to `?delete`) counts as a DELETE, since some clients delete that way.
+//! to `?delete`) counts as a DELETE, since some clients delete that way,
+//! and the completion of a multipart upload (a POST to `?uploadId=`) is
+//! named COMPLETE: the moment its object appears in the bucket whole.
 //!
 //! It speaks just enough HTTP/1.1 for an S3 client: a request's body is
 //! framed by Content-Length, each request goes upstream on a connection of
@@ -235,13 +237,15 @@ fn read_request(input: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>, Ve
     let mut words = lines.first()?.split(' ');
     let (method, target) = (words.next()?, words.next()?);
     // S3's bulk delete (DeleteObjects) is a POST to `?delete`, which some
-    // clients send for a single delete too: it counts as a DELETE.
-    let method = if method == "POST" && (target.ends_with("?delete") || target.contains("?delete&"))
-    {
-        "DELETE".to_string()
-    } else {
-        method.to_string()
-    };
+    // clients send for a single delete too: it counts as a DELETE. The
+    // completion of a multipart upload (a POST to `?uploadId=`) is told
+    // apart from its creation (a POST to `?uploads`).
+    let method = match method {
+        "POST" if target.ends_with("?delete") || target.contains("?delete&") => "DELETE",
+        "POST" if target.contains("uploadId=") => "COMPLETE",
+        other => other,
+    }
+    .to_string();
     let mut length = 0usize;
     let mut head = Vec::with_capacity(read + 32);
     for line in &lines {

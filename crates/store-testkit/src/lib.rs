@@ -126,6 +126,8 @@ struct MemoryTables {
     writes: u64,
     expiry: BTreeSet<(Timestamp, String)>,
     tags: BTreeMap<String, BTreeSet<String>>,
+    /// Uploads' intents: each blob being written and until when.
+    intents: HashMap<BlobId, Timestamp>,
 }
 
 impl MemoryTables {
@@ -255,6 +257,23 @@ impl Repository for MemoryRepository {
         t.revs.remove(key);
         t.unindex(key, &old);
         Ok(())
+    }
+
+    fn keeps_intents(&self) -> bool {
+        true
+    }
+
+    fn intend(&self, blob: &BlobId, until: Timestamp) -> StorageResult<()> {
+        let mut t = lock(&self.0);
+        let at = t.intents.entry(blob.clone()).or_insert(until);
+        *at = (*at).max(until);
+        Ok(())
+    }
+
+    fn intended(&self, now: Timestamp) -> StorageResult<Vec<BlobId>> {
+        let mut t = lock(&self.0);
+        t.intents.retain(|_, until| *until > now);
+        Ok(t.intents.keys().cloned().collect())
     }
 
     fn expiring(&self, limit: usize) -> StorageResult<Vec<(Timestamp, String)>> {

@@ -85,6 +85,38 @@ pub fn repository(make: &dyn Fn() -> Box<dyn Repository>) {
     totals_follow_every_change(make().as_ref());
     conditional_writes_are_fenced(make().as_ref());
     a_stale_revision_changes_no_index_or_total(make().as_ref());
+    intents_hold_until_they_end(make().as_ref());
+}
+
+/// Uploads' intents (docs/ARCHITECTURE.md, "Bytes in flight"), in a
+/// repository that keeps them: an intent holds until its end, a renewal
+/// never shortens it, and one that ended is forgotten.
+fn intents_hold_until_they_end(repo: &dyn Repository) {
+    if !repo.keeps_intents() {
+        assert!(repo.intended(Timestamp::from_secs(0)).unwrap().is_empty());
+        return;
+    }
+    let t = |secs: i64| Timestamp::from_secs(1_800_000_000 + secs);
+    let (slow, quick) = (BlobId("abc123".into()), BlobId("def456".into()));
+    repo.intend(&slow, t(600)).unwrap();
+    repo.intend(&slow, t(300)).unwrap();
+    repo.intend(&quick, t(60)).unwrap();
+    let mut held = repo.intended(t(0)).unwrap();
+    held.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(held, vec![slow.clone(), quick.clone()]);
+    assert_eq!(
+        repo.intended(t(60)).unwrap(),
+        vec![slow.clone()],
+        "ended at its end"
+    );
+    assert_eq!(
+        repo.intended(t(599)).unwrap(),
+        vec![slow.clone()],
+        "a renewal never shortens an intent"
+    );
+    repo.intend(&slow, t(900)).unwrap();
+    assert_eq!(repo.intended(t(700)).unwrap(), vec![slow], "renewed");
+    assert!(repo.intended(t(900)).unwrap().is_empty());
 }
 
 /// Whether `r` failed as a conditional write that found another revision.

@@ -19,10 +19,12 @@ use super::*;
 type Hook = Box<dyn FnOnce() + Send>;
 
 /// A repository that runs a hook once, right after the next `load`: the
-/// moment a use case holds a record it will write back.
+/// moment a use case holds a record it will write back; and another once,
+/// right after the next walk over every record (the orphan collection's).
 struct Interleaving {
     inner: MemoryRepository,
     hook: Mutex<Option<Hook>>,
+    scan_hook: Mutex<Option<Hook>>,
 }
 
 impl Repository for Interleaving {
@@ -63,7 +65,21 @@ impl Repository for Interleaving {
         &self,
         visit: &mut dyn FnMut(&str, &Object) -> std::ops::ControlFlow<()>,
     ) -> StorageResult<()> {
-        self.inner.for_each(visit)
+        self.inner.for_each(visit)?;
+        let hook = self.scan_hook.lock().unwrap().take();
+        if let Some(hook) = hook {
+            hook();
+        }
+        Ok(())
+    }
+    fn keeps_intents(&self) -> bool {
+        self.inner.keeps_intents()
+    }
+    fn intend(&self, blob: &BlobId, until: Timestamp) -> StorageResult<()> {
+        self.inner.intend(blob, until)
+    }
+    fn intended(&self, now: Timestamp) -> StorageResult<Vec<BlobId>> {
+        self.inner.intended(now)
     }
 }
 
@@ -106,6 +122,7 @@ struct Two {
     a: App,
     b: Arc<App>,
     repo: Arc<Interleaving>,
+    clock: Arc<ManualClock>,
 }
 
 fn two(refusing_deletes: bool) -> Two {
@@ -113,6 +130,7 @@ fn two(refusing_deletes: bool) -> Two {
     let repo = Arc::new(Interleaving {
         inner: MemoryRepository::new(),
         hook: Mutex::new(None),
+        scan_hook: Mutex::new(None),
     });
     let blobs = Arc::new(Refusing {
         inner: MemoryBlobStore::new(),
@@ -135,7 +153,6 @@ fn two(refusing_deletes: bool) -> Two {
             coordination: Coordination::Shared {
                 locks: Arc::new(store_core::local::StripedLocks::default()),
                 ledgers: Arc::clone(&ledgers),
-                orphan_grace_secs: 0,
             },
         };
         App::open(ports, config(Limits::DEFAULT.pool_bytes))
@@ -146,6 +163,7 @@ fn two(refusing_deletes: bool) -> Two {
         a: open(1),
         b: Arc::new(open(2)),
         repo,
+        clock,
     }
 }
 
@@ -281,4 +299,36 @@ proptest! {
         let served = usize::from(first.is_ok()) + usize::from(second);
         prop_assert_eq!(served, 1, "served once in total (first: {:?})", first.map(drop));
     }
+}
+
+/// Promise: bytes in flight are never collected, however long the
+/// collection takes. An upload on one process commits its bytes before
+/// another process's collection lists the bucket, and writes its record
+/// while that collection reads the records, by then long after the
+/// upload's intent ran out: the collection, which read the intents
+/// between the listing and the records, keeps the bytes.
+#[test]
+fn a_slow_collection_spares_bytes_recorded_while_it_reads() {
+    let t = two(false);
+    let mut upload = t.b.begin_upload(1_000).unwrap();
+    upload.push(b"in flight").unwrap();
+    let staged = upload.finish().unwrap();
+    let (b, clock) = (Arc::clone(&t.b), Arc::clone(&t.clock));
+    let recorded = Arc::new(Mutex::new(None));
+    let id = Arc::clone(&recorded);
+    *t.repo.scan_hook.lock().unwrap() = Some(Box::new(move || {
+        clock.advance_secs(3 * crate::orphans::INTENT_LEASE_SECS);
+        let req = NewFile {
+            name: Some("late.txt".into()),
+            ..NewFile::default()
+        };
+        let view = b.create_file(&req, staged, RetainAuth::Absent).unwrap();
+        *id.lock().unwrap() = Some(view.record.id);
+    }));
+    // The collection's first run spares what this process noted: only the
+    // other process's upload is at stake.
+    let report = t.a.collect_orphans(&AtomicBool::new(false)).unwrap();
+    assert_eq!(report.removed, 0, "{report:?}");
+    let id = recorded.lock().unwrap().take().expect("the hook ran");
+    assert_eq!(read(&t.a, &id).unwrap(), b"in flight");
 }
