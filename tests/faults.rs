@@ -34,7 +34,11 @@ impl Pair {
     }
 
     fn start_with(extra: &[(&str, &str)]) -> Self {
-        let url = store_testkit::pg::fresh_database();
+        Self::start_on(store_testkit::pg::fresh_database(), extra)
+    }
+
+    /// Two processes on the database of `url`.
+    fn start_on(url: String, extra: &[(&str, &str)]) -> Self {
         let bucket = store_testkit::s3::bucket();
         let proxy = FaultProxy::start(&bucket.endpoint);
         let prefix = store_testkit::s3::fresh_prefix();
@@ -158,6 +162,25 @@ fn status_and_body(mut res: Response<Body>) -> (u16, Vec<u8>) {
 #[test]
 fn a_once_file_survives_a_lost_lock_session() {
     let p = Pair::start();
+    once_file_survives(&p, |key| p.terminate(p.lock_holder(key)));
+}
+
+/// Promise: the same when the database restarts (`pg_ctl restart -m
+/// fast`, as a failover does) while the first reader waits on the bucket:
+/// every session ends at once, and the second reader retries while the
+/// database comes back, as a client told 503 with Retry-After does.
+#[test]
+fn a_once_file_survives_a_database_restart() {
+    let pg = OwnCluster::start();
+    let p = Pair::start_on(pg.url.clone(), &[]);
+    once_file_survives(&p, |_| pg.restart());
+}
+
+/// Uploads a once file through the first process, starts a read of it
+/// there whose bytes wait at the bucket, calls `lose` with the key (which
+/// takes the first reader's lock from it), reads through the second
+/// process, and checks that the file was served exactly once, whole.
+fn once_file_survives(p: &Pair, lose: impl FnOnce(&str)) {
     let secret = big_text("the secret");
     let id = json(&mut p.a.post("/?name=secret.txt&once=1", secret.as_bytes()))["id"]
         .as_str()
@@ -169,9 +192,8 @@ fn a_once_file_survives_a_lost_lock_session() {
     let (first, second) = std::thread::scope(|s| {
         let first = s.spawn(|| status_and_body(p.a.get(&path)));
         p.held("GET");
-        let holder = p.lock_holder(&id);
-        p.terminate(holder);
-        let second = status_and_body(p.b.get(&path));
+        lose(&id);
+        let second = retried(|| status_and_body(p.b.get(&path)), |r| r.0);
         p.proxy.release("GET");
         (first.join().unwrap(), second)
     });
@@ -187,6 +209,20 @@ fn a_once_file_survives_a_lost_lock_session() {
     assert_eq!(p.a.get(&path).status(), 404, "and gone after");
 }
 
+/// Calls `request` again while it answers 503 (the database coming back
+/// after a restart), for at most 30 s, as a client told to retry does;
+/// answers the last answer.
+fn retried<T>(mut request: impl FnMut() -> T, status: impl Fn(&T) -> u16) -> T {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer = request();
+        if status(&answer) != 503 || Instant::now() > deadline {
+            return answer;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Promise: an acknowledged append is never lost. Two PATCHes append to
 /// one dir file through the two processes while the first one's lock
 /// session is terminated mid-request: every line whose PATCH answered 200
@@ -194,6 +230,23 @@ fn a_once_file_survives_a_lost_lock_session() {
 #[test]
 fn appends_survive_a_lost_lock_session() {
     let p = Pair::start();
+    appends_survive(&p, |key| p.terminate(p.lock_holder(key)));
+}
+
+/// Promise: the same when the database restarts in the middle of the
+/// first PATCH (the second one retries while it answers 503; a refused
+/// attempt must not have landed, or its retry shows the line twice).
+#[test]
+fn appends_survive_a_database_restart() {
+    let pg = OwnCluster::start();
+    let p = Pair::start_on(pg.url.clone(), &[]);
+    appends_survive(&p, |_| pg.restart());
+}
+
+/// Appends through both processes while `lose` takes the first one's
+/// lock on the dir from it, and checks every acknowledged line is there
+/// once and every refused one is not.
+fn appends_survive(p: &Pair, lose: impl FnOnce(&str)) {
     assert_eq!(p.a.post_empty("/?dir=1&name=faultlog", &[]).status(), 201);
     assert_eq!(
         p.a.put("/d/faultlog/log.txt", &[], big_text("start").as_bytes())
@@ -209,12 +262,15 @@ fn appends_survive_a_lost_lock_session() {
                 .as_u16()
         });
         p.held("GET");
-        let holder = p.lock_holder("d/faultlog");
-        p.terminate(holder);
-        let second =
-            p.b.patch("/d/faultlog/log.txt", &[], b"from b\n")
-                .status()
-                .as_u16();
+        lose("d/faultlog");
+        let second = retried(
+            || {
+                p.b.patch("/d/faultlog/log.txt", &[], b"from b\n")
+                    .status()
+                    .as_u16()
+            },
+            |s| *s,
+        );
         p.proxy.release("GET");
         (first.join().unwrap(), second)
     });
@@ -230,6 +286,56 @@ fn appends_survive_a_lost_lock_session() {
         }
     }
     assert!(content.starts_with(&big_text("start")), "the start is kept");
+}
+
+/// A PostgreSQL cluster of the test's own (scripts/pg-cluster), which it
+/// may restart without disturbing the tests that share the other one.
+struct OwnCluster {
+    dir: tempfile::TempDir,
+    url: String,
+}
+
+impl OwnCluster {
+    const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/pg-cluster");
+
+    fn start() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = std::process::Command::new(Self::SCRIPT)
+            .arg("start")
+            .arg(dir.path().join("pg"))
+            .output()
+            .expect("scripts/pg-cluster runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let url = String::from_utf8(out.stdout)
+            .expect("a URL")
+            .trim()
+            .to_string();
+        Self { dir, url }
+    }
+
+    /// `pg_ctl restart -m fast`: returns once the database answers again.
+    fn restart(&self) {
+        let ok = std::process::Command::new(Self::SCRIPT)
+            .arg("restart")
+            .arg(self.dir.path().join("pg"))
+            .status()
+            .expect("scripts/pg-cluster runs")
+            .success();
+        assert!(ok, "the database restarted");
+    }
+}
+
+impl Drop for OwnCluster {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(Self::SCRIPT)
+            .arg("stop")
+            .arg(self.dir.path().join("pg"))
+            .status();
+    }
 }
 
 /// Promise: a process frozen while it works on an object delays the other
@@ -645,4 +751,108 @@ fn a_killed_drainer_leaves_its_deletes_to_another_process() {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(psql(&p.url, "SELECT count(*) FROM store_objects"), "0");
+}
+
+/// nginx in front of the pair, configured as scripts/cluster configures
+/// it (bodies streamed to storesrv, not buffered), stopped when dropped.
+struct Nginx {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    fn start(upstreams: &[&str]) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let d = dir.path().display();
+        let servers: String = upstreams
+            .iter()
+            .map(|u| format!("server {};", u.trim_start_matches("http://")))
+            .collect();
+        let conf = format!(
+            "worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log warn;
+             events {{ worker_connections 64; }}
+             http {{
+               access_log off;
+               client_body_temp_path {d}/body; proxy_temp_path {d}/proxy;
+               fastcgi_temp_path {d}/fastcgi; uwsgi_temp_path {d}/uwsgi;
+               scgi_temp_path {d}/scgi;
+               client_max_body_size 0; proxy_request_buffering off; proxy_buffering off;
+               upstream storesrv {{ {servers} keepalive 8; }}
+               server {{
+                 listen 127.0.0.1:{port};
+                 location / {{
+                   proxy_pass http://storesrv; proxy_http_version 1.1;
+                   proxy_set_header Connection \"\";
+                 }}
+               }}
+             }}"
+        );
+        let path = dir.path().join("nginx.conf");
+        std::fs::write(&path, conf).expect("nginx.conf written");
+        let child = std::process::Command::new("nginx")
+            .args(["-e", "stderr", "-g", "daemon off;", "-c"])
+            .arg(&path)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("nginx runs (scripts/test installs it)");
+        poll("nginx to listen", || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+        });
+        Self {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Nginx {
+    /// SIGTERM, nginx's fast shutdown: the master stops its workers before
+    /// it exits (SIGKILL would leave them running, orphaned).
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+/// Promise: an upload refused before its body is read reaches a client
+/// behind nginx as storesrv's own JSON error. The client sends its whole
+/// body (8 MiB, over the 5 MiB limit) before it reads, as Python's
+/// requests does; storesrv answers 413 at once and then reads and drops
+/// the rest (lingering close), so nginx, which streams the body on,
+/// finishes sending it and passes the answer on. Closing at once, as
+/// storesrv used to, made nginx answer its own 502 page.
+#[test]
+fn an_early_refusal_reaches_a_client_behind_nginx() {
+    use std::io::{Read, Write};
+    let p = Pair::start();
+    let nginx = Nginx::start(&[&p.a.url(""), &p.b.url("")]);
+    let body = vec![b'x'; 8 * 1024 * 1024];
+    for _ in 0..2 {
+        let mut conn = std::net::TcpStream::connect(("127.0.0.1", nginx.port)).expect("connect");
+        conn.set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let head = format!(
+            "POST /?name=big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        conn.write_all(head.as_bytes()).expect("the head is sent");
+        conn.write_all(&body).expect("the whole body is sent");
+        let mut answer = String::new();
+        let _ = conn.read_to_string(&mut answer);
+        assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+        assert!(
+            answer.contains("\"too_large\""),
+            "storesrv's JSON: {answer}"
+        );
+    }
 }
