@@ -18,7 +18,8 @@
 //!   orphan: that process is gone. Only that first collection runs.
 //! - Processes sharing the store: each upload registers an intent in the
 //!   repository before it writes its first byte, renews it while it writes
-//!   and as it commits ([`INTENT_LEASE_SECS`]), and the collector reads
+//!   and as it commits ([`INTENT_LEASE_SECS`], renewed once
+//!   [`INTENT_RENEW_SECS`] passed), and the collector reads
 //!   the intents after listing the bytes and before reading the records.
 //!   A listed blob was committed before the listing; if its record was not
 //!   written before the intents were read, its intent still held then, so
@@ -189,22 +190,32 @@ struct NotingWriter {
     intent: Option<(Intents, BlobId, Timestamp)>,
 }
 
-impl BlobWriter for NotingWriter {
-    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+impl NotingWriter {
+    /// Renews the intent if [`INTENT_RENEW_SECS`] passed since it was
+    /// last renewed, so that it always holds a lease less a minute ahead.
+    fn keep_intent(&mut self) -> StorageResult<()> {
         if let Some((intents, id, renewed)) = &mut self.intent {
             if intents.clock.now() >= renewed.plus_secs(INTENT_RENEW_SECS) {
                 *renewed = intents.renew(id)?;
             }
         }
+        Ok(())
+    }
+}
+
+impl BlobWriter for NotingWriter {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+        self.keep_intent()?;
         self.inner.write(chunk)
     }
 
-    fn commit(self: Box<Self>) -> StorageResult<BlobId> {
-        // Renewed as it commits, so that the intent outlasts the pause
-        // until the record is written by a whole lease.
-        if let Some((intents, id, _)) = &self.intent {
-            intents.renew(id)?;
-        }
+    fn commit(mut self: Box<Self>) -> StorageResult<BlobId> {
+        // Kept as it commits, so that the intent outlasts the pause until
+        // the record is written by the lease less a minute. (Renewing it
+        // at every commit cost a quick upload a second statement, each a
+        // commit the database flushes: a sixth of the cluster's uploads
+        // per second, docs/PERFORMANCE.md.)
+        self.keep_intent()?;
         self.fresh.commit(self.inner)
     }
 }

@@ -206,7 +206,8 @@ pub trait Repository: Send + Sync {
     /// Registers, or extends, the intent of an upload that writes `blob`
     /// and will record it: no orphan collection that reads the intents
     /// before `until` takes the blob. The writer renews it while it
-    /// writes and as it commits.
+    /// writes and as it commits, whenever a minute passed since the last
+    /// renewal.
     fn intend(&self, _blob: &BlobId, _until: Timestamp) -> StorageResult<()> {
         Ok(())
     }

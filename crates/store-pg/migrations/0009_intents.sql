@@ -10,7 +10,8 @@
 -- against that only while the clocks agreed and the upload was quick (a
 -- multipart upload's object is dated when it began).
 --
--- A writer renews its intent as it writes and as it commits; an intent
+-- A writer renews its intent as it writes and as it commits, once a
+-- minute has passed since the last renewal; an intent
 -- whose writer died ends on its own, and the next collection forgets it.
 CREATE TABLE store_intents (
     blob      text PRIMARY KEY,
