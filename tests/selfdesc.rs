@@ -254,3 +254,35 @@ fn conflicting_keywords_are_refused_and_do_nothing() {
     );
     assert_error(&mut s.post(&format!("/{id}"), b""), 400, "bad_request");
 }
+
+/// The self-description's bytes, pinned before the wire contract moves
+/// into a crate of its own (issue 32): `/api` and `/openapi.json` must come
+/// out the same, byte for byte, with the base URL written as
+/// `http://BASE`. A change meant to alter them rewrites the copies with
+/// scripts/golden (`STORE_UPDATE_GOLDEN=1`), and the diff shows in review.
+#[test]
+fn api_and_openapi_match_their_golden_copies() {
+    let s = Server::start();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/golden");
+    let update = std::env::var_os("STORE_UPDATE_GOLDEN").is_some_and(|v| v == "1");
+    for (path, file) in [("/api", "api.json"), ("/openapi.json", "openapi.json")] {
+        let body = text(&mut s.get(path)).replace(&s.base, "http://BASE");
+        let golden = dir.join(file);
+        if update {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&golden, &body).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&golden).expect("fixtures/golden (scripts/golden)");
+        let first = body
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .map(|i| format!("line {}: {:?}", i + 1, body.lines().nth(i)));
+        assert!(
+            body == want,
+            "{path} differs from fixtures/golden/{file} ({}); if the change is meant, run scripts/golden",
+            first.unwrap_or_else(|| "in length".into())
+        );
+    }
+}
