@@ -856,3 +856,80 @@ fn an_early_refusal_reaches_a_client_behind_nginx() {
         );
     }
 }
+
+/// The database sessions of one database, frozen (SIGSTOP) until dropped,
+/// as an I/O stall or a stuck pooler freezes them: the server still holds
+/// their connections open, and answers nothing on them.
+struct FrozenSessions(Vec<u32>);
+
+impl FrozenSessions {
+    fn freeze(url: &str) -> Self {
+        let pids = psql(
+            url,
+            "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        );
+        let pids: Vec<u32> = pids
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        assert!(!pids.is_empty(), "the processes hold sessions");
+        for pid in &pids {
+            signal(*pid, "-STOP");
+        }
+        Self(pids)
+    }
+}
+
+impl Drop for FrozenSessions {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            let _ = std::process::Command::new("kill")
+                .args(["-CONT", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+/// Promise: no request waits on a frozen database for long. Every session
+/// the two processes hold is frozen: `/healthz` answers at once, `/readyz`
+/// answers 503 within its bound, and a read of a file answers within
+/// 15 s (the bytes, or 503), never waiting for the sessions to wake; once
+/// they do, both processes serve again. (The issue measured 15 to 45 s of
+/// hanging here.)
+#[test]
+fn frozen_database_sessions_hold_no_request_for_long() {
+    let p = Pair::start();
+    let id = json(&mut p.a.post("/?name=read.txt", b"read me"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/{id}");
+    for server in [&p.a, &p.b] {
+        assert_eq!(
+            server.get(&path).status(),
+            200,
+            "every process holds sessions"
+        );
+    }
+    {
+        let _frozen = FrozenSessions::freeze(&p.url);
+        for server in [&p.a, &p.b] {
+            // As in the bucket's test: the client gives each probe three
+            // times its bound, which a request waiting on a frozen session
+            // would still pass.
+            let health = probe(&server.url("/healthz"), 3);
+            assert_eq!(health, Some(200), "healthz answers");
+            let ready = probe(&server.url("/readyz"), 9);
+            assert_eq!(ready, Some(503), "readyz says the database is out");
+            let read = probe(&server.url(&path), 15);
+            assert!(matches!(read, Some(200 | 503)), "a read answers: {read:?}");
+        }
+    }
+    poll("both processes to serve again", || {
+        [&p.a, &p.b]
+            .iter()
+            .all(|s| probe(&s.url(&path), 10) == Some(200))
+            .then_some(())
+    });
+}

@@ -291,6 +291,17 @@ impl App {
         result
     }
 
+    /// Forgets up to `limit` uploads' intents that have ended, answering
+    /// how many (each round of the deletion queue's drainer calls it, so
+    /// the table holds about one lease of uploads). A no-op where uploads
+    /// register none.
+    pub fn forget_ended_intents(&self, limit: usize) -> AppResult<usize> {
+        if !self.intents_kept {
+            return Ok(0);
+        }
+        Ok(self.ports.repo.forget_intents(self.now(), limit)?)
+    }
+
     /// The blobs to spare: those with an intent, then those the records
     /// name. The order matters (see the module's documentation): the
     /// bytes were listed before, the intents are read next, the records

@@ -69,7 +69,7 @@ impl App {
                 })?
         };
         let mut threads = vec![sweeper, collector];
-        if self.ports.repo.queues_deletes() {
+        if self.ports.repo.queues_deletes() || self.intents_kept {
             let (app, stopping) = (Arc::clone(self), Arc::clone(&stopping));
             threads.push(
                 std::thread::Builder::new()
@@ -113,13 +113,33 @@ pub const DRAIN_BATCH: usize = 256;
 /// refused is retried soon after it comes due again.
 pub const DRAIN_IDLE: Duration = Duration::from_secs(2);
 
-/// Deletes queued blobs as they come due, until told to stop.
+/// Ended intents forgotten per round of the drainer: at most a round every
+/// [`DRAIN_IDLE`], so a store keeps up with 2,500 uploads a second, each
+/// round one short statement.
+pub const INTENTS_FORGOTTEN_BATCH: usize = 5_000;
+
+/// Deletes queued blobs as they come due, and forgets ended intents,
+/// until told to stop.
 fn drain_until_stopped(app: &App, stopping: &(Mutex<bool>, Condvar)) {
-    rounds_until_stopped(stopping, || match app.drain_deletes(DRAIN_BATCH) {
-        Ok(n) if n == DRAIN_BATCH => Duration::ZERO,
-        Ok(_) => DRAIN_IDLE,
-        Err(e) => {
-            tracing::error!(error = %e, "draining the deletion queue failed");
+    rounds_until_stopped(stopping, || {
+        let drained = match app.drain_deletes(DRAIN_BATCH) {
+            Ok(n) => n == DRAIN_BATCH,
+            Err(e) => {
+                tracing::error!(error = %e, "draining the deletion queue failed");
+                false
+            }
+        };
+        let forgot = match app.forget_ended_intents(INTENTS_FORGOTTEN_BATCH) {
+            Ok(n) => n == INTENTS_FORGOTTEN_BATCH,
+            Err(e) => {
+                tracing::error!(error = %e, "forgetting ended intents failed");
+                false
+            }
+        };
+        // A full batch of either: more may be waiting.
+        if drained || forgot {
+            Duration::ZERO
+        } else {
             DRAIN_IDLE
         }
     });

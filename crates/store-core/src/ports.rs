@@ -212,10 +212,17 @@ pub trait Repository: Send + Sync {
         Ok(())
     }
 
-    /// The blobs whose intent still holds at `now`. Intents that ended
-    /// before `now` are forgotten.
+    /// The blobs whose intent still holds at `now`.
     fn intended(&self, _now: Timestamp) -> StorageResult<Vec<BlobId>> {
         Ok(vec![])
+    }
+
+    /// Forgets up to `limit` intents that ended by `now`, answering how
+    /// many: called often and in small batches, so that a store taking
+    /// hundreds of uploads a second keeps a small table (and no statement
+    /// deletes an hour of them at once).
+    fn forget_intents(&self, _now: Timestamp, _limit: usize) -> StorageResult<usize> {
+        Ok(0)
     }
 
     /// [`Repository::insert_new`], settling `settled` bytes of this

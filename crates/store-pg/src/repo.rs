@@ -537,12 +537,22 @@ impl Repository for PgRepository {
     }
 
     fn intended(&self, now: Timestamp) -> StorageResult<Vec<BlobId>> {
-        self.query(
-            "DELETE FROM store_intents WHERE until_ms <= $1",
+        let rows = self.query(
+            "SELECT blob FROM store_intents WHERE until_ms > $1",
             vec![Box::new(now.as_millis())],
         )?;
-        let rows = self.query("SELECT blob FROM store_intents", vec![])?;
         Ok(rows.iter().map(|r| BlobId(r.get(0))).collect())
+    }
+
+    fn forget_intents(&self, now: Timestamp, limit: usize) -> StorageResult<usize> {
+        let rows = self.query(
+            "DELETE FROM store_intents WHERE blob IN (
+                 SELECT blob FROM store_intents WHERE until_ms <= $1
+                 LIMIT $2 FOR UPDATE SKIP LOCKED)
+             RETURNING 1",
+            vec![Box::new(now.as_millis()), Box::new(to_i64(limit as u64))],
+        )?;
+        Ok(rows.len())
     }
 
     fn is_queued(&self, blob: &BlobId) -> StorageResult<bool> {

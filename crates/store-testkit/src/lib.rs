@@ -271,9 +271,27 @@ impl Repository for MemoryRepository {
     }
 
     fn intended(&self, now: Timestamp) -> StorageResult<Vec<BlobId>> {
+        let t = lock(&self.0);
+        Ok(t.intents
+            .iter()
+            .filter(|(_, until)| **until > now)
+            .map(|(blob, _)| blob.clone())
+            .collect())
+    }
+
+    fn forget_intents(&self, now: Timestamp, limit: usize) -> StorageResult<usize> {
         let mut t = lock(&self.0);
-        t.intents.retain(|_, until| *until > now);
-        Ok(t.intents.keys().cloned().collect())
+        let ended: Vec<BlobId> = t
+            .intents
+            .iter()
+            .filter(|(_, until)| **until <= now)
+            .map(|(blob, _)| blob.clone())
+            .take(limit)
+            .collect();
+        for blob in &ended {
+            t.intents.remove(blob);
+        }
+        Ok(ended.len())
     }
 
     fn expiring(&self, limit: usize) -> StorageResult<Vec<(Timestamp, String)>> {

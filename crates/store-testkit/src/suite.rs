@@ -90,7 +90,8 @@ pub fn repository(make: &dyn Fn() -> Box<dyn Repository>) {
 
 /// Uploads' intents (docs/ARCHITECTURE.md, "Bytes in flight"), in a
 /// repository that keeps them: an intent holds until its end, a renewal
-/// never shortens it, and one that ended is forgotten.
+/// never shortens it, and ended ones are forgotten in batches, live ones
+/// never.
 fn intents_hold_until_they_end(repo: &dyn Repository) {
     if !repo.keeps_intents() {
         assert!(repo.intended(Timestamp::from_secs(0)).unwrap().is_empty());
@@ -115,8 +116,26 @@ fn intents_hold_until_they_end(repo: &dyn Repository) {
         "a renewal never shortens an intent"
     );
     repo.intend(&slow, t(900)).unwrap();
-    assert_eq!(repo.intended(t(700)).unwrap(), vec![slow], "renewed");
+    assert_eq!(
+        repo.intended(t(700)).unwrap(),
+        vec![slow.clone()],
+        "renewed"
+    );
     assert!(repo.intended(t(900)).unwrap().is_empty());
+    let third = BlobId("0123ab".into());
+    repo.intend(&third, t(100)).unwrap();
+    assert_eq!(
+        repo.forget_intents(t(700), 10).unwrap(),
+        2,
+        "the ended ones"
+    );
+    assert_eq!(
+        repo.intended(t(0)).unwrap(),
+        vec![slow.clone()],
+        "the live one stays"
+    );
+    assert_eq!(repo.forget_intents(t(900), 1).unwrap(), 1);
+    assert_eq!(repo.forget_intents(t(900), 1).unwrap(), 0, "none left");
 }
 
 /// Whether `r` failed as a conditional write that found another revision.
