@@ -26,21 +26,24 @@ forbid() {
 forbid store-core tokio hyper sled image getrandom ureq
 # The use cases know the ports, not the adapters or the web. They may use
 # store-media, which is pure computation over bytes.
-forbid store-app tokio hyper sled ureq store-sled store-http store-fetch store-pg store-s3
+forbid store-app tokio hyper sled ureq store-sled store-http store-wire store-fetch store-pg store-s3
 # The test kit is as pure as the core it serves.
 forbid store-testkit tokio hyper sled image
 # The persistence adapter knows nothing of HTTP or the use cases.
-forbid store-sled tokio hyper store-app store-http
+forbid store-sled tokio hyper store-app store-http store-wire
 # The PostgreSQL adapter, like sled's, knows the domain only.
-forbid store-pg hyper sled store-app store-http store-sled store-fetch store-s3
+forbid store-pg hyper sled store-app store-http store-wire store-sled store-fetch store-s3
 # So does the S3 adapter (its HTTP client is its own, to the bucket).
-forbid store-s3 sled store-app store-http store-sled store-fetch store-pg
+forbid store-s3 sled store-app store-http store-wire store-sled store-fetch store-pg
 # The runtime bridge serves adapters and knows none of them.
-forbid store-bridge hyper sled store-app store-http store-sled store-pg store-s3 store-fetch
+forbid store-bridge hyper sled store-app store-http store-wire store-sled store-pg store-s3 store-fetch
 # The fetcher is a blocking adapter of one port: no runtime, no storage, no web server.
-forbid store-fetch tokio hyper sled store-app store-http store-sled
+forbid store-fetch tokio hyper sled store-app store-http store-wire store-sled
 # The media pipeline is pure computation over bytes.
-forbid store-media tokio hyper sled ureq store-core store-app store-http store-sled store-fetch
+forbid store-media tokio hyper sled ureq store-core store-app store-http store-wire store-sled store-fetch
+# The wire contract is pure (issue 32): no runtime, no server, no storage,
+# no client; the server depends on it, never the other way round.
+forbid store-wire tokio hyper hyper-util sled ureq store-http store-sled store-pg store-s3 store-fetch store-bridge
 # The HTTP shell reaches storage only through the ports.
 forbid store-http sled store-sled store-pg store-s3 ureq store-fetch
 # No thread of the blocking pool waits for a client (issue 19): nothing in
@@ -56,11 +59,12 @@ if [ -n "$strays" ]; then
     exit 1
 fi
 # The route table is the only writer of a path (issue 16): outside
-# routes.rs and router.rs, no production code of the HTTP shell spells a
-# route's path; it calls router::url_for. (Test modules may, and so may the
-# help topics, whose prose shows paths as a reader types them.)
+# routes.rs and router.rs (store-wire), no production code of the wire or
+# the server spells a route's path; it calls router::url_for. (Test
+# modules may, and so may the help topics, whose prose shows paths as a
+# reader types them.)
 route_words='api|help|browse|d|pics|releases|write_for_agents|copy_for_agents|static|robots\.txt|healthz|readyz|openapi\.json'
-spelled=$(for f in $(find crates/store-http/src -name '*.rs' ! -name routes.rs ! -name router.rs ! -name help.rs); do
+spelled=$(for f in $(find crates/store-http/src crates/store-wire/src -name '*.rs' ! -name routes.rs ! -name router.rs ! -name help.rs); do
     awk -v f="$f" -v re="\"/($route_words)([/?\"])|\"\\{[^}]*\\}/($route_words)([/?\"])" \
         '/#\[cfg\(test\)\]/ { exit } $0 ~ re { print f ":" FNR ": " $0 }' "$f"
 done)
@@ -69,8 +73,8 @@ if [ -n "$spelled" ]; then
     echo "$spelled" >&2
     exit 1
 fi
-# Only the HTTP layer knows the wire (issue 16): store-core and store-app
-# answer records and outcomes, and store-http's `views` turn them into
+# Only the wire crate knows the wire (issue 16): store-core and store-app
+# answer records and outcomes, and store-wire's `views` turn them into
 # URLs and JSON. So neither may build a URL from the base URL, nor depend
 # on a JSON or JSON Schema crate (store-core's schemars is for the error
 # list's and a history action's schema only; store-app has neither).
@@ -78,7 +82,7 @@ wire=$(grep -rn --include='*.rs' -e 'base_url' -e 'serde_json' -e 'JsonSchema' c
     | grep -v -e '/tests/' -e '/shared_tests\.rs:' -e 'src/lib.rs:' || true)
 wire_core=$(grep -rn --include='*.rs' -e 'base_url' crates/store-core/src || true)
 if [ -n "$wire$wire_core" ] || grep -q -e '^serde_json' -e '^schemars' crates/store-app/Cargo.toml; then
-    echo "invariant broken: URLs or JSON views outside store-http (return a record or an outcome):" >&2
+    echo "invariant broken: URLs or JSON views outside store-wire (return a record or an outcome):" >&2
     echo "$wire$wire_core" >&2
     exit 1
 fi

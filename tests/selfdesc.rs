@@ -223,7 +223,7 @@ fn every_route_is_in_api_openapi_and_a_help_topic() {
             explained.push(e["endpoint"].as_str().unwrap().to_string());
         }
     }
-    for r in store_http::routes::ROUTES {
+    for r in store_wire::routes::ROUTES {
         let usage = r.usage();
         let does = r.describe(&store_core::Limits::default());
         assert_eq!(api["endpoints"][&usage], does.as_str(), "{usage} in /api");

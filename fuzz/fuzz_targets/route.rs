@@ -2,8 +2,8 @@
 //! without panicking, and never route a path with an empty id.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use store_http::query::Query;
-use store_http::router::{route, Endpoint};
+use store_wire::query::Query;
+use store_wire::router::{route, Endpoint};
 
 fuzz_target!(|data: (&[u8], &str, &str)| {
     let (method, path, query) = data;

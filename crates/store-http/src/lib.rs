@@ -1,13 +1,17 @@
 //! # store-http
 //!
-//! The HTTP shell of storesrv over raw hyper 1.x: a pure route table
-//! ([`router`]), agent/browser negotiation, bodies streamed with their
-//! limits enforced, JSON and HTML rendering, errors as SPEC.md's JSON, and
-//! the server loop with graceful shutdown. The store's upkeep (sweeper,
-//! orphan collection) is store-app's: `App::start_upkeep`.
+//! The HTTP server of storesrv over raw hyper 1.x: connections and their
+//! guards, fair shares and lanes, bodies streamed with their limits
+//! enforced, deadlines, ranges, zips, metrics, and the handlers, which
+//! glue three things together: `store_wire` says what a request means
+//! (the route table, typed query parsing, negotiation) and how an answer
+//! looks (views, pages), store-app runs the use case, and this crate moves
+//! the bytes. The store's upkeep (sweeper, orphan collection) is
+//! store-app's: `App::start_upkeep`.
 //!
-//! Architecture invariant: this crate decides no domain rule. It parses,
-//! calls a use case of store-app, and renders what comes back.
+//! Architecture invariant: this crate decides no domain rule and holds no
+//! wire rule. It reads, calls a use case of store-app, and writes what
+//! store-wire renders.
 //!
 //! ## Start here
 //!
@@ -58,8 +62,6 @@
 
 #![warn(missing_docs)]
 
-mod api;
-mod assets;
 // body, query, router and routes are public for the fuzz targets
 // (fuzz/), not for embedders: hidden from the docs, free to change.
 #[doc(hidden)]
@@ -68,31 +70,19 @@ pub mod client;
 mod deadline;
 mod fair;
 mod handlers;
-mod help;
 pub mod lanes;
 mod linger;
 mod metrics;
-mod negotiate;
-mod openapi;
-mod pages;
 mod partguard;
-mod qr;
-#[doc(hidden)]
-pub mod query;
 mod ranges;
 mod respond;
-#[doc(hidden)]
-pub mod router;
-#[doc(hidden)]
-pub mod routes;
 mod server;
 mod service;
 mod stream;
-mod views;
 mod zip;
 
-pub use api::{contract, SPEC_VERSION};
 pub use metrics::{serve_metrics, CommitStats, Metrics, METRICS_CONTENT_TYPE};
 pub use respond::{content_disposition, Res, ResBody};
 pub use server::{serve, BodyPace, ServeOptions};
 pub use service::{MountError, PeerAddr, StoreService};
+pub use store_wire::{contract, SPEC_VERSION};

@@ -97,7 +97,7 @@ pub fn html(status: StatusCode, markup: maud::Markup) -> Res {
 /// The JSON body of an error: `error`, `code`, and `retry_after` on the
 /// codes that are retried later.
 pub fn error_body(e: &StoreError) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(&crate::views::ErrorBody {
+    let mut bytes = serde_json::to_vec_pretty(&store_wire::views::ErrorBody {
         error: e.to_string(),
         code: e.code().as_str(),
         retry_after: e.retry_after_secs(),

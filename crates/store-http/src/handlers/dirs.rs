@@ -8,10 +8,10 @@ use store_core::{StoreError, Timestamp};
 use super::files::deleted;
 use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
 use crate::body::{self, multipart_boundary, Intake};
-use crate::pages;
-use crate::query::Query;
 use crate::respond::{self, json, Res};
-use crate::views::{DirView, HistoryView, RetainView};
+use store_wire::pages;
+use store_wire::query::Query;
+use store_wire::views::{DirView, HistoryView, RetainView};
 
 /// POST /?dir=1's parameters.
 fn new_dir(limits: &store_core::Limits, params: &Query) -> Result<NewDir, StoreError> {

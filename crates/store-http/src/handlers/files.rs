@@ -11,9 +11,9 @@ use store_core::{FileRecord, Object, ReadIntent, StoreError};
 use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
 use crate::body::{self, multipart_boundary};
 use crate::respond::{self, json, Res};
-use crate::router::{url_for, RouteId};
-use crate::views::{BrowseEntry, BundleView, FileView, RetainView};
-use crate::{api, pages};
+use store_wire::router::{url_for, RouteId};
+use store_wire::views::{BrowseEntry, BundleView, FileView, RetainView};
+use store_wire::{api, pages};
 
 pub(super) fn home(ctx: &Ctx) -> Res {
     let base = ctx.base();
@@ -30,7 +30,7 @@ pub(super) fn home(ctx: &Ctx) -> Res {
     }
     json(
         StatusCode::OK,
-        &crate::views::Pointer {
+        &store_wire::views::Pointer {
             service: api::SERVICE_NAME,
             version: api::SPEC_VERSION,
             api: url_for(base, RouteId::Api, &[]),
@@ -48,7 +48,7 @@ pub(super) fn home(ctx: &Ctx) -> Res {
 /// An upload's parameters from the query (and a form's fields).
 fn new_file(
     limits: &store_core::Limits,
-    params: &crate::query::Query,
+    params: &store_wire::query::Query,
 ) -> Result<NewFile, StoreError> {
     let req = NewFile {
         name: params.text("name")?,
@@ -160,7 +160,7 @@ async fn share_into_dir(
     };
     let access = ctx.access(false);
     let made = blocking(ctx, move |app| app.create_dir(&new_dir, parts, &access)).await?;
-    let view = crate::views::DirView::made(&made, ctx.base());
+    let view = store_wire::views::DirView::made(&made, ctx.base());
     let res = json(StatusCode::OK, &view);
     Ok(match &made.owner_token {
         Some(token) => with_owner_token(created(res, &view.url), token),
@@ -267,7 +267,7 @@ async fn open(ctx: &Ctx, id: String, intent: ReadIntent) -> AppResult<Option<Ope
 /// link previewer always, whatever the link asks for (it must never spend
 /// a download), and to a browser unless it asked for the download.
 fn page_first(ctx: &Ctx) -> Result<bool, StoreError> {
-    Ok(crate::negotiate::is_link_previewer(&ctx.headers)
+    Ok(store_wire::negotiate::is_link_previewer(&ctx.headers)
         || (ctx.html && !ctx.query.flag("download")?))
 }
 
@@ -351,7 +351,10 @@ pub(super) async fn delete(ctx: &Ctx, id: String) -> AppResult<Res> {
 
 /// The answer to a successful delete.
 pub(super) fn deleted(id: &str) -> Res {
-    json(StatusCode::OK, &crate::views::Deleted { id, deleted: true })
+    json(
+        StatusCode::OK,
+        &store_wire::views::Deleted { id, deleted: true },
+    )
 }
 
 /// PUT /<id>: the gate is checked before the body is read, so a refused

@@ -6,7 +6,7 @@ use store_core::StoreError;
 
 use super::Ctx;
 use crate::respond::{self, json, Res};
-use crate::{assets, help, pages};
+use store_wire::{assets, help, pages};
 
 const MARKDOWN: &str = "text/markdown; charset=utf-8";
 const PLAIN: &str = "text/plain; charset=utf-8";
@@ -73,7 +73,10 @@ pub(super) fn releases(ctx: &Ctx) -> Res {
 
 /// `GET /healthz`: the process serves, whatever its store does.
 pub(super) fn healthz() -> Res {
-    no_store(json(StatusCode::OK, &crate::views::Status { status: "ok" }))
+    no_store(json(
+        StatusCode::OK,
+        &store_wire::views::Status { status: "ok" },
+    ))
 }
 
 /// `GET /readyz`: 200 while the records and the bytes answer, 503 with

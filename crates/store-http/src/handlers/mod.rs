@@ -15,23 +15,19 @@ use store_app::{Access, App, AppError, AppResult, Download};
 use store_core::content::renders_inline;
 use store_core::{ReadIntent, RetainAuth, StorageError, StoreError};
 
-use crate::negotiate::wants_html;
-use crate::query::Query;
 use crate::ranges;
 use crate::respond::{self, content_disposition, Res};
-use crate::router::{is_probe, route, Endpoint};
 use crate::server::Shared;
+use store_wire::negotiate::wants_html;
+use store_wire::query::Query;
+use store_wire::router::{is_probe, route, Endpoint};
 
 /// The sandbox of CONTRACT.md. Every response carrying user bytes gets it,
 /// not only HTML, SVG and XML: it costs an image or a text file nothing,
 /// and it stays a backstop should a type ever be misjudged.
 const SANDBOX_CSP: &str = "sandbox allow-scripts allow-forms allow-popups";
 
-/// The header a dir's write token travels in.
-pub(crate) const WRITE_HEADER: &str = "x-store-write";
-/// The header an owner token travels in, both ways: the upload's answer
-/// carries it, and a request presents it.
-pub(crate) const OWNER_HEADER: &str = "x-store-owner";
+pub(crate) use store_wire::api::{OWNER_HEADER, WRITE_HEADER};
 
 /// What every handler gets besides the body.
 pub(crate) struct Ctx {
@@ -58,8 +54,8 @@ impl Ctx {
     }
 
     /// Where the pages' links lead: under the base URL's path.
-    pub fn site(&self) -> crate::pages::Site<'_> {
-        crate::pages::Site::new(self.base())
+    pub fn site(&self) -> store_wire::pages::Site<'_> {
+        store_wire::pages::Site::new(self.base())
     }
 
     /// Checks the declared length of the body against `limit_bytes` (411,
@@ -357,7 +353,7 @@ fn upload_gate(
     headers: &HeaderMap,
     query: &Query,
 ) -> Result<bool, StoreError> {
-    use crate::routes::{RouteId, CREATING, CREATING_BY_FORM};
+    use store_wire::routes::{RouteId, CREATING, CREATING_BY_FORM};
     if !app.config().upload_token.is_required() {
         return Ok(false);
     }
@@ -437,11 +433,11 @@ async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) -> AppResult<
         E::Home => Ok(files::home(&ctx)),
         E::Api => Ok(respond::json(
             http::StatusCode::OK,
-            &crate::api::contract(ctx.app.config()),
+            &store_wire::api::contract(ctx.app.config()),
         )),
         E::Openapi => Ok(respond::json(
             http::StatusCode::OK,
-            &crate::openapi::document(ctx.app.config()),
+            &store_wire::openapi::document(ctx.app.config()),
         )),
         E::Browse => files::browse(&ctx).await,
         E::Help => Ok(meta::help_index(&ctx)),

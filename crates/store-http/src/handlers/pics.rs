@@ -6,16 +6,16 @@ use crate::body::RequestBody;
 use http::{header, HeaderValue, StatusCode};
 use serde::Deserialize;
 
-use crate::router::{url_for, RouteId};
 use store_app::{AdminAction, AppResult, Visitor};
 use store_core::StoreError;
+use store_wire::router::{url_for, RouteId};
 
 use super::{blocking, created, serve_download, Ctx};
 use crate::body::{self, multipart_boundary};
-use crate::pages;
-use crate::query::Query;
 use crate::respond::{self, json, Res};
-use crate::views::{
+use store_wire::pages;
+use store_wire::query::Query;
+use store_wire::views::{
     CommentView, Counters, GalleryCreated, GalleryEntry, GalleryView, ImageView, LikeView,
 };
 
@@ -192,7 +192,7 @@ pub(super) async fn upload(
         let url = image.url.clone();
         return Ok(created(json(StatusCode::OK, &image), &url));
     }
-    let res = json(StatusCode::OK, &crate::views::ImageBatch { images });
+    let res = json(StatusCode::OK, &store_wire::views::ImageBatch { images });
     Ok(created(res, &gallery))
 }
 
@@ -382,7 +382,7 @@ pub(super) async fn admin_action(
     }
     Ok(private(json(
         StatusCode::OK,
-        &crate::views::Done { ok: true },
+        &store_wire::views::Done { ok: true },
     )))
 }
 

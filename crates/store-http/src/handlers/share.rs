@@ -8,9 +8,9 @@ use store_app::AppResult;
 use store_core::StoreError;
 
 use super::{blocking, Ctx};
-use crate::qr;
 use crate::respond::{self, Res};
-use crate::router::{url_for, RouteId};
+use store_wire::qr;
+use store_wire::router::{url_for, RouteId};
 
 /// GET /<id>?qr=1: a single file's or a bundle's link.
 pub(super) async fn file_qr(ctx: &Ctx, id: String) -> AppResult<Res> {

@@ -59,7 +59,7 @@ const LINK_PREVIEWERS: &[&str] = &[
 ];
 
 /// Whether the request comes from a link previewer (see
-/// [`LINK_PREVIEWERS`]): it is shown what a browser is shown first, never
+/// `LINK_PREVIEWERS`): it is shown what a browser is shown first, never
 /// the bytes of a file whose downloads are counted.
 pub fn is_link_previewer(headers: &HeaderMap) -> bool {
     headers

@@ -73,8 +73,11 @@ const PREVIEW_THUMB_PX: u32 = store_core::gallery::THUMB_SIZES[2];
 /// What a chat app or a social site shows for a pasted link (OpenGraph):
 /// the page's title and a line about it, and for galleries and images a
 /// preview image. Never an image that would spend a counted download.
+#[derive(Debug)]
 pub struct Og<'a> {
+    /// The page's title, as the preview card's heading.
     pub title: &'a str,
+    /// A line about the page, under the heading.
     pub description: String,
     /// The page's absolute URL.
     pub url: &'a str,

@@ -2,6 +2,11 @@
 //! Schema for `/openapi.json`: the records' views (`records`, `galleries`),
 //! built from store-app's records and outcomes, and the answers the HTTP
 //! layer makes itself (below).
+//!
+//! A view's fields are the JSON fields SPEC.md names. They carry no doc
+//! comments on purpose: schemars would copy them into `/openapi.json` as
+//! descriptions, and the wire's documentation is SPEC.md and `/api`.
+#![allow(missing_docs)]
 
 use schemars::JsonSchema;
 use serde::Serialize;

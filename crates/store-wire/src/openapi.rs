@@ -17,6 +17,7 @@ use crate::router::{url_for, RouteId};
 use crate::routes::{Answer, Param, Route, Shape, Takes, GLOBAL_PARAMS, ROUTES};
 use crate::views;
 
+/// The OpenAPI 3.1 document of `GET /openapi.json`, for `config`.
 pub fn document(config: &AppConfig) -> Value {
     let mut gen = SchemaSettings::draft2020_12()
         .with(|s| s.definitions_path = "/components/schemas".into())

@@ -16,14 +16,20 @@ use store_core::Limits;
 /// A request method as the table names it; `Get` answers HEAD too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verb {
+    /// GET, and HEAD with it.
     Get,
+    /// POST.
     Post,
+    /// PUT.
     Put,
+    /// PATCH.
     Patch,
+    /// DELETE.
     Delete,
 }
 
 impl Verb {
+    /// The method's name on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Get => "GET",
@@ -65,11 +71,14 @@ pub enum Shape {
 /// One query parameter of a route (or a form field it also reads there).
 #[derive(Debug, Clone, Copy)]
 pub struct Param {
+    /// The parameter's name on the wire.
     pub name: &'static str,
     /// How the value is written in the route's usage line: `<filename>`,
     /// `1`, `created|name`.
     pub shown: &'static str,
+    /// The route needs it.
     pub required: bool,
+    /// The kind of value it takes.
     pub shape: Shape,
 }
 
@@ -113,6 +122,7 @@ pub enum Answer {
 /// What a route reads from the request body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Takes {
+    /// No body.
     Nothing,
     /// A file's raw bytes, or multipart/form-data with file parts.
     Bytes,
@@ -130,6 +140,7 @@ pub struct Route {
     /// The route's name in logs and metrics: never an id, a name or a
     /// secret.
     pub name: &'static str,
+    /// The method it answers.
     pub verb: Verb,
     /// `/d/{key}/{name}`: literal segments and `{capture}`s (the OpenAPI
     /// path template syntax).
@@ -137,6 +148,7 @@ pub struct Route {
     /// The query keys that select this route among those of the same path
     /// and verb; empty for the route taken when none is given.
     pub keywords: &'static [&'static str],
+    /// The query parameters it reads.
     pub params: &'static [Param],
     /// The `/help/<topic>` that explains it; `about` for the
     /// self-description routes.
@@ -144,7 +156,9 @@ pub struct Route {
     /// What it does; `{limit}` placeholders name fields of [`Limits`],
     /// filled in by [`Route::describe`] with the running values.
     pub does: &'static str,
+    /// What it reads from the body.
     pub takes: Takes,
+    /// What it answers with.
     pub answers: Answer,
 }
 
@@ -238,6 +252,9 @@ macro_rules! route_table {
     ($( $(#[$doc:meta])* $variant:ident $({ $($field:ident),+ })? => $route:expr, )+) => {
         /// What a request asks for: a route with its decoded captures, or
         /// why it matches none.
+        // A variant's fields are the path's captures, named as in its
+        // template (`{key}`): the table documents them.
+        #[allow(missing_docs)]
         #[derive(Debug, Clone, PartialEq, Eq)]
         pub enum Endpoint {
             $( $(#[$doc])* $variant $({ $($field: String),+ })?, )+
@@ -247,10 +264,13 @@ macro_rules! route_table {
             MissingKeyword { keys: Vec<&'static str> },
             /// Keywords of more than one route in one request (400).
             ConflictingKeywords { keys: Vec<&'static str> },
+            /// No route has this path (404).
             NotFound,
         }
 
         /// A route of the table, without its captures.
+        // Each variant is documented on the `Endpoint` of the same name.
+        #[allow(missing_docs)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum RouteId { $($variant,)+ }
 
@@ -258,8 +278,10 @@ macro_rules! route_table {
         pub static ROUTES: &[Route] = &[$($route,)+];
 
         impl RouteId {
+            /// Every route id, in table order.
             pub const ALL: &'static [RouteId] = &[$(RouteId::$variant,)+];
 
+            /// The route this id names.
             pub fn route(self) -> &'static Route {
                 &ROUTES[self as usize]
             }
@@ -554,6 +576,7 @@ pub const CREATING_BY_FORM: &[RouteId] = &[
     RouteId::AdminUploadImage,
 ];
 
+/// Whether any route (or every route) reads the query parameter `key`.
 pub fn is_known_param(key: &str) -> bool {
     GLOBAL_PARAMS.iter().chain(params()).any(|p| p.name == key)
 }

@@ -7,6 +7,7 @@ use super::*;
 use crate::qr;
 use crate::views::{GalleryCreated, GalleryEntry, GalleryLimits, GalleryView};
 
+/// `/pics`: the public galleries, and the form that makes one.
 pub fn pics_index(site: Site<'_>, list: &[GalleryEntry], token_required: bool) -> Markup {
     page(
         site,
@@ -32,6 +33,7 @@ pub fn pics_index(site: Site<'_>, list: &[GalleryEntry], token_required: bool) -
     )
 }
 
+/// The page after a gallery is made: its links, the admin one shown once.
 pub fn gallery_created(site: Site<'_>, v: &GalleryCreated) -> Markup {
     page(
         site,
@@ -84,7 +86,9 @@ fn comments(view: &GalleryView, limits: &GalleryLimits) -> Markup {
 /// (STORE_PICS_UPLOADS).
 #[derive(Debug, Clone, Copy)]
 pub struct UploadForm {
+    /// The server asks for its upload token.
     pub token_required: bool,
+    /// Visitors may upload (not only the gallery's admin).
     pub open: bool,
 }
 
@@ -104,6 +108,7 @@ fn image_form(action: &str, max_bytes: u64, token_required: bool) -> Markup {
     }
 }
 
+/// A gallery's page: its images, likes and comments, and the upload form.
 pub fn gallery(site: Site<'_>, view: &GalleryView, embed: bool, form: &UploadForm) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
     let grid = html! {
@@ -197,6 +202,7 @@ fn embed_page(site: Site<'_>, title: &str, body: Markup) -> Markup {
     }
 }
 
+/// A gallery's admin page: every image with its actions.
 pub fn gallery_admin(
     site: Site<'_>,
     view: &GalleryView,

@@ -17,6 +17,7 @@ fn write_token_notice(site: Site<'_>, token: Option<&str>) -> Markup {
     token_notice(site, "Write token", token, what, ("dirs", "About dirs"))
 }
 
+/// A dir's page: its files, its history and, for writers, its forms.
 pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Limits) -> Markup {
     let title = view.name.clone().unwrap_or_else(|| view.id.clone());
     let og = Og {
@@ -88,6 +89,7 @@ pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Lim
     )
 }
 
+/// A dir's history page: who changed what, newest first.
 pub fn dir_history(site: Site<'_>, view_url: &str, title: &str, history: &[HistoryView]) -> Markup {
     page(
         site,
@@ -112,6 +114,7 @@ pub fn dir_history(site: Site<'_>, view_url: &str, title: &str, history: &[Histo
     )
 }
 
+/// `/d`: the public show-dirs, filtered by `q`.
 pub fn dir_index(site: Site<'_>, dirs: &[DirView], q: &str) -> Markup {
     page(
         site,

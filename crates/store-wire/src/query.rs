@@ -5,6 +5,7 @@ use store_core::StoreError;
 
 use crate::routes;
 
+/// A request's query string, decoded once into its pairs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Query(Vec<(String, String)>);
 
@@ -77,6 +78,7 @@ impl Query {
         self.0.clone()
     }
 
+    /// Whether the query names `key`, with any value.
     pub fn has(&self, key: &str) -> bool {
         self.0.iter().any(|(k, _)| k == key)
     }

@@ -23,7 +23,9 @@ use crate::routes;
 pub struct Topic {
     /// The path segment: `/help/<slug>`.
     pub slug: &'static str,
+    /// The topic's heading.
     pub title: &'static str,
+    /// One sentence: what the topic covers.
     pub summary: &'static str,
 }
 
@@ -114,12 +116,17 @@ impl Topic {
     }
 }
 
+/// The topic whose slug is `slug`, if there is one.
 pub fn topic(slug: &str) -> Option<&'static Topic> {
     TOPICS.iter().find(|t| t.slug == slug)
 }
 
 /// `/help` for agents.
-#[derive(Serialize, schemars::JsonSchema)]
+// The fields are the JSON fields, and a doc comment on them would become
+// a description in /openapi.json: the wire is documented by SPEC.md and
+// /api instead.
+#[allow(missing_docs)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Index {
     pub service: &'static str,
     pub version: &'static str,
@@ -127,7 +134,12 @@ pub struct Index {
     pub also: Vec<String>,
 }
 
-#[derive(Serialize, schemars::JsonSchema)]
+// One topic of `/help`: where it is and what it covers.
+// The fields are the JSON fields, and a doc comment on them would become
+// a description in /openapi.json: the wire is documented by SPEC.md and
+// /api instead.
+#[allow(missing_docs)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct TopicEntry {
     pub topic: &'static str,
     pub title: &'static str,
@@ -135,6 +147,7 @@ pub struct TopicEntry {
     pub url: String,
 }
 
+/// `/help` for agents, for the configuration `config`.
 pub fn index(config: &AppConfig) -> Index {
     let b = &config.base_url;
     Index {
@@ -154,7 +167,11 @@ pub fn index(config: &AppConfig) -> Index {
 }
 
 /// `/help/<topic>` for agents.
-#[derive(Serialize, schemars::JsonSchema)]
+// The fields are the JSON fields, and a doc comment on them would become
+// a description in /openapi.json: the wire is documented by SPEC.md and
+// /api instead.
+#[allow(missing_docs)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct TopicPage {
     #[serde(flatten)]
     pub entry: TopicEntry,
@@ -164,12 +181,18 @@ pub struct TopicPage {
     pub text: String,
 }
 
-#[derive(Serialize, schemars::JsonSchema)]
+// One endpoint of a topic, as `/api` lists it.
+// The fields are the JSON fields, and a doc comment on them would become
+// a description in /openapi.json: the wire is documented by SPEC.md and
+// /api instead.
+#[allow(missing_docs)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct EndpointLine {
     pub endpoint: String,
     pub does: String,
 }
 
+/// `/help/<topic>` for agents, for the configuration `config`.
 pub fn topic_page(t: &'static Topic, config: &AppConfig) -> TopicPage {
     TopicPage {
         entry: t.entry(&config.base_url),
@@ -178,6 +201,7 @@ pub fn topic_page(t: &'static Topic, config: &AppConfig) -> TopicPage {
     }
 }
 
+/// The endpoints of the topic `slug`, described under `limits`.
 pub fn endpoints_of(slug: &str, limits: &Limits) -> Vec<EndpointLine> {
     routes::of_topic(slug)
         .map(|r| EndpointLine {

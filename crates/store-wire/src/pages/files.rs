@@ -10,6 +10,7 @@ use store_app::TextPreview;
 
 use crate::views::{BrowseEntry, BundleView, FileView};
 
+/// The home page: the upload form and what it accepts.
 pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: bool) -> Markup {
     page(
         site,
@@ -156,13 +157,20 @@ pub fn once_file(site: Site<'_>, view: &FileView) -> Markup {
     )
 }
 
+/// The browse page's filter, as the request asked for it.
+#[derive(Debug)]
 pub struct BrowseFilter {
+    /// The text searched for in names.
     pub q: String,
+    /// The tags every entry carries.
     pub tags: Vec<String>,
+    /// The sort key's wire word.
     pub sort: String,
+    /// The order's wire word.
     pub order: String,
 }
 
+/// `/browse`: the files found, and the filter that found them.
 pub fn browse(site: Site<'_>, entries: &[BrowseEntry], f: &BrowseFilter) -> Markup {
     page(
         site,
@@ -212,6 +220,7 @@ pub fn browse(site: Site<'_>, entries: &[BrowseEntry], f: &BrowseFilter) -> Mark
     )
 }
 
+/// A bundle's page: its members, each a link.
 pub fn bundle(site: Site<'_>, view: &BundleView) -> Markup {
     let og = Og {
         title: "Bundle",

@@ -11,7 +11,13 @@ use crate::routes::ROUTES;
 
 /// The SPEC.md revision this service implements.
 pub const SPEC_VERSION: &str = "1.54.1";
-pub(crate) const SERVICE_NAME: &str = "storesrv";
+/// The service's name, as `/api` and `/help` answer it.
+pub const SERVICE_NAME: &str = "storesrv";
+/// The header a dir's write token travels in.
+pub const WRITE_HEADER: &str = "x-store-write";
+/// The header an owner token travels in, both ways: the upload's answer
+/// carries it, and a request presents it.
+pub const OWNER_HEADER: &str = "x-store-owner";
 
 /// The JSON of `GET /api`: what this service is, its limits, error codes
 /// and routes, as SPEC.md describes it, for the configuration `config`.
@@ -57,7 +63,6 @@ pub fn contract(config: &AppConfig) -> Value {
 /// The headers the service reads as credentials, and the one it answers
 /// a creation's owner token in, by the names the handlers use.
 fn headers() -> Value {
-    use crate::handlers::{OWNER_HEADER, WRITE_HEADER};
     json!({
         "Authorization": "Bearer <token>: a retain token (retain, write retained or protected objects, create show-dirs) or the upload token (create anything, when the operator set one)",
         WRITE_HEADER: "a dir's write token (or write=<token>)",
