@@ -5,7 +5,8 @@ use std::cmp::Ordering;
 use std::ops::ControlFlow;
 
 use store_core::auth::authorize_retain;
-use store_core::container::{hash_token, validate_custom_write_token, validate_member_names};
+use store_core::auth::hash_token;
+use store_core::container::{validate_custom_write_token, validate_member_names};
 use store_core::names::{apply_tags, validate_file_name, validate_memorable_name};
 use store_core::{
     dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Limits,

@@ -5,8 +5,8 @@
 //! below decide with that value alone.
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
-use crate::container::hash_token;
 use crate::error::StoreError;
 use crate::lifetime::Lifetime;
 
@@ -60,13 +60,10 @@ impl RetainTokens {
                 // Compare digests, against every token, so that timing
                 // reveals neither a token's length, nor which token
                 // matched, nor how much of one did.
-                let presented = crate::container::hash_token(p);
+                let presented = hash_token(p);
                 let mut ok = false;
                 for t in &self.0 {
-                    ok |= constant_time_eq(
-                        crate::container::hash_token(t).as_bytes(),
-                        presented.as_bytes(),
-                    );
+                    ok |= constant_time_eq(hash_token(t).as_bytes(), presented.as_bytes());
                 }
                 if ok {
                     RetainAuth::Valid
@@ -112,10 +109,9 @@ impl UploadToken {
     /// constant time.
     pub fn matches(&self, presented: Option<&str>) -> bool {
         match (&self.0, presented) {
-            (Some(token), Some(p)) => constant_time_eq(
-                crate::container::hash_token(token).as_bytes(),
-                crate::container::hash_token(p).as_bytes(),
-            ),
+            (Some(token), Some(p)) => {
+                constant_time_eq(hash_token(token).as_bytes(), hash_token(p).as_bytes())
+            }
             _ => false,
         }
     }
@@ -267,6 +263,16 @@ pub fn lifetime_for_new(auth: RetainAuth, otherwise: Lifetime) -> Result<Lifetim
         RetainAuth::Absent => Ok(otherwise),
         RetainAuth::Invalid => Err(StoreError::write_denied()),
     }
+}
+
+/// The SHA-256 of a token (a dir's write token, an owner token, a
+/// gallery's admin token), hex. Only the hash is stored, so a copy of the
+/// database does not hand out write access.
+pub fn hash_token(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -7,14 +7,13 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use crate::auth::{constant_time_eq, Owner, OwnerProof, RetainAuth};
+use crate::auth::{constant_time_eq, hash_token, Owner, OwnerProof, RetainAuth};
+use crate::blob::BlobId;
 use crate::error::StoreError;
 use crate::lifetime::Lifetime;
 use crate::limits::Limits;
 use crate::names::validate_file_name;
-use crate::record::BlobId;
 use crate::time::Timestamp;
 
 /// One file inside a bundle or dir.
@@ -157,15 +156,6 @@ pub struct HistoryEntry {
     pub action: DirAction,
     /// Bytes written (add, replace, append) or removed (delete).
     pub bytes: u64,
-}
-
-/// The SHA-256 of a write token, hex. Only the hash is stored, so a copy of
-/// the database does not hand out write access.
-pub fn hash_token(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// A caller-chosen write token: 16 to 128 characters of `[A-Za-z0-9_-]`.

@@ -11,10 +11,10 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
+use crate::blob::{BlobId, Thumbs};
 use crate::error::StoreError;
 use crate::lifetime::Lifetime;
 use crate::limits::Limits;
-use crate::record::{BlobId, Thumbs};
 use crate::time::Timestamp;
 
 /// Display names of galleries (names that are not keys), in characters.

@@ -1,7 +1,7 @@
 //! Ids and tokens, made from the random bytes of the [`Random`] port.
 
+use crate::blob::BlobId;
 use crate::ports::Random;
-use crate::record::BlobId;
 
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

@@ -46,6 +46,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod blob;
 pub mod container;
 pub mod content;
 pub mod error;

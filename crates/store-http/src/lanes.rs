@@ -86,8 +86,6 @@ pub struct Lanes {
     media: Lane,
     /// Image jobs waiting for, or holding, a media slot.
     media_queued: Arc<AtomicUsize>,
-    /// Full-size chunk buffers of all downloads and zips together.
-    stream_buffers: Arc<tokio::sync::Semaphore>,
 }
 
 impl Default for Lanes {
@@ -98,7 +96,6 @@ impl Default for Lanes {
             zips: Lane::new(ZIP_JOBS_MAX),
             media: Lane::new(MEDIA_JOBS_MAX),
             media_queued: Arc::new(AtomicUsize::new(0)),
-            stream_buffers: crate::stream::buffer_budget(),
         }
     }
 }
@@ -128,15 +125,6 @@ impl MediaTicket {
 }
 
 impl Lanes {
-    /// How a download (`reads`) or a zip (`zips`) is sent: its lane and the
-    /// shared buffer budget.
-    pub fn sender(&self, lane: &Lane) -> crate::stream::Sender {
-        crate::stream::Sender {
-            lane: lane.clone(),
-            budget: Arc::clone(&self.stream_buffers),
-        }
-    }
-
     /// A place in the image queue, or 429 (`StoreError::Busy`) when the queue is full.
     pub fn media_ticket(&self) -> Result<MediaTicket, StoreError> {
         let limit = MEDIA_JOBS_MAX + MEDIA_QUEUE_MAX;

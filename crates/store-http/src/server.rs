@@ -135,6 +135,8 @@ pub(crate) struct Shared {
     /// Requests in flight per client.
     pub requests: Arc<Tally>,
     pub lanes: Lanes,
+    /// Full-size chunk buffers of all downloads and zips together.
+    pub stream_buffers: Arc<tokio::sync::Semaphore>,
     pub body_pace: BodyPace,
     /// Bytes of bodies being received, in KiB permits.
     pub bodies_in_flight: Arc<tokio::sync::Semaphore>,
@@ -152,11 +154,21 @@ impl Shared {
             }),
             requests: Tally::new(options.requests_per_client_max),
             lanes: Lanes::default(),
+            stream_buffers: crate::stream::buffer_budget(),
             body_pace: options.body_pace,
             bodies_in_flight: Arc::new(tokio::sync::Semaphore::new(kib(
                 options.bodies_in_flight_bytes_max
             ) as usize)),
             bodies_in_flight_bytes_max: options.bodies_in_flight_bytes_max,
+        }
+    }
+
+    /// How a download (in `lanes.reads`) or a zip (in `lanes.zips`) is
+    /// sent: its lane and the shared buffer budget.
+    pub(crate) fn sender(&self, lane: &crate::lanes::Lane) -> crate::stream::Sender {
+        crate::stream::Sender {
+            lane: lane.clone(),
+            budget: Arc::clone(&self.stream_buffers),
         }
     }
 

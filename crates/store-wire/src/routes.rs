@@ -178,7 +178,7 @@ impl Route {
         ];
         let mut out = self.does.to_string();
         for (key, n) in sizes {
-            out = out.replace(key, &crate::help::binary_size(n));
+            out = out.replace(key, &store_core::limits::binary_size(n));
         }
         for (key, n) in counts {
             out = out.replace(key, &n.to_string());

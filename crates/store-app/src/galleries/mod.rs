@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use store_core::auth::constant_time_eq;
-use store_core::container::{hash_token, unique_member_name, MemberFile};
+use store_core::auth::hash_token;
+use store_core::container::{unique_member_name, MemberFile};
 use store_core::gallery::{
     fingerprint, toggle_like, validate_comment, Comment, GalleryRecord, ImageRecord,
     GALLERY_DISPLAY_NAME_CHARS_MAX,

@@ -635,8 +635,7 @@ fn download_body(
         })?;
         return Ok(respond::full(bytes));
     }
-    let lanes = &ctx.shared.lanes;
-    let via = lanes.sender(&lanes.reads);
+    let via = ctx.shared.sender(&ctx.shared.lanes.reads);
     Ok(http_body_util::BodyExt::boxed(crate::stream::stream(
         reader,
         Some(len),
@@ -690,8 +689,7 @@ pub(crate) fn serve_zip(ctx: &Ctx, name: &str, files: Vec<store_core::MemberFile
     let body = if ctx.method == Method::HEAD {
         respond::empty()
     } else {
-        let lanes = &ctx.shared.lanes;
-        let via = lanes.sender(&lanes.zips);
+        let via = ctx.shared.sender(&ctx.shared.lanes.zips);
         http_body_util::BodyExt::boxed(crate::zip::stream_zip(Arc::clone(&ctx.app), files, via))
     };
     let mut res = http::Response::new(body);

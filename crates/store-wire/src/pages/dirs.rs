@@ -25,7 +25,7 @@ pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Lim
         description: format!(
             "A shared folder: {} files, {}",
             view.file_count,
-            crate::help::binary_size(view.bytes)
+            store_core::limits::binary_size(view.bytes)
         ),
         url: &view.url,
         image: None,

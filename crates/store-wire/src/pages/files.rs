@@ -70,7 +70,7 @@ pub fn file(site: Site<'_>, view: &FileView, preview: Option<&TextPreview>) -> M
         title: &view.name,
         description: format!(
             "{}, {}",
-            crate::help::binary_size(view.size),
+            store_core::limits::binary_size(view.size),
             view.content_type
         ),
         url: &view.url,

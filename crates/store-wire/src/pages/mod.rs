@@ -163,7 +163,7 @@ fn unix_time(ts: f64) -> String {
 
 /// `1.2 MiB`: sizes as people read them; the exact count is in the title.
 pub fn size(n: u64) -> Markup {
-    let shown = crate::help::binary_size(n);
+    let shown = store_core::limits::binary_size(n);
     html! { span title={ (n) " bytes" } { (shown) } }
 }
 
