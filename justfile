@@ -21,7 +21,7 @@ lint:
 # Crash safety: 100 rounds of concurrent writes, SIGKILL and restart,
 # checking every acknowledged write (docs/RELIABILITY.md keeps the tally).
 crash runs="100":
-    CRASH_RUNS={{runs}} cargo test --release -p storesrv --test crash -- --nocapture
+    CRASH_RUNS={{runs}} cargo test --release -p storesrv --test integration crash:: -- --nocapture
 
 # Fuzz every cargo-fuzz target for the given seconds each (nightly).
 fuzz seconds="600":

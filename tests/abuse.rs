@@ -2,9 +2,7 @@
 //! its proxy rules, secrets kept out of logs, once files under a crowd,
 //! missing bytes, a corrupt database, and a full disk.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 #[test]

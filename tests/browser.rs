@@ -7,15 +7,12 @@
 //! Screenshots of the main pages land in
 //! `target/tmp/screenshots/` as artifacts.
 
-mod common;
-#[path = "common/qr.rs"]
-mod qr;
-#[path = "common/webdriver.rs"]
-mod webdriver;
+use crate::common::qr;
+use crate::common::webdriver;
 
 use std::path::PathBuf;
 
-use common::{json, Server};
+use crate::common::{json, Server};
 use serde_json::{json, Value};
 use webdriver::Browser;
 
@@ -92,7 +89,7 @@ fn a_person_uploads_shares_browses_and_uses_a_gallery() {
     );
     let path = url.strip_prefix(&s.base).unwrap().to_string();
     assert_eq!(
-        common::bytes(&mut s.get(&path)),
+        crate::common::bytes(&mut s.get(&path)),
         std::fs::read(&notes).unwrap(),
         "the uploaded bytes come back"
     );
@@ -503,7 +500,7 @@ fn a_once_file_survives_a_link_preview_and_opens_once_in_a_browser() {
             ],
         );
         assert_eq!(res.status(), 200);
-        assert!(common::header(&res, "content-type").starts_with("text/html"));
+        assert!(crate::common::header(&res, "content-type").starts_with("text/html"));
     }
     assert_eq!(s.get(&info).status(), 200);
     // The recipient opens the link: a page that says what will happen.

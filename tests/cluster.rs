@@ -6,9 +6,7 @@
 //! which scripts/test starts); the outage of the bucket runs on a Garage
 //! node of its own (scripts/garage), which it takes down and up again.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// Two servers sharing a fresh database and a data dir.
 struct Cluster {

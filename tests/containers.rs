@@ -1,9 +1,7 @@
 //! Bundles, dirs, show-dirs and the store pool over HTTP, against the real
 //! binary (issue 3).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::io::Read;
 

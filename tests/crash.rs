@@ -6,9 +6,7 @@
 //! `cargo test` runs a few rounds; `just crash` runs CRASH_RUNS=100 in
 //! release mode and prints the tally (docs/RELIABILITY.md keeps it).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -192,7 +190,10 @@ fn round(run: u64) -> Vec<String> {
     .unwrap();
     let mut res = s.post("/pics/g/crash-gallery?name=a.gif", &gif);
     assert_eq!(res.status(), 201);
-    let image = common::json(&mut res)["id"].as_str().unwrap().to_string();
+    let image = crate::common::json(&mut res)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     for t in 0..writers {
         assert_eq!(
             s.put(&format!("/d/crash-dir/log-{t}.txt"), &[], b"")
@@ -231,7 +232,7 @@ fn round(run: u64) -> Vec<String> {
             Ack::File { id, bytes } if !deleted.contains(id) => {
                 let mut res = s.get(&format!("/{id}"));
                 let status = res.status();
-                if status != 200 || &common::bytes(&mut res) != bytes {
+                if status != 200 || &crate::common::bytes(&mut res) != bytes {
                     broken.push(format!(
                         "acknowledged file {id} is missing or different (status {status})"
                     ));
@@ -247,7 +248,7 @@ fn round(run: u64) -> Vec<String> {
             }
             Ack::DirFile { name, bytes } => {
                 let mut res = s.get(&format!("/d/crash-dir/{name}"));
-                if res.status() != 200 || &common::bytes(&mut res) != bytes {
+                if res.status() != 200 || &crate::common::bytes(&mut res) != bytes {
                     broken.push(format!(
                         "acknowledged dir file {name} is missing or different"
                     ));
@@ -269,7 +270,7 @@ fn round(run: u64) -> Vec<String> {
             }
         })
         .collect();
-    let gallery = common::json(&mut s.get("/pics/g/crash-gallery"));
+    let gallery = crate::common::json(&mut s.get("/pics/g/crash-gallery"));
     let liked = gallery["images"][0]["likes"].as_u64().unwrap_or(0) as usize;
     // At most one more: a like in flight at the kill.
     if liked < likes_acked || liked > likes_acked + writers as usize {
@@ -288,7 +289,7 @@ fn round(run: u64) -> Vec<String> {
         let file = format!("log-{t}.txt");
         let want = lines.remove(&file).unwrap_or_default();
         let mut res = s.get(&format!("/d/crash-dir/{file}"));
-        let have = common::text(&mut res);
+        let have = crate::common::text(&mut res);
         let have: Vec<String> = have.split_inclusive('\n').map(String::from).collect();
         // Every acknowledged append, in order; at most one more (the one in
         // flight at the kill), and only whole.
@@ -302,7 +303,7 @@ fn round(run: u64) -> Vec<String> {
     // start. When processes share the bytes (PostgreSQL), a young temp
     // file may be another process's upload in progress: it is left for a
     // day (store_sled::SHARED_TEMP_GRACE), invisible to every reader.
-    if !common::on_postgres()
+    if !crate::common::on_postgres()
         && std::fs::read_dir(s.data_dir().join("tmp"))
             .map(|d| d.count())
             .unwrap_or(0)

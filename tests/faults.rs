@@ -6,14 +6,11 @@
 //! Each test names the promise it checks.
 //!
 //! It needs PostgreSQL and Garage (scripts/test starts both) and runs in a
-//! step of its own: `cargo test -p storesrv --features fault-suite --test
-//! faults`.
-
-mod common;
+//! step of its own: `cargo nextest run -p storesrv -E 'test(/^faults::/)'`.
 
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use store_testkit::faults::{Fault, FaultProxy};
 use store_testkit::pg::psql;
 

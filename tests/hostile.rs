@@ -8,9 +8,7 @@
 //! addresses of 127.0.0.0/8 (127.0.0.2, .3, ...), so that the guards that
 //! count per address see distinct clients.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Mutex, MutexGuard, OnceLock};

@@ -3,9 +3,7 @@
 //! STORE_IMPORT_ALLOW_PRIVATE=1, which is what lets the service reach a
 //! loopback origin at all; the default server must refuse the same URLs.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::net::TcpListener;
 use std::sync::Arc;
 

@@ -5,12 +5,10 @@
 //! serves every object as the sled one did. Always on PostgreSQL (the
 //! cluster named by STORE_TEST_DATABASE_URL).
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// A sled server, whatever backend the suite runs on.

@@ -2,11 +2,9 @@
 //! carries its security headers, loads no inline script or style, and
 //! shows hostile names, tags and comments as text.
 
-mod common;
-#[path = "common/qr.rs"]
-mod qr;
+use crate::common::qr;
 
-use common::{header, json, multipart, text, Server};
+use crate::common::{header, json, multipart, text, Server};
 use scraper::{Html, Selector};
 
 const BROWSER: (&str, &str) = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
@@ -86,7 +84,7 @@ fn every_page_is_well_formed_strict_and_escapes_hostile_strings() {
     let s = Server::start();
     // A single file with a hostile name and tag.
     let file = json(&mut s.post(
-        &format!("/?name={}&tag=xss", common::enc(HOSTILE)),
+        &format!("/?name={}&tag=xss", crate::common::enc(HOSTILE)),
         b"hello",
     ));
     let id = file["id"]
@@ -123,7 +121,7 @@ fn every_page_is_well_formed_strict_and_escapes_hostile_strings() {
     let up = s.post(
         &format!(
             "/pics/g/page-gallery?name={}",
-            common::enc(&format!("{HOSTILE}.png"))
+            crate::common::enc(&format!("{HOSTILE}.png"))
         ),
         &png,
     );
@@ -220,7 +218,7 @@ fn static_files_are_served_cacheable_and_typed() {
         assert!(text(&mut res).len() > 500, "{url}");
     }
     let mut res = s.get("/static/nope.js");
-    common::assert_error(&mut res, 404, "not_found");
+    crate::common::assert_error(&mut res, 404, "not_found");
 }
 
 #[test]
@@ -354,7 +352,7 @@ fn a_protected_dir_takes_its_write_token_from_a_plain_form() {
     // Without the token the browser form is refused...
     let (ct, body) = multipart(&[("file", Some("a.txt"), b"a")]);
     let mut res = s.post_with("/d/form-token", &[BROWSER, ("Content-Type", &ct)], &body);
-    common::assert_error(&mut res, 401, "write_denied");
+    crate::common::assert_error(&mut res, 401, "write_denied");
     // ...with it, as the form's `write` field, the files are added.
     let (ct, body) = multipart(&[
         ("write", None, token.as_bytes()),
@@ -370,7 +368,7 @@ fn a_protected_dir_takes_its_write_token_from_a_plain_form() {
         ("file", Some("b.txt"), b"b"),
     ]);
     let mut res = s.post_with("/d/form-token", &[("Content-Type", &ct)], &body);
-    common::assert_error(&mut res, 401, "write_denied");
+    crate::common::assert_error(&mut res, 401, "write_denied");
 }
 
 #[test]
@@ -445,11 +443,11 @@ fn qr_codes_read_back_as_the_link_and_spend_no_download() {
         assert_eq!(qr::decode_svg(&text(&mut res)), vec![link], "{path}");
     }
     // Unknown things have no code, and `qr` takes three words only.
-    common::assert_error(&mut s.get("/nosuchid?qr=1"), 404, "not_found");
-    common::assert_error(&mut s.get("/d/no-such-dir?qr=1"), 404, "not_found");
-    common::assert_error(&mut s.get("/pics/g/no-such-pics?qr=1"), 404, "not_found");
+    crate::common::assert_error(&mut s.get("/nosuchid?qr=1"), 404, "not_found");
+    crate::common::assert_error(&mut s.get("/d/no-such-dir?qr=1"), 404, "not_found");
+    crate::common::assert_error(&mut s.get("/pics/g/no-such-pics?qr=1"), 404, "not_found");
     let id = bundle["id"].as_str().unwrap();
-    common::assert_error(&mut s.get(&format!("/{id}?qr=png")), 400, "bad_request");
+    crate::common::assert_error(&mut s.get(&format!("/{id}?qr=png")), 400, "bad_request");
 }
 
 #[test]

@@ -2,9 +2,7 @@
 //! through the media pipeline, thumbnails, likes, comments, admin, import,
 //! and the pics pool.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn media(name: &str) -> Vec<u8> {

@@ -2,9 +2,7 @@
 //! `/write_for_agents`, `/copy_for_agents` and `/releases`, checked against
 //! `/api` so the two can never disagree.
 
-mod common;
-
-use common::{assert_error, header, json, text, Server};
+use crate::common::{assert_error, header, json, text, Server};
 use serde_json::Value;
 
 const BROWSER: (&str, &str) = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");

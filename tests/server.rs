@@ -1,9 +1,7 @@
 //! The server process as CONTRACT.md runs it: configuration, the ready
 //! line, negotiation, and shutdown.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 #[test]

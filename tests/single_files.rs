@@ -1,9 +1,7 @@
 //! Single files over HTTP, against the real binary: every rule of SPEC.md
 //! for single files, retention and /api (issue 2).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::collections::HashSet;
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -782,7 +780,7 @@ fn a_restart_keeps_every_object_and_its_bytes() {
     );
     assert!(s.stop().success());
     // Only sled keeps a log to fold; PostgreSQL needs nothing at a stop.
-    if !common::on_postgres() {
+    if !crate::common::on_postgres() {
         assert!(
             s.log().contains("database log folded"),
             "a clean stop prepares a fast start: {}",

@@ -2,13 +2,14 @@
 //! 127.0.0.1:0 over a temp data dir, exactly as CONTRACT.md says an outside
 //! suite does, and speaks HTTP to it.
 
-#![allow(dead_code)] // Each test binary uses a different part of the harness.
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+pub mod qr;
+pub mod webdriver;
 
 pub use ureq::http::Response;
 pub type Body = ureq::Body;
@@ -41,11 +42,50 @@ struct Proc {
     log: PathBuf,
 }
 
-/// A log file name no other process of this test binary uses.
+/// How long a test waits for a line it expects in a server's log.
+const LOG_WAIT: Duration = Duration::from_secs(10);
+/// How often a wait looks again.
+const POLL: Duration = Duration::from_millis(10);
+/// The request line of a log barrier (`Server::log`): `HEAD /healthz`,
+/// which no test sends and no rate limit refuses.
+const BARRIER_LINE: &str = "method=HEAD route=\"healthz\"";
+
+impl Proc {
+    /// This process's log, once everything it logged before the call is
+    /// in the file (see `Server::log`).
+    fn log_so_far(&self, agent: &ureq::Agent) -> String {
+        let read = || std::fs::read_to_string(&self.log).unwrap_or_default();
+        if self.child.is_none() {
+            return read();
+        }
+        let before = read().matches(BARRIER_LINE).count();
+        let sent = agent.head(format!("{}/healthz", self.base)).call();
+        let deadline = std::time::Instant::now() + LOG_WAIT;
+        loop {
+            let log = read();
+            // A process that could not answer the barrier (it is exiting)
+            // has nothing left to batch by the time the wait runs out.
+            if log.matches(BARRIER_LINE).count() > before
+                || (sent.is_err() && std::time::Instant::now() >= deadline)
+            {
+                return log;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the log barrier's line never reached {}",
+                self.log.display()
+            );
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+/// A log file name no other server of this test process, or of another
+/// test process, uses.
 fn log_path(data: &Path) -> PathBuf {
     static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    data.with_extension(format!("{n}.log"))
+    data.with_extension(format!("{}-{n}.log", std::process::id()))
 }
 
 fn agent() -> ureq::Agent {
@@ -270,12 +310,6 @@ impl Server {
         self.base = self.procs[0].base.clone();
     }
 
-    /// Sets a variable of the server's environment from its next start on.
-    pub fn set_env(&mut self, name: &str, value: &str) {
-        self.env.retain(|(k, _)| k != name);
-        self.env.push((name.to_string(), value.to_string()));
-    }
-
     /// Starts the server again after [`Server::stop`] or [`Server::kill`].
     pub fn start_again(&mut self) {
         self.spawn_all();
@@ -436,11 +470,21 @@ impl Server {
         Some(store_s3::S3Blobs::connect(&config, random).expect("the test bucket"))
     }
 
-    /// The server's stderr so far, every process's in turn. Request lines
-    /// are written in batches every 200 ms (bins/storesrv/src/logs.rs), so
-    /// wait out one batch.
+    /// Everything the server logged before this call, every process's in
+    /// turn. A process batches its request lines (bins/storesrv/src/logs.rs),
+    /// so each running one is first sent a barrier request, and this waits
+    /// until the barrier's own line is in its log: the lines before it are
+    /// then there too. A stopped process has written everything.
     pub fn log(&self) -> String {
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        self.procs
+            .iter()
+            .map(|p| p.log_so_far(&self.agent))
+            .collect()
+    }
+
+    /// The server's log as it is on disk now, without a barrier: for a
+    /// loop that polls for a line.
+    fn log_now(&self) -> String {
         self.procs
             .iter()
             .map(|p| std::fs::read_to_string(&p.log).unwrap_or_default())
@@ -451,9 +495,10 @@ impl Server {
     /// holds `needle`, and returns the log. Background work such as the
     /// orphan collection reports only there, and each process does its own.
     pub fn wait_for_every_log(&self, needle: &str) -> String {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let deadline = std::time::Instant::now() + LOG_WAIT;
         loop {
-            let log = self.log();
+            std::thread::sleep(POLL);
+            let log = self.log_now();
             let every = self.procs.iter().all(|p| {
                 std::fs::read_to_string(&p.log)
                     .unwrap_or_default()
