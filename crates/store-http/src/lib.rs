@@ -62,8 +62,9 @@
 
 #![warn(missing_docs)]
 
-// body, query, router and routes are public for the fuzz targets
-// (fuzz/), not for embedders: hidden from the docs, free to change.
+// body is public for a fuzz target (fuzz/), not for embedders: hidden
+// from the docs, free to change. The route table, router and query
+// parsing are store-wire's public API.
 #[doc(hidden)]
 pub mod body;
 pub mod client;
