@@ -492,3 +492,22 @@ fn send_whole_then_read(s: &Server, query: &str, auth: &str, len: usize) -> Stri
         .unwrap_or_else(|e| panic!("the answer is read: {e}"));
     String::from_utf8_lossy(&answer).into_owned()
 }
+
+/// The server's guards have one home (issue 32): what the environment
+/// sets is what `/api` shows under `limits.server`, and what it leaves
+/// alone shows its default.
+#[test]
+fn the_guards_set_are_the_guards_shown() {
+    let s = Server::with_env(&[
+        ("STORE_CONNECTIONS_PER_IP", "7"),
+        ("STORE_SEND_TIMEOUT_SECS", "9"),
+        ("STORE_BODIES_IN_FLIGHT_BYTES", "123456"),
+    ]);
+    let api = json(&mut s.get("/api"));
+    let server = &api["limits"]["server"];
+    assert_eq!(server["connections_per_client_max"], 7, "{server}");
+    assert_eq!(server["send_timeout_secs"], 9, "{server}");
+    assert_eq!(server["bodies_in_flight_bytes_max"], 123456, "{server}");
+    assert_eq!(server["connections_max"], 2048, "the default: {server}");
+    assert_eq!(server["uri_bytes_max"], 8192, "the default: {server}");
+}

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use store_core::Limits;
+use store_core::{Limits, ServerLimits};
 use store_s3::S3Config;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,11 +26,11 @@ pub struct Config {
     pub gallery_uploads: store_core::gallery::GalleryUploads,
     /// Every limit, SPEC.md's unless a setting changes it: the pools, the
     /// rate, the show-dir bytes, the file and pics upload sizes and the
-    /// single files' ttl bounds (see [`limits`]).
+    /// single files' ttl bounds (see [`limits`]), and the server's guards
+    /// against greedy or hostile clients (`limits.server`, see [`guards`]).
     pub limits: Limits,
     pub trusted_proxies: Vec<String>,
     pub import_allow_private: bool,
-    pub guards: Guards,
     /// STORE_DATABASE_URL: records in PostgreSQL instead of sled.
     pub database_url: Option<Secret>,
     /// STORE_DELETE_GRACE_SECS: how long bytes that records stopped naming
@@ -85,26 +85,6 @@ impl std::fmt::Debug for Secret {
         f.write_str(&store_pg::redact_url(&self.0))
     }
 }
-
-/// The guards against greedy or hostile clients (docs/RELIABILITY.md),
-/// from the environment; 0 turns a cap off, never a time-out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Guards {
-    pub connections_per_ip: u64,
-    pub requests_per_ip: u64,
-    pub header_timeout_secs: u64,
-    pub send_timeout_secs: u64,
-    pub body_timeout_secs: u64,
-    pub body_min_bytes_per_sec: u64,
-    pub bodies_in_flight_bytes: u64,
-}
-
-/// The defaults of [`Guards`], each explained where it is used.
-const CONNECTIONS_PER_IP_DEFAULT: u64 = 64;
-const REQUESTS_PER_IP_DEFAULT: u64 = 2 * CONNECTIONS_PER_IP_DEFAULT;
-const TIMEOUT_SECS_DEFAULT: u64 = 30;
-const BODY_MIN_BYTES_PER_SEC_DEFAULT: u64 = 4096;
-const BODIES_IN_FLIGHT_BYTES_DEFAULT: u64 = 1 << 30;
 
 pub const USAGE: &str = "\
 storesrv: an ephemeral file store over HTTP
@@ -320,7 +300,10 @@ fn settings(flags: Flags, env: &dyn Fn(&str) -> Option<String>) -> Result<Box<Co
         superadmin_token: env("STORE_SUPERADMIN_TOKEN").filter(|t| !t.is_empty()),
         upload_token: store_core::UploadToken::new(env("STORE_UPLOAD_TOKEN").as_deref()),
         gallery_uploads: gallery_uploads(env)?,
-        limits: limits(flags.max_file_bytes, env)?,
+        limits: Limits {
+            server: guards(env)?,
+            ..limits(flags.max_file_bytes, env)?
+        },
         trusted_proxies: env("STORE_TRUSTED_PROXIES")
             .unwrap_or_default()
             .split(',')
@@ -329,7 +312,6 @@ fn settings(flags: Flags, env: &dyn Fn(&str) -> Option<String>) -> Result<Box<Co
             .map(String::from)
             .collect(),
         import_allow_private: env("STORE_IMPORT_ALLOW_PRIVATE").as_deref() == Some("1"),
-        guards: guards(env)?,
         database_url: env("STORE_DATABASE_URL")
             .filter(|u| !u.trim().is_empty())
             .map(Secret),
@@ -414,29 +396,34 @@ fn gallery_uploads(
     }
 }
 
-fn guards(env: &dyn Fn(&str) -> Option<String>) -> Result<Guards, String> {
+/// The guards against greedy or hostile clients (docs/RELIABILITY.md),
+/// from the environment over `ServerLimits::DEFAULT`; 0 turns a cap off,
+/// never a time-out.
+fn guards(env: &dyn Fn(&str) -> Option<String>) -> Result<ServerLimits, String> {
+    let d = ServerLimits::DEFAULT;
     let env_num = |name: &str, default: u64| env_number(env, name, default);
-    let secs = |name: &str| -> Result<u64, String> {
-        match env_num(name, TIMEOUT_SECS_DEFAULT)? {
+    let secs = |name: &str, default: u64| -> Result<u64, String> {
+        match env_num(name, default)? {
             0 => Err(format!("{name} must be at least 1")),
             n => Ok(n),
         }
     };
-    Ok(Guards {
-        connections_per_ip: env_num("STORE_CONNECTIONS_PER_IP", CONNECTIONS_PER_IP_DEFAULT)?,
-        requests_per_ip: env_num("STORE_REQUESTS_PER_IP", REQUESTS_PER_IP_DEFAULT)?,
-        header_timeout_secs: secs("STORE_HEADER_TIMEOUT_SECS")?,
-        send_timeout_secs: secs("STORE_SEND_TIMEOUT_SECS")?,
-        body_timeout_secs: secs("STORE_BODY_TIMEOUT_SECS")?,
-        body_min_bytes_per_sec: env_num(
-            "STORE_BODY_MIN_BYTES_PER_SEC",
-            BODY_MIN_BYTES_PER_SEC_DEFAULT,
-        )?
-        .max(1),
-        bodies_in_flight_bytes: env_num(
-            "STORE_BODIES_IN_FLIGHT_BYTES",
-            BODIES_IN_FLIGHT_BYTES_DEFAULT,
+    Ok(ServerLimits {
+        connections_per_client_max: env_num(
+            "STORE_CONNECTIONS_PER_IP",
+            d.connections_per_client_max,
         )?,
+        requests_per_client_max: env_num("STORE_REQUESTS_PER_IP", d.requests_per_client_max)?,
+        header_timeout_secs: secs("STORE_HEADER_TIMEOUT_SECS", d.header_timeout_secs)?,
+        send_timeout_secs: secs("STORE_SEND_TIMEOUT_SECS", d.send_timeout_secs)?,
+        body_timeout_secs: secs("STORE_BODY_TIMEOUT_SECS", d.body_timeout_secs)?,
+        body_min_bytes_per_sec: env_num("STORE_BODY_MIN_BYTES_PER_SEC", d.body_min_bytes_per_sec)?
+            .max(1),
+        bodies_in_flight_bytes_max: env_num(
+            "STORE_BODIES_IN_FLIGHT_BYTES",
+            d.bodies_in_flight_bytes_max,
+        )?,
+        ..d
     })
 }
 
@@ -470,9 +457,9 @@ mod tests {
         assert!(!c.import_allow_private);
         assert_eq!(c.limits.show_dir_bytes_max, 10_485_760);
         assert_eq!(c.limits, Limits::DEFAULT, "SPEC.md's numbers");
-        assert_eq!(c.guards.connections_per_ip, 64);
-        assert_eq!(c.guards.send_timeout_secs, 30);
-        assert_eq!(c.guards.bodies_in_flight_bytes, 1 << 30);
+        assert_eq!(c.limits.server.connections_per_client_max, 64);
+        assert_eq!(c.limits.server.send_timeout_secs, 30);
+        assert_eq!(c.limits.server.bodies_in_flight_bytes_max, 1 << 30);
     }
 
     #[test]
@@ -486,9 +473,9 @@ mod tests {
             ],
         )
         .unwrap();
-        assert_eq!(c.guards.connections_per_ip, 0);
-        assert_eq!(c.guards.send_timeout_secs, 2);
-        assert_eq!(c.guards.body_min_bytes_per_sec, 100);
+        assert_eq!(c.limits.server.connections_per_client_max, 0);
+        assert_eq!(c.limits.server.send_timeout_secs, 2);
+        assert_eq!(c.limits.server.body_min_bytes_per_sec, 100);
         assert!(run(&[], &[("STORE_SEND_TIMEOUT_SECS", "0")]).is_err());
         assert!(run(&[], &[("STORE_REQUESTS_PER_IP", "many")]).is_err());
     }

@@ -143,7 +143,7 @@ async fn run(config: Config, logs: &logs::Logs) -> Result<(), String> {
     use std::io::Write;
     let _ = std::io::stdout().flush();
 
-    let mut options = serve_options(&config, trusted_proxies);
+    let mut options = serve_options(trusted_proxies);
     options.rate_limits = records.rate_limits(config.limits.rate_limit_per_min);
     let scrapes = metrics.map(|(listener, metrics)| {
         options.metrics = Some(Arc::clone(&metrics));
@@ -298,27 +298,11 @@ async fn serve_with_upkeep(
     why.map_or(Ok(served), Err)
 }
 
-/// The server's guards, from the configuration.
-fn serve_options(
-    config: &Config,
-    trusted_proxies: Vec<store_http::client::Cidr>,
-) -> store_http::ServeOptions {
-    let g = &config.guards;
-    let secs = std::time::Duration::from_secs;
-    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+/// The server's options: whom to believe. Its guards are the app's
+/// `limits.server`, which the configuration filled.
+fn serve_options(trusted_proxies: Vec<store_http::client::Cidr>) -> store_http::ServeOptions {
     store_http::ServeOptions {
         trusted_proxies,
-        rate_limit_per_min: config.limits.rate_limit_per_min,
-        connections_per_client_max: count(g.connections_per_ip),
-        requests_per_client_max: count(g.requests_per_ip),
-        header_read_timeout: secs(g.header_timeout_secs),
-        send_timeout: secs(g.send_timeout_secs),
-        body_pace: store_http::BodyPace {
-            idle: secs(g.body_timeout_secs),
-            grace: secs(g.body_timeout_secs),
-            min_bytes_per_sec: g.body_min_bytes_per_sec,
-        },
-        bodies_in_flight_bytes_max: g.bodies_in_flight_bytes,
         ..store_http::ServeOptions::default()
     }
 }

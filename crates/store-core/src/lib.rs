@@ -68,7 +68,7 @@ pub use auth::{Owner, OwnerProof, RetainAuth, RetainTokens, UploadToken};
 pub use container::{BundleRecord, DirAction, DirRecord, DirWrite, HistoryEntry, MemberFile};
 pub use error::{ErrorCode, StoreError};
 pub use lifetime::Lifetime;
-pub use limits::Limits;
+pub use limits::{Limits, ServerLimits};
 pub use pool::Totals;
 pub use ports::{
     BlobReader, BlobStore, BlobWriter, Clock, FetchError, Fetched, Fetcher, KeyLocks, Ledgers,

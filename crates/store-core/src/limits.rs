@@ -83,6 +83,108 @@ const FILES_PER_CONTAINER_MAX: usize = 1000;
 /// Objects one browse answer lists, so that a listing stays bounded.
 const BROWSE_RESULTS_MAX: usize = 500;
 
+/// Enough for thousands of honest clients and hundreds of slow ones, well
+/// under the usual file descriptor limit.
+const CONNECTIONS_MAX: u64 = 2048;
+/// A browser opens six connections to a host; 64 leaves room for a few
+/// dozen people behind one NAT while keeping one address to 1/32 of the
+/// slots.
+const CONNECTIONS_PER_CLIENT_MAX: u64 = 64;
+/// In flight at once per client: twice its connections. An HTTP/1.1
+/// connection carries one request at a time, but a response's place is
+/// given back when its body is dropped, which may come just after the same
+/// connection's next request has arrived; twice the connections leaves
+/// room for that overlap, and bounds a proxy's clients alike.
+const REQUESTS_PER_CLIENT_MAX: u64 = 2 * CONNECTIONS_PER_CLIENT_MAX;
+/// Seconds a client has to send a request's headers, and the longest a
+/// kept-alive connection may sit idle between requests, so that idle or
+/// slow-header connections cannot pile up.
+const HEADER_TIMEOUT_SECS: u64 = 30;
+/// Seconds a client may accept no byte of a response before it is
+/// dropped: a slow reader holds a connection, never a thread.
+const SEND_TIMEOUT_SECS: u64 = 30;
+/// Seconds a body may wait for its next chunk, and the time every body has
+/// beyond what its length takes at the minimum rate.
+const BODY_TIMEOUT_SECS: u64 = 30;
+/// The slowest rate a body may arrive at, in bytes per second: a slow
+/// mobile link sends a 5 MiB file in a minute or two; this allows it
+/// twenty.
+const BODY_MIN_BYTES_PER_SEC: u64 = 4 * 1024;
+/// Bodies in flight, all clients together, by their Content-Length: a few
+/// hundred uploads at the 5 MiB limit, or a dozen gallery batches, staged
+/// on disk at once.
+const BODIES_IN_FLIGHT_BYTES_MAX: u64 = 1024 * 1024 * 1024;
+/// A request target longer than this answers 414.
+const URI_BYTES_MAX: u64 = 8 * 1024;
+/// Request header names and values together; more answers 431.
+const HEADER_BYTES_MAX: u64 = 32 * 1024;
+/// Request header fields accepted; more answers 431.
+const HEADER_FIELDS_MAX: u64 = 64;
+/// Bytes of request head buffered; a longer head answers 431.
+const HEAD_BYTES_MAX: u64 = 64 * 1024;
+
+/// How the server guards its connections and the size of requests
+/// (docs/RELIABILITY.md): one value with one set of defaults, which the
+/// binary's configuration sets (STORE_CONNECTIONS_PER_IP and the others
+/// of CONTRACT.md), the server enforces, and `/api` shows as
+/// `limits.server`. A cap of 0 is no cap; time-outs are at least 1 s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ServerLimits {
+    /// Connections served at once; further ones wait in the kernel's
+    /// backlog until one closes.
+    pub connections_max: u64,
+    /// Connections one address may hold at once (IPv6: per /64); trusted
+    /// proxies are exempt, their clients are counted by request.
+    pub connections_per_client_max: u64,
+    /// Requests one client may have in flight at once, a response being
+    /// sent included (behind trusted proxies, per forwarded client).
+    pub requests_per_client_max: u64,
+    /// Seconds to send a request's headers, and to idle between requests.
+    pub header_timeout_secs: u64,
+    /// Seconds a client may accept no byte of a response.
+    pub send_timeout_secs: u64,
+    /// Seconds a body may wait for its next chunk, and every body's grace
+    /// beyond its length at the minimum rate.
+    pub body_timeout_secs: u64,
+    /// The slowest rate a body may arrive at, in bytes per second.
+    pub body_min_bytes_per_sec: u64,
+    /// Bytes of request bodies being received at once, all clients
+    /// together (by their Content-Length): past it, 429 before reading.
+    pub bodies_in_flight_bytes_max: u64,
+    /// Longest request target, in bytes (414 past it).
+    pub uri_bytes_max: u64,
+    /// Request header names and values together, in bytes (431 past it).
+    pub header_bytes_max: u64,
+    /// Request header fields (431 past it).
+    pub header_fields_max: u64,
+    /// Bytes of request head buffered (431 past it).
+    pub head_bytes_max: u64,
+}
+
+impl ServerLimits {
+    /// The defaults of docs/RELIABILITY.md.
+    pub const DEFAULT: Self = Self {
+        connections_max: CONNECTIONS_MAX,
+        connections_per_client_max: CONNECTIONS_PER_CLIENT_MAX,
+        requests_per_client_max: REQUESTS_PER_CLIENT_MAX,
+        header_timeout_secs: HEADER_TIMEOUT_SECS,
+        send_timeout_secs: SEND_TIMEOUT_SECS,
+        body_timeout_secs: BODY_TIMEOUT_SECS,
+        body_min_bytes_per_sec: BODY_MIN_BYTES_PER_SEC,
+        bodies_in_flight_bytes_max: BODIES_IN_FLIGHT_BYTES_MAX,
+        uri_bytes_max: URI_BYTES_MAX,
+        header_bytes_max: HEADER_BYTES_MAX,
+        header_fields_max: HEADER_FIELDS_MAX,
+        head_bytes_max: HEAD_BYTES_MAX,
+    };
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
 /// The limits as one value: the defaults above, any of which an embedder
 /// may change and some of which the binary's configuration sets (pool
 /// sizes, rate, show-dir bytes). `/api` serialises it whole.
@@ -156,6 +258,8 @@ pub struct Limits {
     pub show_dir_bytes_max: u64,
     /// Largest `max_downloads` of a single file.
     pub downloads_max: u32,
+    /// How the server guards its connections and the size of requests.
+    pub server: ServerLimits,
 }
 
 impl Limits {
@@ -195,6 +299,7 @@ impl Limits {
         browse_results_max: BROWSE_RESULTS_MAX,
         show_dir_bytes_max: SHOW_DIR_BYTES_DEFAULT,
         downloads_max: DOWNLOADS_MAX,
+        server: ServerLimits::DEFAULT,
     };
 }
 

@@ -84,6 +84,6 @@ mod zip;
 
 pub use metrics::{serve_metrics, CommitStats, Metrics, METRICS_CONTENT_TYPE};
 pub use respond::{content_disposition, Res, ResBody};
-pub use server::{serve, BodyPace, ServeOptions};
+pub use server::{serve, ServeOptions};
 pub use service::{MountError, PeerAddr, StoreService};
 pub use store_wire::{contract, SPEC_VERSION};

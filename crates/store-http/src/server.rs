@@ -17,83 +17,31 @@ use crate::deadline::SendDeadline;
 use crate::fair::Tally;
 use crate::lanes::Lanes;
 use store_core::ports::RateLimits;
-use store_core::StoreError;
+use store_core::{Limits, ServerLimits, StoreError};
 
-/// How the server guards itself; the binary fills it from CONTRACT.md's
-/// configuration and the limits of docs/RELIABILITY.md.
-#[derive(Debug, Clone)]
+/// What the server needs besides the app and its limits: whom to believe,
+/// where the rate is counted, where requests are counted. Every number it
+/// guards with is in the app's `Limits` (`limits.server` and
+/// `limits.rate_limit_per_min`), one value with one set of defaults that
+/// `/api` shows.
+#[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
     /// Proxies whose X-Forwarded-For is believed.
     pub trusted_proxies: Vec<Cidr>,
-    /// Requests per minute per client (IPv6: per /64); 0 turns it off.
-    pub rate_limit_per_min: u32,
     /// Where the rate is counted when processes share a store (e.g. in
-    /// PostgreSQL); `None` counts in this process.
+    /// PostgreSQL); `None` counts in this process, at the app's
+    /// `limits.rate_limit_per_min`.
     pub rate_limits: Option<Arc<dyn RateLimits>>,
-    /// Connections served at once; further ones wait in the kernel's
-    /// backlog until one closes.
-    pub max_connections: usize,
-    /// Connections one address may hold at once (IPv6: per /64); trusted
-    /// proxies are exempt, their clients are counted by request. 0: no cap.
-    pub connections_per_client_max: usize,
-    /// Requests one client may have in flight at once, a response being
-    /// sent included (behind trusted proxies, per forwarded client). 0: no
-    /// cap.
-    pub requests_per_client_max: usize,
-    /// Time a client has to send a request's headers, and the longest a
-    /// kept-alive connection may sit idle between requests.
-    pub header_read_timeout: Duration,
-    /// A client that accepts no byte of a response for this long is
-    /// dropped.
-    pub send_timeout: Duration,
-    /// How fast a request body must arrive.
-    pub body_pace: BodyPace,
-    /// Bytes of request bodies being received at once, all clients
-    /// together (by their Content-Length): past it, 429 before reading.
-    pub bodies_in_flight_bytes_max: u64,
     /// Where requests are counted for `/metrics`; `None` counts nothing
     /// (no metrics listener was asked for).
     pub metrics: Option<Arc<crate::Metrics>>,
 }
 
-impl Default for ServeOptions {
-    fn default() -> Self {
-        Self {
-            trusted_proxies: vec![],
-            rate_limit_per_min: store_core::Limits::DEFAULT.rate_limit_per_min,
-            rate_limits: None,
-            max_connections: MAX_CONNECTIONS_DEFAULT,
-            connections_per_client_max: CONNECTIONS_PER_CLIENT_DEFAULT,
-            requests_per_client_max: REQUESTS_PER_CLIENT_DEFAULT,
-            header_read_timeout: HEADER_READ_TIMEOUT,
-            send_timeout: SEND_TIMEOUT,
-            body_pace: BodyPace::default(),
-            bodies_in_flight_bytes_max: BODIES_IN_FLIGHT_BYTES_DEFAULT,
-            metrics: None,
-        }
-    }
+/// A count limit as a `usize`, saturating on a 32-bit target.
+pub(crate) fn count(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// Enough for thousands of honest clients and hundreds of slow ones, well
-/// under the usual file descriptor limit.
-pub const MAX_CONNECTIONS_DEFAULT: usize = 2048;
-/// A browser opens six connections to a host; 64 leaves room for a few
-/// dozen people behind one NAT while keeping one address to 1/32 of the
-/// slots.
-pub const CONNECTIONS_PER_CLIENT_DEFAULT: usize = 64;
-/// In flight at once per client: twice its connections. An HTTP/1.1
-/// connection carries one request at a time, but a response's place is
-/// given back when hyper drops its body, which may come just after the
-/// same connection's next request has arrived; twice the connections
-/// leaves room for that overlap, and bounds a proxy's clients alike.
-pub const REQUESTS_PER_CLIENT_DEFAULT: usize = 2 * CONNECTIONS_PER_CLIENT_DEFAULT;
-/// Bodies in flight: a few hundred uploads at the 5 MiB limit, or a dozen
-/// gallery batches, staged on disk at once.
-pub const BODIES_IN_FLIGHT_BYTES_DEFAULT: u64 = 1024 * 1024 * 1024;
-/// Request header fields accepted; more answers 431.
-const HEADERS_MAX: usize = 64;
-/// Bytes of request head buffered; a longer head answers 431.
-const HEAD_BYTES_MAX: usize = 64 * 1024;
 /// Seconds a client over its share of connections or requests is asked to
 /// wait: its own earlier requests are what it waits for.
 const SHARE_RETRY_AFTER_SECS: u64 = 1;
@@ -106,7 +54,7 @@ const REFUSAL_TIMEOUT: Duration = Duration::from_secs(2);
 /// How fast a request body must arrive: each chunk within `idle`, and the
 /// whole body within `grace` plus its length at `min_bytes_per_sec`.
 #[derive(Debug, Clone, Copy)]
-pub struct BodyPace {
+pub(crate) struct BodyPace {
     /// The longest wait for the next chunk of a body.
     pub idle: Duration,
     /// Time every body has beyond what its length takes at the minimum
@@ -116,14 +64,12 @@ pub struct BodyPace {
     pub min_bytes_per_sec: u64,
 }
 
-impl Default for BodyPace {
-    fn default() -> Self {
+impl From<&ServerLimits> for BodyPace {
+    fn from(l: &ServerLimits) -> Self {
         Self {
-            idle: Duration::from_secs(30),
-            grace: Duration::from_secs(30),
-            // A slow mobile link sends a 5 MiB file in a minute or two;
-            // this allows it twenty.
-            min_bytes_per_sec: 4 * 1024,
+            idle: Duration::from_secs(l.body_timeout_secs),
+            grace: Duration::from_secs(l.body_timeout_secs),
+            min_bytes_per_sec: l.body_min_bytes_per_sec.max(1),
         }
     }
 }
@@ -141,25 +87,32 @@ pub(crate) struct Shared {
     /// Bytes of bodies being received, in KiB permits.
     pub bodies_in_flight: Arc<tokio::sync::Semaphore>,
     pub bodies_in_flight_bytes_max: u64,
+    /// The longest request target, in bytes (414 past it).
+    pub uri_bytes_max: usize,
+    /// Request header names and values together, in bytes (431 past it).
+    pub header_bytes_max: usize,
 }
 
 impl Shared {
-    pub(crate) fn new(options: &ServeOptions) -> Self {
+    pub(crate) fn new(options: &ServeOptions, limits: &Limits) -> Self {
+        let server = &limits.server;
         Self {
             trusted: options.trusted_proxies.clone(),
             limiter: options.rate_limits.clone().unwrap_or_else(|| {
                 Arc::new(store_core::local::LocalRateLimits::new(
-                    options.rate_limit_per_min,
+                    limits.rate_limit_per_min,
                 ))
             }),
-            requests: Tally::new(options.requests_per_client_max),
+            requests: Tally::new(count(server.requests_per_client_max)),
             lanes: Lanes::default(),
             stream_buffers: crate::stream::buffer_budget(),
-            body_pace: options.body_pace,
+            body_pace: BodyPace::from(server),
             bodies_in_flight: Arc::new(tokio::sync::Semaphore::new(kib(
-                options.bodies_in_flight_bytes_max
+                server.bodies_in_flight_bytes_max
             ) as usize)),
-            bodies_in_flight_bytes_max: options.bodies_in_flight_bytes_max,
+            bodies_in_flight_bytes_max: server.bodies_in_flight_bytes_max,
+            uri_bytes_max: count(server.uri_bytes_max),
+            header_bytes_max: count(server.header_bytes_max),
         }
     }
 
@@ -183,11 +136,6 @@ pub(crate) fn kib(bytes: u64) -> u32 {
     u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX)
 }
 
-/// A client has this long to send its request headers, so that idle or
-/// slow-header connections cannot pile up.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
-/// A client that takes no byte of a response for this long is dropped.
-const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 /// In-flight requests get this long to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 /// Serves until `shutdown` resolves, then lets in-flight requests finish
@@ -199,9 +147,10 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
+    let limits = app.config().limits.server;
     let service = crate::StoreService::new(app, &options);
     let graceful = GracefulShutdown::new();
-    Acceptor::new(&options, service)
+    Acceptor::new(&limits, &options, service)
         .run(&listener, &graceful, shutdown)
         .await;
     drop(listener);
@@ -225,18 +174,25 @@ struct Acceptor {
     refusals: Arc<tokio::sync::Semaphore>,
     header_read_timeout: Duration,
     send_timeout: Duration,
+    header_fields_max: usize,
+    head_bytes_max: usize,
     metrics: Option<Arc<crate::Metrics>>,
 }
 
 impl Acceptor {
-    fn new(options: &ServeOptions, service: crate::StoreService) -> Self {
+    fn new(limits: &ServerLimits, options: &ServeOptions, service: crate::StoreService) -> Self {
+        let secs = |n: u64| Duration::from_secs(n.max(1));
         Self {
             service,
-            slots: Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1))),
-            connections: Tally::new(options.connections_per_client_max),
+            slots: Arc::new(tokio::sync::Semaphore::new(
+                count(limits.connections_max).max(1),
+            )),
+            connections: Tally::new(count(limits.connections_per_client_max)),
             refusals: Arc::new(tokio::sync::Semaphore::new(REFUSALS_MAX)),
-            header_read_timeout: options.header_read_timeout,
-            send_timeout: options.send_timeout,
+            header_read_timeout: secs(limits.header_timeout_secs),
+            send_timeout: secs(limits.send_timeout_secs),
+            header_fields_max: count(limits.header_fields_max),
+            head_bytes_max: count(limits.head_bytes_max),
             metrics: options.metrics.clone(),
         }
     }
@@ -307,8 +263,8 @@ impl Acceptor {
         let conn = http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(self.header_read_timeout)
-            .max_headers(HEADERS_MAX)
-            .max_buf_size(HEAD_BYTES_MAX)
+            .max_headers(self.header_fields_max)
+            .max_buf_size(self.head_bytes_max)
             .serve_connection(io, service);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {

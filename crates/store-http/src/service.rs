@@ -89,13 +89,14 @@ impl std::fmt::Debug for StoreService {
 }
 
 impl StoreService {
-    /// The service over `app`, guarded as `options` say. Of the options,
-    /// the listener's own (connections, header and send timeouts) are for
-    /// [`crate::serve`] and are not used here.
+    /// The service over `app`, guarded by the app's `limits.server` and
+    /// as `options` say. Of those limits, the listener's own (connections,
+    /// header and send timeouts, head sizes) are for [`crate::serve`] and
+    /// are not used here.
     pub fn new(app: Arc<App>, options: &ServeOptions) -> Self {
         Self {
+            shared: Arc::new(Shared::new(options, &app.config().limits)),
             app,
-            shared: Arc::new(Shared::new(options)),
             metrics: options.metrics.clone(),
             prefix: Arc::from(""),
             peer: None,

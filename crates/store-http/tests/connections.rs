@@ -7,11 +7,16 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use store_core::Limits;
+use store_core::{Limits, ServerLimits};
 use store_http::ServeOptions;
 
-fn start(options: ServeOptions) -> (std::net::SocketAddr, tokio::runtime::Runtime) {
-    common::start(Limits::default(), options)
+/// A server whose guards are `server`, and every other limit the default.
+fn start(server: ServerLimits) -> (std::net::SocketAddr, tokio::runtime::Runtime) {
+    let limits = Limits {
+        server,
+        ..Limits::DEFAULT
+    };
+    common::start(limits, ServeOptions::default())
 }
 
 /// A connection from `source`, another address of the loopback range, so
@@ -49,9 +54,9 @@ fn get_api_from(source: &str, addr: std::net::SocketAddr) -> String {
 
 #[test]
 fn the_header_read_timeout_is_armed() {
-    let (addr, _rt) = start(ServeOptions {
-        header_read_timeout: Duration::from_millis(500),
-        ..ServeOptions::default()
+    let (addr, _rt) = start(ServerLimits {
+        header_timeout_secs: 1,
+        ..ServerLimits::DEFAULT
     });
     let mut slow = TcpStream::connect(addr).unwrap();
     slow.write_all(b"GET /api HTTP/1.1\r\nHost: x\r\n").unwrap(); // never finishes
@@ -85,10 +90,10 @@ fn the_header_read_timeout_is_armed() {
 
 #[test]
 fn slowloris_connections_do_not_starve_a_fresh_client() {
-    let (addr, _rt) = start(ServeOptions {
-        max_connections: 512,
+    let (addr, _rt) = start(ServerLimits {
+        connections_max: 512,
         connections_per_client_max: 0,
-        ..ServeOptions::default()
+        ..ServerLimits::DEFAULT
     });
     // Hundreds of clients that start a request and trickle.
     let mut held = vec![];
@@ -114,7 +119,7 @@ fn slowloris_connections_do_not_starve_a_fresh_client() {
 
 #[test]
 fn oversized_heads_are_refused() {
-    let (addr, _rt) = start(ServeOptions::default());
+    let (addr, _rt) = start(ServerLimits::DEFAULT);
     let send = |req: Vec<u8>| {
         let mut s = TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -165,10 +170,10 @@ fn oversized_heads_are_refused() {
 
 #[test]
 fn one_address_past_its_share_of_connections_is_refused_and_others_are_served() {
-    let (addr, _rt) = start(ServeOptions {
-        max_connections: 100,
+    let (addr, _rt) = start(ServerLimits {
+        connections_max: 100,
         connections_per_client_max: 40,
-        ..ServeOptions::default()
+        ..ServerLimits::DEFAULT
     });
     // One address takes its whole share with connections that say nothing.
     let held: Vec<TcpStream> = (0..40).map(|_| connect_from("127.0.0.3", addr)).collect();

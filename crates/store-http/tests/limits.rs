@@ -36,11 +36,11 @@ struct Server {
 
 impl Server {
     fn start(limits: Limits) -> Self {
-        let options = ServeOptions {
+        let limits = Limits {
             rate_limit_per_min: 0,
-            ..ServeOptions::default()
+            ..limits
         };
-        let (addr, rt) = common::start(limits, options);
+        let (addr, rt) = common::start(limits, ServeOptions::default());
         let base = format!("http://{addr}");
         let agent = common::agent();
         Self {

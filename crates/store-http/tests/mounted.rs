@@ -29,15 +29,21 @@ struct Host {
 
 /// A host server on 127.0.0.1 that hands `/files...` to the store and
 /// answers everything else itself.
-fn host(options: ServeOptions) -> Host {
+fn host(rate_limit_per_min: u32) -> Host {
     let rt = common::runtime();
     let listener = rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let addr = listener.local_addr().unwrap();
     let origin = format!("http://{addr}");
-    let app = Arc::new(common::app(&format!("{origin}{MOUNT}"), Default::default()));
-    let service = StoreService::new(app, &options).mounted_at(MOUNT).unwrap();
+    let limits = store_core::Limits {
+        rate_limit_per_min,
+        ..Default::default()
+    };
+    let app = Arc::new(common::app(&format!("{origin}{MOUNT}"), limits));
+    let service = StoreService::new(app, &ServeOptions::default())
+        .mounted_at(MOUNT)
+        .unwrap();
     rt.spawn(accept(listener, service.clone()));
     let agent = common::agent();
     Host {
@@ -215,7 +221,7 @@ fn objects(h: &Host) -> Vec<Value> {
 
 #[test]
 fn urls_in_answers_carry_the_mount_and_lead_to_the_objects() {
-    let h = host(ServeOptions::default());
+    let h = host(store_core::Limits::DEFAULT.rate_limit_per_min);
     let base = h.base();
     let (status, location, text) = h.post(&format!("{MOUNT}/?name=n.txt"), "text/plain", b"n");
     assert_eq!(status, 201, "{text}");
@@ -239,7 +245,7 @@ fn urls_in_answers_carry_the_mount_and_lead_to_the_objects() {
 
 #[test]
 fn the_host_keeps_its_own_routes() {
-    let h = host(ServeOptions::default());
+    let h = host(store_core::Limits::DEFAULT.rate_limit_per_min);
     for path in ["/", "/hello"] {
         let (status, _, body) = h.get(path, false);
         assert_eq!((status, body), (200, format!("host: {path}")));
@@ -258,16 +264,12 @@ fn the_host_keeps_its_own_routes() {
 }
 
 /// No rate limit: a crawl asks for many pages at once.
-fn crawl_options() -> ServeOptions {
-    ServeOptions {
-        rate_limit_per_min: 0,
-        ..ServeOptions::default()
-    }
-}
+/// No rate limit: a crawl asks for every page at once.
+const CRAWL_RATE_PER_MIN: u32 = 0;
 
 #[test]
 fn every_page_links_within_the_mount_and_every_link_answers() {
-    let h = host(crawl_options());
+    let h = host(CRAWL_RATE_PER_MIN);
     let made = objects(&h);
     let admin = made[3]["admin_url"].as_str().unwrap().to_string();
     let mut pages: Vec<String> = ["/", "/browse", "/d", "/pics", "/help", "/help/limits"]
@@ -313,7 +315,7 @@ fn every_page_links_within_the_mount_and_every_link_answers() {
 
 #[test]
 fn forms_posted_without_the_script_answer_within_the_mount() {
-    let h = host(crawl_options());
+    let h = host(CRAWL_RATE_PER_MIN);
     // A new gallery's page, with its admin link.
     let (status, _, page) = h.post_form(&format!("{MOUNT}/pics?create=1"), b"name=holiday");
     assert_eq!(status, 201, "{page}");
@@ -338,7 +340,7 @@ fn forms_posted_without_the_script_answer_within_the_mount() {
 
 #[test]
 fn paths_outside_the_mount_are_not_found() {
-    let h = host(ServeOptions::default());
+    let h = host(store_core::Limits::DEFAULT.rate_limit_per_min);
     for path in ["/", "/elsewhere", "/filesx", "/filesx/a"] {
         let req = Request::get(path).body(Empty::<Bytes>::new()).unwrap();
         let (status, body) = h.call(req);
@@ -374,7 +376,7 @@ fn mount_paths_are_checked() {
 
 #[test]
 fn any_body_type_is_served() {
-    let h = host(ServeOptions::default());
+    let h = host(store_core::Limits::DEFAULT.rate_limit_per_min);
     let req = Request::post(format!("{MOUNT}/?name=full.txt"))
         .header("content-length", "4")
         .body(Full::new(Bytes::from_static(b"full")))
@@ -392,10 +394,7 @@ fn any_body_type_is_served() {
 /// client cannot choose its own rate-limit bucket.
 #[test]
 fn the_connections_address_wins_over_the_requests() {
-    let h = host(ServeOptions {
-        rate_limit_per_min: 2,
-        ..ServeOptions::default()
-    });
+    let h = host(2);
     let conn = h.service.for_peer("192.0.2.9".parse().unwrap());
     let statuses: Vec<u16> = (1..=3)
         .map(|i| {
@@ -414,10 +413,7 @@ fn the_connections_address_wins_over_the_requests() {
 /// gives no per-connection address.
 #[test]
 fn a_request_extension_names_the_client() {
-    let h = host(ServeOptions {
-        rate_limit_per_min: 2,
-        ..ServeOptions::default()
-    });
+    let h = host(2);
     let from = |ip: &str| {
         let mut req = Request::get(format!("{MOUNT}/api"))
             .body(Empty::<Bytes>::new())

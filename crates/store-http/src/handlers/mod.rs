@@ -177,12 +177,6 @@ pub(crate) async fn blocking<T: Send + 'static>(
 /// Files up to this size are read whole and answered in one piece.
 const INLINE_BYTES_MAX: u64 = 64 * 1024;
 
-/// Longest request target accepted (path and query): 414 past it.
-const URI_BYTES_MAX: usize = 8 * 1024;
-/// Bytes of header names and values accepted: 431 past it. Hyper's own
-/// buffer limit bounds memory; this makes the answer exact and explained.
-const HEADER_BYTES_MAX: usize = 32 * 1024;
-
 /// Handles one request; returns the response and the route's name (for the
 /// request log, which never sees ids, names or secrets). Every response,
 /// errors included, carries `X-Content-Type-Options: nosniff`: error
@@ -248,7 +242,7 @@ async fn admit(
     peer: std::net::IpAddr,
     prefix: &str,
 ) -> (Res, &'static str) {
-    if let Some(refused) = check_head(&req) {
+    if let Some(refused) = check_head(&req, &shared) {
         return refused;
     }
     let (parts, body) = req.into_parts();
@@ -308,20 +302,20 @@ async fn admit(
 }
 
 /// 414 or 431 for a request head over its bounds.
-fn check_head(req: &Request<RequestBody>) -> Option<(Res, &'static str)> {
+fn check_head(req: &Request<RequestBody>, shared: &Shared) -> Option<(Res, &'static str)> {
     // Measured without formatting the URI: this runs on every request.
     let target_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
-    if target_len > URI_BYTES_MAX {
-        return Some((respond::uri_too_long(URI_BYTES_MAX), "uri_too_long"));
+    if target_len > shared.uri_bytes_max {
+        return Some((respond::uri_too_long(shared.uri_bytes_max), "uri_too_long"));
     }
     let header_bytes: usize = req
         .headers()
         .iter()
         .map(|(k, v)| k.as_str().len() + v.len())
         .sum();
-    (header_bytes > HEADER_BYTES_MAX).then(|| {
+    (header_bytes > shared.header_bytes_max).then(|| {
         (
-            respond::headers_too_large(HEADER_BYTES_MAX),
+            respond::headers_too_large(shared.header_bytes_max),
             "headers_too_large",
         )
     })
