@@ -2,7 +2,7 @@
 
 use store_core::auth::lifetime_for_new;
 use store_core::container::validate_member_names;
-use store_core::content::{self, is_text_type};
+use store_core::content::{self, is_text_file};
 use store_core::names::default_file_name;
 use store_core::{
     ids, ttl, BundleRecord, Lifetime, MemberFile, Object, Owner, RetainAuth, StoreError, Timestamp,
@@ -47,7 +47,7 @@ impl App {
             let size = part.body.size();
             members.push(MemberFile {
                 name,
-                text: utf8 && is_text_type(&content_type),
+                text: is_text_file(utf8, &content_type),
                 content_type,
                 size,
                 blob: part.body.into_blob(),

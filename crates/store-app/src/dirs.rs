@@ -6,11 +6,11 @@ use std::ops::ControlFlow;
 
 use store_core::auth::authorize_retain;
 use store_core::auth::hash_token;
-use store_core::container::{validate_custom_write_token, validate_member_names};
-use store_core::names::{apply_tags, validate_file_name, validate_memorable_name};
+use store_core::container::validate_member_names;
+use store_core::names::{apply_tags, validate_file_name};
 use store_core::{
-    dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Limits,
-    Listing, MemberFile, Object, Owner, RetainAuth, StoreError, Timestamp,
+    dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Listing,
+    MemberFile, Object, Owner, RetainAuth, StoreError, Timestamp,
 };
 
 use crate::bundles::Part;
@@ -18,49 +18,7 @@ use crate::files::{Download, SortOrder};
 use crate::{Access, App, AppResult, DirMade, Staged};
 use store_core::{Pool, Rev};
 
-/// `write=` on creation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WriteRequest {
-    /// `write=1`: the server makes a token.
-    Generate,
-    /// `write=<token>`: the caller's own (16-128 of `[A-Za-z0-9_-]`).
-    Custom(String),
-}
-
-/// POST /?dir=1's parameters.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NewDir {
-    /// `name=`: the dir's memorable name; None makes an unnamed dir with a
-    /// random id.
-    pub name: Option<String>,
-    /// `listed=1`: the dir appears in `GET /d`.
-    pub listed: bool,
-    /// Tags to set on the dir; empty for none.
-    pub tags: Vec<String>,
-    /// Requested sliding lifetime in seconds, clamped to the dir limits; None
-    /// takes the default.
-    pub ttl_secs: Option<u64>,
-    /// `write=`: the write token to set; None sets none.
-    pub write: Option<WriteRequest>,
-    /// `show=1`: make a show-dir, indefinite and open to every writer. It
-    /// needs the retain token.
-    pub show: bool,
-}
-
-impl NewDir {
-    /// Checks every rule that needs no bytes: the name, the tags and a custom
-    /// write token. The first that fails is the error (400).
-    pub fn validate(&self, limits: &Limits) -> Result<(), StoreError> {
-        if let Some(name) = &self.name {
-            validate_memorable_name(limits, name)?;
-        }
-        apply_tags(limits, &[], &self.tags, &[])?;
-        if let Some(WriteRequest::Custom(t)) = &self.write {
-            validate_custom_write_token(t)?;
-        }
-        Ok(())
-    }
-}
+pub use store_core::requests::{NewDir, WriteRequest};
 
 /// GET /d's sort keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -423,9 +381,7 @@ impl App {
         access: &Access,
     ) -> AppResult<DirRecord> {
         let now = self.now();
-        if std::str::from_utf8(text).is_err() || text.contains(&0) {
-            return Err(StoreError::bad_request("appended content must be UTF-8 text").into());
-        }
+        store_core::content::check_appended_text(text)?;
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
         let (mut dir, rev) = self.loaded_dir(&storage_key, now)?;

@@ -6,14 +6,12 @@ use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 use store_core::auth::{authorize_retain, lifetime_for_new};
-use store_core::content::{self, is_text_type};
-use store_core::names::{
-    apply_tags, default_file_name, validate_file_name, validate_memorable_name,
-};
+use store_core::content::{self, check_appended_text, is_text_file};
+use store_core::names::{apply_tags, default_file_name};
 use store_core::ports::{BlobReader, Pool, Rev};
 use store_core::{
-    ids, ttl, BundleRecord, FileRecord, Lifetime, Limits, Listing, Object, Owner, ReadDecision,
-    ReadIntent, RetainAuth, StoreError,
+    ids, ttl, BundleRecord, FileRecord, Lifetime, Listing, Object, Owner, ReadDecision, ReadIntent,
+    RetainAuth, StoreError,
 };
 
 use crate::{Access, App, AppError, AppResult, AsOf, Created, Staged};
@@ -27,70 +25,7 @@ pub enum Uploaded {
     Bundle(Created<BundleRecord>),
 }
 
-/// An upload's parameters, checked before its body is read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NewFile {
-    /// `name=`, or the multipart part's file name.
-    pub name: Option<String>,
-    /// The type the client declared (request or part Content-Type).
-    pub declared_type: Option<String>,
-    /// Requested lifetime in seconds, before clamping.
-    pub ttl_secs: Option<u64>,
-    /// `once=1`: the file is burnt by its first download.
-    pub once: bool,
-    /// Tags to set on the file; empty for none.
-    pub tags: Vec<String>,
-    /// `share=<name>`: store into the named dir instead.
-    pub share: Option<String>,
-    /// `protect=1`: writes and deletes need the owner token.
-    pub protect: bool,
-    /// `max_downloads=N`: removed after its Nth whole download.
-    pub max_downloads: Option<u32>,
-}
-
-impl NewFile {
-    /// Every rule that does not need the bytes: file name, tags, share name,
-    /// download limit, and the once/share combination.
-    pub fn validate(&self, limits: &Limits) -> Result<(), StoreError> {
-        if let Some(name) = &self.name {
-            validate_file_name(limits, name)?;
-        }
-        apply_tags(limits, &[], &self.tags, &[])?;
-        self.downloads(limits)?;
-        if let Some(share) = &self.share {
-            if self.once || self.max_downloads.is_some() {
-                return Err(StoreError::bad_request(
-                    "once=1 and max_downloads cannot be combined with share: download limits apply to single files only",
-                ));
-            }
-            validate_memorable_name(limits, share)?;
-            if self.protect {
-                return Err(StoreError::bad_request(
-                    "protect=1 applies to single files and bundles: a shared dir is guarded by its write token",
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl NewFile {
-    /// The whole downloads the file may have, if they are counted:
-    /// `once=1` is `max_downloads=1`; a count outside 1 to
-    /// `limits.downloads_max`, or `once=1` with another count, is refused.
-    pub fn downloads(&self, limits: &Limits) -> Result<Option<u32>, StoreError> {
-        match (self.once, self.max_downloads) {
-            (_, Some(n)) if n == 0 || n > limits.downloads_max => Err(StoreError::bad_request(
-                format!("max_downloads must be 1 to {}", limits.downloads_max),
-            )),
-            (true, Some(n)) if n != 1 => Err(StoreError::bad_request(
-                "once=1 is max_downloads=1: give one or the other",
-            )),
-            (true, _) => Ok(Some(1)),
-            (false, n) => Ok(n),
-        }
-    }
-}
+pub use store_core::requests::NewFile;
 
 /// A file ready to be streamed out: a single file, or one file of a bundle
 /// or dir. For a burnt file the record is already gone: `reader` holds the
@@ -292,7 +227,7 @@ impl App {
         let mut record = FileRecord {
             id: String::new(),
             name,
-            text: utf8 && is_text_type(&content_type),
+            text: is_text_file(utf8, &content_type),
             content_type,
             size,
             blob,
@@ -578,9 +513,7 @@ impl App {
         access: &Access,
     ) -> AppResult<AsOf<FileRecord>> {
         let now = self.now();
-        if std::str::from_utf8(text).is_err() || text.contains(&0) {
-            return Err(StoreError::bad_request("appended content must be UTF-8 text").into());
-        }
+        check_appended_text(text)?;
         let _guard = self.lock(&[id])?;
         let (mut record, rev) = self.loaded_file(id, now)?;
         access.check_owned(&record.lifetime, record.owner.as_ref())?;

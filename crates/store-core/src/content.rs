@@ -209,6 +209,31 @@ pub fn decide(head: &[u8], name: &str, declared: Option<&str>, utf8_text: bool) 
     }
 }
 
+/// The text rule: bytes are text when they are valid UTF-8 with no NUL
+/// (a NUL marks a file as binary even when it is valid UTF-8).
+/// [`Utf8Check`] applies the same rule to a body chunk by chunk.
+pub fn is_text(bytes: &[u8]) -> bool {
+    !bytes.contains(&0) && std::str::from_utf8(bytes).is_ok()
+}
+
+/// Whether a stored file is text, and so editable in place and shown as
+/// text: its bytes are text and its type is a text type.
+pub fn is_text_file(bytes_are_text: bool, content_type: &str) -> bool {
+    bytes_are_text && is_text_type(content_type)
+}
+
+/// Refuses bytes appended to a text file that are not text themselves
+/// (400): the file would stop being text.
+pub fn check_appended_text(bytes: &[u8]) -> Result<(), crate::StoreError> {
+    if is_text(bytes) {
+        Ok(())
+    } else {
+        Err(crate::StoreError::bad_request(
+            "appended content must be UTF-8 text",
+        ))
+    }
+}
+
 /// Validates UTF-8 across chunk boundaries without holding the whole body,
 /// and notes NUL bytes (which mark a file as binary even when valid UTF-8).
 #[derive(Debug, Clone, Default)]
@@ -350,6 +375,14 @@ mod tests {
             c.push(&bytes[start..]);
             let expect = std::str::from_utf8(&bytes).is_ok() && !bytes.contains(&0);
             prop_assert_eq!(c.is_text(), expect);
+            prop_assert_eq!(is_text(&bytes), expect);
+            prop_assert_eq!(check_appended_text(&bytes).is_ok(), expect);
+        }
+
+        #[test]
+        fn a_text_file_is_text_bytes_of_a_text_type(bytes_are_text in any::<bool>(), ty in "(text/plain|text/markdown|application/json|image/png|application/octet-stream)") {
+            prop_assert_eq!(is_text_file(bytes_are_text, &ty), bytes_are_text && is_text_type(&ty));
+            prop_assert!(!is_text_file(false, &ty), "binary bytes are never a text file");
         }
     }
 }

@@ -61,6 +61,7 @@ pub mod pool;
 pub mod ports;
 pub mod ratelimit;
 pub mod record;
+pub mod requests;
 pub mod time;
 pub mod ttl;
 

@@ -15,11 +15,6 @@ use store_wire::views::{DirView, HistoryView, RetainView};
 
 /// POST /?dir=1's parameters.
 fn new_dir(limits: &store_core::Limits, params: &Query) -> Result<NewDir, StoreError> {
-    if params.flag("protect")? {
-        return Err(StoreError::bad_request(
-            "protect=1 applies to single files and bundles: a dir is guarded by its write token (write=1)",
-        ));
-    }
     let write = match params.get("write") {
         None | Some("0") | Some("false") | Some("no") | Some("off") => None,
         Some("1") | Some("true") | Some("yes") | Some("on") => Some(WriteRequest::Generate),
@@ -32,6 +27,7 @@ fn new_dir(limits: &store_core::Limits, params: &Query) -> Result<NewDir, StoreE
         ttl_secs: ttl_param(params)?,
         write,
         show: params.flag("show")?,
+        protect: params.flag("protect")?,
     };
     req.validate(limits)?;
     Ok(req)
