@@ -73,6 +73,19 @@ if [ -n "$spelled" ]; then
     echo "$spelled" >&2
     exit 1
 fi
+# Handlers read no parameter by name (issue 32): store-wire's params.rs
+# reads each endpoint's parameters, typed, and store-http's production
+# code names none (no `.get("name")`, `.flag(..)`, `.text(..)`, `.all(..)`,
+# `.has(..)` with a literal, and no form field compared by name).
+named=$(for f in $(find crates/store-http/src -name '*.rs'); do
+    awk -v f="$f" '/#\[cfg\(test\)\]/ { exit }
+        /\.(get|has|flag|text|all)\("[a-z_]+"/ || /k == "[a-z_]+"/ { print f ":" FNR ": " $0 }' "$f"
+done)
+if [ -n "$named" ]; then
+    echo "invariant broken: a handler reads a parameter by name (add it to store-wire's params.rs):" >&2
+    echo "$named" >&2
+    exit 1
+fi
 # Only the wire crate knows the wire (issue 16): store-core and store-app
 # answer records and outcomes, and store-wire's `views` turn them into
 # URLs and JSON. So neither may build a URL from the base URL, nor depend

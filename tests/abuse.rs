@@ -164,7 +164,7 @@ fn a_corrupt_record_stops_the_server_with_a_message_and_removes_nothing() {
             .unwrap();
         db.flush().unwrap();
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_storesrv"))
+    let out = Command::new(crate::common::storesrv_bin())
         .args(["--listen", "127.0.0.1:0", "--data"])
         .arg(s.data_dir())
         .output()

@@ -616,7 +616,7 @@ fn a_stuck_evictor_stops_no_upload() {
 /// stderr once it exited with a failure (at most 30 s).
 fn refused_start(env: &[(&str, &str)]) -> String {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_storesrv"))
+    let mut child = std::process::Command::new(crate::common::storesrv_bin())
         .args(["--listen", "127.0.0.1:0", "--data"])
         .arg(dir.path().join("data"))
         .envs(env.iter().copied())

@@ -17,7 +17,7 @@ fn sled_server(data: &Path) -> Server {
 }
 
 fn migrate_command(from: &Path, to: &Path, url: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_storesrv"));
+    let mut cmd = Command::new(crate::common::storesrv_bin());
     cmd.args(["migrate", "--from-data"])
         .arg(from)
         .arg("--data")
@@ -175,7 +175,7 @@ fn migrate_refuses_what_it_cannot_move() {
     assert!(String::from_utf8_lossy(&busy.stderr).contains("stop it first"));
     drop(s);
 
-    let no_database = Command::new(env!("CARGO_BIN_EXE_storesrv"))
+    let no_database = Command::new(crate::common::storesrv_bin())
         .args(["migrate", "--from-data"])
         .arg(&from)
         .env_remove("STORE_DATABASE_URL")

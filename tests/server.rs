@@ -239,7 +239,7 @@ fn an_upload_token_closes_creation_and_leaves_reading_open() {
 
 #[test]
 fn bad_configuration_exits_with_a_message() {
-    let out = Command::new(env!("CARGO_BIN_EXE_storesrv"))
+    let out = Command::new(crate::common::storesrv_bin())
         .args(["--listen", "not-an-address"])
         .output()
         .unwrap();
@@ -249,14 +249,14 @@ fn bad_configuration_exits_with_a_message() {
         "nothing on stdout but the ready line"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("--listen"));
-    let out = Command::new(env!("CARGO_BIN_EXE_storesrv"))
+    let out = Command::new(crate::common::storesrv_bin())
         .args(["--listen", "127.0.0.1:0"])
         .env("STORE_TTL_MAX", "1h")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "ttl bounds out of order");
     assert!(String::from_utf8_lossy(&out.stderr).contains("STORE_TTL_MAX"));
-    let help = Command::new(env!("CARGO_BIN_EXE_storesrv"))
+    let help = Command::new(crate::common::storesrv_bin())
         .arg("--help")
         .output()
         .unwrap();

@@ -98,8 +98,17 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
+/// The storesrv binary under test. cargo-nextest names it at run time
+/// (`NEXTEST_BIN_EXE_storesrv`), also when the tests run from an archive
+/// of an earlier build; `cargo test` only at build time.
+pub fn storesrv_bin() -> PathBuf {
+    std::env::var_os("NEXTEST_BIN_EXE_storesrv")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_storesrv")))
+}
+
 fn spawn(data: &Path, log: &Path, env: &[(String, String)]) -> (Child, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_storesrv"));
+    let mut cmd = Command::new(storesrv_bin());
     cmd.args(["--listen", "127.0.0.1:0", "--data"])
         .arg(data)
         .env_remove("STORE_BASE_URL")

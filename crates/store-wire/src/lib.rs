@@ -12,6 +12,8 @@
 //!   service builds ([`router::url_for`]) are read from.
 //! - [`router`] and [`query`]: method, path and query string to an
 //!   [`router::Endpoint`], and malformed values to a 400.
+//! - [`params`]: each endpoint's parameters, typed, read once by name
+//!   here so that no handler reads one.
 //! - [`negotiate`]: agent or browser.
 //! - [`views`]: every JSON answer, each with its JSON Schema.
 //! - [`pages`], [`assets`] and [`qr`]: the HTML for people, its stylesheet
@@ -30,6 +32,7 @@ pub mod help;
 pub mod negotiate;
 pub mod openapi;
 pub mod pages;
+pub mod params;
 pub mod qr;
 pub mod query;
 pub mod router;

@@ -2,36 +2,15 @@
 
 use crate::body::RequestBody;
 use http::{header, StatusCode};
-use store_app::{AppResult, DirQuery, DirSort, NewDir, Part, WriteRequest};
-use store_core::{StoreError, Timestamp};
+use store_app::{AppResult, Part};
+use store_core::StoreError;
 
 use super::files::deleted;
-use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
+use super::{blocking, created, merged, serve_download, serve_zip, Ctx};
 use crate::body::{self, multipart_boundary, Intake};
 use crate::respond::{self, json, Res};
-use store_wire::pages;
-use store_wire::query::Query;
 use store_wire::views::{DirView, HistoryView, RetainView};
-
-/// POST /?dir=1's parameters.
-fn new_dir(limits: &store_core::Limits, params: &Query) -> Result<NewDir, StoreError> {
-    let write = match params.get("write") {
-        None | Some("0") | Some("false") | Some("no") | Some("off") => None,
-        Some("1") | Some("true") | Some("yes") | Some("on") => Some(WriteRequest::Generate),
-        Some(token) => Some(WriteRequest::Custom(token.to_string())),
-    };
-    let req = NewDir {
-        name: params.text("name")?,
-        listed: params.flag("listed")?,
-        tags: params.all("tag"),
-        ttl_secs: ttl_param(params)?,
-        write,
-        show: params.flag("show")?,
-        protect: params.flag("protect")?,
-    };
-    req.validate(limits)?;
-    Ok(req)
-}
+use store_wire::{pages, params};
 
 /// Reads the files a dir request carries: multipart parts (with their form
 /// fields), or one raw body named by `name=`, or nothing at all.
@@ -78,9 +57,9 @@ async fn read_parts<'a>(
 
 /// POST /?dir=1: create-or-get.
 pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
-    new_dir(&ctx.app.config().limits, &ctx.query)?;
+    params::new_dir(&ctx.app.config().limits, &ctx.query)?;
     let (parts, fields) = read_parts(ctx, body, None, None).await?;
-    let req = new_dir(&ctx.app.config().limits, &merged(&ctx.query, fields))?;
+    let req = params::new_dir(&ctx.app.config().limits, &merged(&ctx.query, fields))?;
     let access = ctx.access(false);
     let made = blocking(ctx, move |app| app.create_dir(&req, parts, &access)).await?;
     let view = DirView::made(&made, ctx.base());
@@ -119,7 +98,7 @@ pub(super) async fn add(ctx: &Ctx, key: String, body: RequestBody) -> AppResult<
         Box::new(move |fields: Vec<(String, String)>| {
             Box::pin(async move {
                 let with_token = store_app::Access {
-                    write_token: form_write_token(fields),
+                    write_token: params::form_write_token(fields),
                     ..access
                 };
                 check_write(ctx, &key, &with_token).await
@@ -127,10 +106,10 @@ pub(super) async fn add(ctx: &Ctx, key: String, body: RequestBody) -> AppResult<
                 as std::pin::Pin<Box<dyn std::future::Future<Output = AppResult<()>> + Send>>
         }) as body::Gate<'_>
     });
-    let (parts, fields) = read_parts(ctx, body, ctx.query.text("name")?, early).await?;
+    let (parts, fields) = read_parts(ctx, body, params::raw_name(&ctx.query)?, early).await?;
     if form_token {
         // Checked again: a form without files never reached the gate.
-        access.write_token = form_write_token(fields);
+        access.write_token = params::form_write_token(fields);
         check_write(ctx, &key, &access).await?;
     }
     let dir = blocking(ctx, move |app| app.add_to_dir(&key, parts, &access)).await?;
@@ -141,14 +120,6 @@ pub(super) async fn add(ctx: &Ctx, key: String, body: RequestBody) -> AppResult<
     Ok(json(StatusCode::OK, &view))
 }
 
-/// The write token a page's form sent as a field.
-fn form_write_token(fields: Vec<(String, String)>) -> Option<String> {
-    fields
-        .into_iter()
-        .find(|(k, v)| k == "write" && !v.is_empty())
-        .map(|(_, v)| v)
-}
-
 /// Whether `access` may add files to the dir `key`.
 async fn check_write(ctx: &Ctx, key: &str, access: &store_app::Access) -> AppResult<()> {
     let (k, a) = (key.to_string(), access.clone());
@@ -157,7 +128,7 @@ async fn check_write(ctx: &Ctx, key: &str, access: &store_app::Access) -> AppRes
 
 /// GET /d/<key>: the listing (JSON or HTML), or `?zip=1`.
 pub(super) async fn get(ctx: &Ctx, key: String) -> AppResult<Res> {
-    let zip = ctx.query.flag("zip")?;
+    let zip = params::zip(&ctx.query)?;
     let record = blocking(ctx, move |app| app.get_dir(&key)).await?;
     if zip {
         return Ok(serve_zip(ctx, &record.key, record.files));
@@ -193,7 +164,7 @@ pub(super) async fn retain(ctx: &Ctx, key: String) -> AppResult<Res> {
 /// POST /d/<key>?ttl=: the owner's new sliding lifetime; answers the dir.
 pub(super) async fn set_ttl(ctx: &Ctx, key: String) -> AppResult<Res> {
     super::refuse_body(ctx, "POST /d/<key>?ttl=")?;
-    let secs = ttl_param(&ctx.query)?
+    let secs = params::ttl(&ctx.query)?
         .ok_or_else(|| StoreError::bad_request("ttl must not be empty: <N>h or <N>d"))?;
     let access = ctx.access(false);
     let dir = blocking(ctx, move |app| app.set_dir_ttl(&key, secs, &access)).await?;
@@ -287,45 +258,9 @@ fn dir_json(ctx: &Ctx, dir: &store_core::DirRecord) -> Res {
     json(StatusCode::OK, &DirView::new(dir, ctx.base()))
 }
 
-/// A time filter of GET /d: RFC 3339 or Unix seconds.
-fn time_param(query: &Query, key: &str) -> Result<Option<Timestamp>, StoreError> {
-    match query.get(key) {
-        None | Some("") => Ok(None),
-        Some(v) => Timestamp::parse(v).map(Some).ok_or_else(|| {
-            StoreError::bad_request(format!(
-                "invalid {key} {v:?}: use RFC 3339 (2026-11-22T15:04:05Z) or Unix seconds"
-            ))
-        }),
-    }
-}
-
 /// GET /d: dirs created with listed=1.
 pub(super) async fn list(ctx: &Ctx) -> AppResult<Res> {
-    let sort = match ctx.query.get("sort") {
-        None | Some("created") => DirSort::Created,
-        Some("updated") => DirSort::Updated,
-        Some("name") => DirSort::Name,
-        Some(other) => {
-            return Err(StoreError::bad_request(format!(
-                "invalid sort {other:?}: use created, updated or name"
-            ))
-            .into())
-        }
-    };
-    let q = DirQuery {
-        q: ctx
-            .query
-            .get("q")
-            .filter(|q| !q.is_empty())
-            .map(str::to_string),
-        created_after: time_param(&ctx.query, "created_after")?,
-        created_before: time_param(&ctx.query, "created_before")?,
-        updated_after: time_param(&ctx.query, "updated_after")?,
-        updated_before: time_param(&ctx.query, "updated_before")?,
-        sort,
-        order: order_param(&ctx.query)?,
-    };
-    let shown_q = ctx.query.get("q").unwrap_or("").to_string();
+    let params::DirList { query: q, shown_q } = params::DirList::parse(&ctx.query)?;
     let records = blocking(ctx, move |app| app.list_dirs(&q)).await?;
     let dirs: Vec<DirView> = records
         .iter()

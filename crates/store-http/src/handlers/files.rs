@@ -2,18 +2,15 @@
 
 use crate::body::RequestBody;
 use http::{header, HeaderValue, StatusCode};
-use store_app::{
-    AppResult, AsOf, BrowseQuery, BrowseSort, Download, ImportRequest, NewDir, NewFile, Opened,
-    Part, Uploaded,
-};
+use store_app::{AppResult, AsOf, Download, NewDir, NewFile, Opened, Part, Uploaded};
 use store_core::{FileRecord, Object, ReadIntent, StoreError};
 
-use super::{blocking, created, merged, order_param, serve_download, serve_zip, ttl_param, Ctx};
+use super::{blocking, created, merged, serve_download, serve_zip, Ctx};
 use crate::body::{self, multipart_boundary};
 use crate::respond::{self, json, Res};
 use store_wire::router::{url_for, RouteId};
 use store_wire::views::{BrowseEntry, BundleView, FileView, RetainView};
-use store_wire::{api, pages};
+use store_wire::{api, pages, params};
 
 pub(super) fn home(ctx: &Ctx) -> Res {
     let base = ctx.base();
@@ -45,39 +42,12 @@ pub(super) fn home(ctx: &Ctx) -> Res {
     )
 }
 
-/// An upload's parameters from the query (and a form's fields).
-fn new_file(
-    limits: &store_core::Limits,
-    params: &store_wire::query::Query,
-) -> Result<NewFile, StoreError> {
-    let req = NewFile {
-        name: params.text("name")?,
-        declared_type: None,
-        ttl_secs: ttl_param(params)?,
-        once: params.flag("once")?,
-        tags: params.all("tag"),
-        share: params.text("share")?,
-        protect: params.flag("protect")?,
-        max_downloads: match params.text("max_downloads")? {
-            None => None,
-            Some(n) => Some(n.parse().map_err(|_| {
-                StoreError::bad_request(format!(
-                    "max_downloads must be a whole number from 1 to {}",
-                    limits.downloads_max
-                ))
-            })?),
-        },
-    };
-    req.validate(limits)?;
-    Ok(req)
-}
-
 /// POST /: one body or part makes a single file, two or more parts a
 /// bundle; with `share=<name>` they go into that named dir instead.
 pub(super) async fn upload(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
     let limits = ctx.app.config().limits.clone();
     // Check the URL's own parameters before reading anything.
-    new_file(&ctx.app.config().limits, &ctx.query)?;
+    params::new_file(&ctx.app.config().limits, &ctx.query)?;
     let (req, parts) = match multipart_boundary(&ctx.headers) {
         Some(boundary) => {
             let mp = super::container_parts(ctx, body, boundary, None).await?;
@@ -85,11 +55,14 @@ pub(super) async fn upload(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
             if mp.files.is_empty() {
                 return Err(StoreError::bad_request("the multipart body has no file part").into());
             }
-            (new_file(&ctx.app.config().limits, &params)?, mp.files)
+            (
+                params::new_file(&ctx.app.config().limits, &params)?,
+                mp.files,
+            )
         }
         None => {
             let intake = ctx.intake(limits.file_bytes_max)?;
-            let req = new_file(&ctx.app.config().limits, &ctx.query)?;
+            let req = params::new_file(&ctx.app.config().limits, &ctx.query)?;
             let declared = ctx
                 .headers
                 .get(header::CONTENT_TYPE)
@@ -174,9 +147,10 @@ const TEXT_PREVIEW_BYTES_MAX: u64 = 64 * 1024;
 /// GET or HEAD /<id>: a single file's bytes, or a bundle: a zip for agents,
 /// its index.html (or a listing) for browsers.
 pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
+    let read = params::FileRead::parse(&ctx.query)?;
     // `?info=1`: the file's page (or record), which never burns a once=1
     // file and never serves its bytes.
-    if ctx.query.flag("info")? {
+    if read.info {
         let html = ctx.html;
         let (seen, preview) = blocking(ctx, move |app| {
             let seen = app.file_info(&id)?;
@@ -196,7 +170,7 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
         return Ok(json(StatusCode::OK, &view));
     }
     let intent = ctx.intent();
-    if let Some(thumb) = ctx.query.get("thumb").map(str::to_string) {
+    if let Some(thumb) = read.thumb.clone() {
         if let Some(d) = file_preview(ctx, &id, thumb).await? {
             return serve_download(ctx, d).await;
         }
@@ -205,12 +179,10 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
         return once_page(ctx, id).await;
     };
     match opened {
-        Opened::File(d) if d.link && ctx.html && !ctx.query.flag("download")? => {
-            follow_link(ctx, d).await
-        }
+        Opened::File(d) if d.link && ctx.html && !read.download => follow_link(ctx, d).await,
         Opened::File(d) => serve_download(ctx, d).await,
         Opened::Bundle(b) => {
-            if ctx.html && !ctx.query.flag("download")? {
+            if ctx.html && !read.download {
                 if let Some(page) = b.site_index() {
                     let (id, name) = (b.id.clone(), page.name.clone());
                     let d = blocking(ctx, move |app| app.open_member(&id, &name)).await?;
@@ -222,7 +194,7 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
                     pages::bundle(ctx.site(), &view),
                 ));
             }
-            if ctx.query.flag("json")? {
+            if read.json {
                 return Ok(json(StatusCode::OK, &BundleView::new(&b, ctx.base())));
             }
             Ok(serve_zip(ctx, &b.id, b.files))
@@ -268,7 +240,7 @@ async fn open(ctx: &Ctx, id: String, intent: ReadIntent) -> AppResult<Option<Ope
 /// a download), and to a browser unless it asked for the download.
 fn page_first(ctx: &Ctx) -> Result<bool, StoreError> {
     Ok(store_wire::negotiate::is_link_previewer(&ctx.headers)
-        || (ctx.html && !ctx.query.flag("download")?))
+        || (ctx.html && !params::download(&ctx.query)?))
 }
 
 /// The page a browser gets for a burn-after-reading file instead of its
@@ -322,7 +294,7 @@ pub(super) async fn retain(ctx: &Ctx, id: String) -> AppResult<Res> {
 }
 
 pub(super) async fn tag(ctx: &Ctx, id: String) -> AppResult<Res> {
-    let (add, remove) = (ctx.query.all("tag"), ctx.query.all("untag"));
+    let params::TagEdit { add, remove } = params::TagEdit::parse(&ctx.query);
     let access = ctx.access(false);
     let tagged = blocking(ctx, move |app| app.tag_file(&id, &add, &remove, &access)).await?;
     Ok(file_json(ctx, &tagged))
@@ -331,7 +303,7 @@ pub(super) async fn tag(ctx: &Ctx, id: String) -> AppResult<Res> {
 /// POST /<id>?ttl=: the owner's new expiry; answers the record.
 pub(super) async fn set_ttl(ctx: &Ctx, id: String) -> AppResult<Res> {
     super::refuse_body(ctx, "POST /<id>?ttl=")?;
-    let secs = ttl_param(&ctx.query)?
+    let secs = params::ttl(&ctx.query)?
         .ok_or_else(|| StoreError::bad_request("ttl must not be empty: <N>h or <N>d"))?;
     let access = ctx.access(false);
     let seen = blocking(ctx, move |app| app.set_ttl(&id, secs, &access)).await?;
@@ -392,34 +364,7 @@ fn file_json(ctx: &Ctx, seen: &AsOf<FileRecord>) -> Res {
 }
 
 pub(super) async fn browse(ctx: &Ctx) -> AppResult<Res> {
-    let sort = match ctx.query.get("sort") {
-        None | Some("created") => BrowseSort::Created,
-        Some("name") => BrowseSort::Name,
-        Some("size") => BrowseSort::Size,
-        Some("expires") => BrowseSort::Expires,
-        Some(other) => {
-            return Err(StoreError::bad_request(format!(
-                "invalid sort {other:?}: use created, name, size or expires"
-            ))
-            .into())
-        }
-    };
-    let q = BrowseQuery {
-        tags: ctx.query.all("tag"),
-        q: ctx
-            .query
-            .get("q")
-            .filter(|q| !q.is_empty())
-            .map(str::to_string),
-        sort,
-        order: order_param(&ctx.query)?,
-    };
-    let filter = pages::BrowseFilter {
-        q: q.q.clone().unwrap_or_default(),
-        tags: q.tags.clone(),
-        sort: ctx.query.get("sort").unwrap_or("created").to_string(),
-        order: ctx.query.get("order").unwrap_or("desc").to_string(),
-    };
+    let params::Browse { query: q, filter } = params::Browse::parse(&ctx.query)?;
     let files = blocking(ctx, move |app| app.browse(&q)).await?;
     let entries: Vec<BrowseEntry> = files
         .iter()
@@ -494,15 +439,7 @@ async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
 
 /// POST /?url=: fetch (or link) a remote document.
 pub(super) async fn import(ctx: &Ctx) -> AppResult<Res> {
-    let url = ctx
-        .query
-        .text("url")?
-        .ok_or_else(|| StoreError::bad_request("url must not be empty"))?;
-    let req = ImportRequest {
-        url,
-        file: new_file(&ctx.app.config().limits, &ctx.query)?,
-        link: ctx.query.flag("link")?,
-    };
+    let req = params::import(&ctx.app.config().limits, &ctx.query)?;
     let auth = ctx.retain_auth();
     let fetched = blocking(ctx, move |app| app.import(&req, auth)).await?;
     let view = FileView::created(&fetched, ctx.base());

@@ -97,8 +97,9 @@ impl Ctx {
         if !self.token_in_form {
             return Ok(());
         }
-        let token = fields.iter().rev().find(|(k, _)| k == "token");
-        Ok(self.app.authorize_create(token.map(|(_, v)| v.as_str()))?)
+        Ok(self
+            .app
+            .authorize_create(store_wire::params::form_token(fields))?)
     }
 
     /// `gate`, preceded by the form's upload token check when the request
@@ -131,9 +132,8 @@ impl Ctx {
     /// except on creation, where `write=` is the flag that asks for one),
     /// and an owner token (the X-Store-Owner header, else `owner=`).
     pub fn access(&self, write_query_is_token: bool) -> Access {
-        let query = write_query_is_token
-            .then(|| self.query.get("write").map(str::to_string))
-            .flatten();
+        let given = store_wire::params::QueryCredentials::parse(&self.query);
+        let query = write_query_is_token.then_some(given.write).flatten();
         Access {
             retain: self.retain_auth(),
             write_token: self
@@ -141,7 +141,7 @@ impl Ctx {
                 .or(query.filter(|t| !t.is_empty())),
             owner: self
                 .header_token(OWNER_HEADER)
-                .or_else(|| self.query.get("owner").map(str::to_string))
+                .or(given.owner)
                 .filter(|t| !t.is_empty()),
         }
     }
@@ -332,7 +332,7 @@ fn presented_token(headers: &HeaderMap, query: &Query) -> Option<String> {
                 .eq_ignore_ascii_case("bearer")
                 .then(|| token.trim().to_string())
         });
-    bearer.or_else(|| query.get("token").map(str::to_string))
+    bearer.or_else(|| store_wire::params::QueryCredentials::parse(query).token)
 }
 
 /// STORE_UPLOAD_TOKEN at the door. A creating route with the upload token
@@ -641,7 +641,7 @@ fn download_body(
 /// caching (never stored for a `once=1` file; revalidated for the rest,
 /// so nothing is served stale after PUT or PATCH).
 fn download_headers(ctx: &Ctx, d: &Download, mut res: Res, len: u64) -> AppResult<Res> {
-    let download = ctx.query.flag("download")?;
+    let download = store_wire::params::download(&ctx.query)?;
     let h = res.headers_mut();
     let content_type = if d.text {
         format!("{}; charset=utf-8", d.content_type)
@@ -744,15 +744,6 @@ pub(crate) fn merged(query: &Query, fields: Vec<(String, String)>) -> Query {
     q
 }
 
-/// A ttl parameter, parsed.
-pub(crate) fn ttl_param(params: &Query) -> Result<Option<u64>, StoreError> {
-    params
-        .text("ttl")?
-        .as_deref()
-        .map(store_core::ttl::parse_ttl)
-        .transpose()
-}
-
 /// A created object answers 201 with its URL in `Location`.
 pub(crate) fn created(mut res: Res, url: &str) -> Res {
     *res.status_mut() = http::StatusCode::CREATED;
@@ -760,15 +751,4 @@ pub(crate) fn created(mut res: Res, url: &str) -> Res {
         res.headers_mut().insert(header::LOCATION, v);
     }
     res
-}
-
-/// Parses the shared sort order parameter.
-pub(crate) fn order_param(query: &Query) -> Result<store_app::SortOrder, StoreError> {
-    match query.get("order") {
-        None | Some("desc") => Ok(store_app::SortOrder::Desc),
-        Some("asc") => Ok(store_app::SortOrder::Asc),
-        Some(other) => Err(StoreError::bad_request(format!(
-            "invalid order {other:?}: use asc or desc"
-        ))),
-    }
 }

@@ -4,9 +4,8 @@ use std::sync::Arc;
 
 use crate::body::RequestBody;
 use http::{header, HeaderValue, StatusCode};
-use serde::Deserialize;
 
-use store_app::{AdminAction, AppResult, Visitor};
+use store_app::{AppResult, Visitor};
 use store_core::StoreError;
 use store_wire::router::{url_for, RouteId};
 
@@ -14,6 +13,7 @@ use super::{blocking, created, serve_download, Ctx};
 use crate::body::{self, multipart_boundary};
 use crate::respond::{self, json, Res};
 use store_wire::pages;
+use store_wire::params as wire;
 use store_wire::query::Query;
 use store_wire::views::{
     CommentView, Counters, GalleryCreated, GalleryEntry, GalleryView, ImageView, LikeView,
@@ -82,11 +82,7 @@ pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
         ctx.check_form_token(&[])?;
         ctx.query.clone()
     };
-    let name = params
-        .get("name")
-        .filter(|n| !n.is_empty())
-        .map(str::to_string);
-    let listed = params.flag("listed")?;
+    let wire::NewGallery { name, listed } = wire::NewGallery::parse(&params)?;
     let made = blocking(ctx, move |app| app.create_gallery(name.as_deref(), listed)).await?;
     let view = GalleryCreated::new(&made, ctx.base());
     let res = if ctx.html {
@@ -103,23 +99,19 @@ pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
 }
 
 pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
-    if ctx.query.flag("zip")? {
+    let show = wire::GalleryShow::parse(&ctx.query)?;
+    if show.zip {
         let name = gid.clone();
         let members = blocking(ctx, move |app| app.gallery_members(&gid)).await?;
         return Ok(super::serve_zip(ctx, &name, members));
     }
-    if ctx.query.flag("likes")? {
+    if show.likes {
         let tally = blocking(ctx, move |app| app.counters(&gid)).await?;
         return Ok(json(StatusCode::OK, &Counters::from(&tally)));
     }
-    let page: usize = match ctx.query.get("p") {
-        None => 1,
-        Some(p) => p
-            .parse()
-            .map_err(|_| StoreError::bad_request("p must be a page number"))?,
-    };
-    let stars = ctx.query.all("stars");
-    let embed = ctx.query.flag("embed")?;
+    let wire::GalleryShow {
+        page, stars, embed, ..
+    } = show;
     let shown = blocking(ctx, move |app| app.gallery(&gid, page, &stars, None)).await?;
     let mut view = GalleryView::new(&shown, &ctx.app.config().limits, ctx.base());
     let form = uploads_form(ctx);
@@ -205,7 +197,7 @@ async fn receive_images(
     let Some(boundary) = multipart_boundary(&ctx.headers) else {
         let intake = ctx.intake(limit)?;
         let staged = body::receive(&intake, body, limit).await?;
-        return Ok(vec![(ctx.query.get("name").map(str::to_string), staged)]);
+        return Ok(vec![(wire::image_name(&ctx.query), staged)]);
     };
     let boundary = boundary?;
     let intake = ctx.intake(limit.saturating_mul(BATCH_FILES_MAX as u64))?;
@@ -224,16 +216,13 @@ async fn receive_images(
 }
 
 pub(super) async fn import(ctx: &Ctx, gid: String, admin: Option<String>) -> AppResult<Res> {
-    let url = ctx
-        .query
-        .text("url")?
-        .ok_or_else(|| StoreError::bad_request("url must not be empty"))?;
+    let url = wire::url(&ctx.query)?;
     let g = gid.clone();
     blocking(ctx, move |app| {
         app.check_gallery_upload(&g, admin.as_deref())
     })
     .await?;
-    let name = ctx.query.get("name").map(str::to_string);
+    let name = wire::image_name(&ctx.query);
     let ticket = ctx.shared.lanes.media_ticket()?;
     let app = Arc::clone(&ctx.app);
     let record = ticket
@@ -245,7 +234,7 @@ pub(super) async fn import(ctx: &Ctx, gid: String, admin: Option<String>) -> App
 }
 
 pub(super) async fn image(ctx: &Ctx, id: String) -> AppResult<Res> {
-    let thumb = ctx.query.get("thumb").map(str::to_string);
+    let thumb = wire::thumb(&ctx.query);
     let needs_job = match thumb.clone() {
         Some(t) => {
             let i = id.clone();
@@ -276,10 +265,7 @@ pub(super) async fn like(ctx: &Ctx, id: String) -> AppResult<Res> {
 }
 
 pub(super) async fn like_comment(ctx: &Ctx, gid: String) -> AppResult<Res> {
-    let cid = ctx
-        .query
-        .text("clike")?
-        .ok_or_else(|| StoreError::bad_request("clike names a comment id"))?;
+    let cid = wire::comment_like(&ctx.query)?;
     let v = visitor(ctx);
     let liked = blocking(ctx, move |app| app.like_comment(&gid, &cid, &v)).await?;
     if ctx.html {
@@ -287,12 +273,6 @@ pub(super) async fn like_comment(ctx: &Ctx, gid: String) -> AppResult<Res> {
         return Ok(respond::redirect(&format!("{gallery}#comments")));
     }
     Ok(json(StatusCode::OK, &LikeView::from(&liked)))
-}
-
-#[derive(Deserialize)]
-struct CommentForm {
-    name: Option<String>,
-    text: String,
 }
 
 /// A small form body: JSON or urlencoded, by Content-Type.
@@ -305,12 +285,7 @@ async fn form(ctx: &Ctx, body: RequestBody) -> AppResult<Query> {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.to_ascii_lowercase().contains("json"));
     if is_json {
-        let f: CommentForm = serde_json::from_slice(&bytes)
-            .map_err(|e| StoreError::bad_request(format!("invalid JSON body: {e}")))?;
-        let mut q = Query::default();
-        q.extend(f.name.map(|n| ("name".to_string(), n)));
-        q.extend([("text".to_string(), f.text)]);
-        return Ok(q);
+        return Ok(wire::Comment::json_form(&bytes)?);
     }
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| StoreError::bad_request("the form is not UTF-8"))?;
@@ -318,9 +293,7 @@ async fn form(ctx: &Ctx, body: RequestBody) -> AppResult<Query> {
 }
 
 pub(super) async fn comment(ctx: &Ctx, gid: String, body: RequestBody) -> AppResult<Res> {
-    let f = form(ctx, body).await?;
-    let name = f.get("name").map(str::to_string);
-    let text = f.get("text").unwrap_or("").to_string();
+    let wire::Comment { name, text } = wire::Comment::parse(&form(ctx, body).await?);
     let v = visitor(ctx);
     let g = gid.clone();
     let comment = blocking(ctx, move |app| app.comment(&g, &v, name.as_deref(), &text)).await?;
@@ -347,7 +320,7 @@ fn uploads_form(ctx: &Ctx) -> pages::UploadForm {
 }
 
 pub(super) async fn admin(ctx: &Ctx, gid: String, secret: String, as_json: bool) -> AppResult<Res> {
-    let page: usize = ctx.query.get("p").and_then(|p| p.parse().ok()).unwrap_or(1);
+    let page = wire::admin_page(&ctx.query);
     let s = secret.clone();
     let shown = blocking(ctx, move |app| app.gallery(&gid, page, &[], Some(&s))).await?;
     let view = GalleryView::new(&shown, &ctx.app.config().limits, ctx.base());
@@ -369,11 +342,7 @@ pub(super) async fn admin_action(
     // A wrong secret is a 404 whatever the form says (SPEC.md).
     let (g, s) = (gid.clone(), secret.clone());
     blocking(ctx, move |app| app.check_gallery_admin(&g, &s)).await?;
-    let f = form(ctx, body).await?;
-    let action = parse_admin_action(f.get("action").unwrap_or(""))?;
-    let target = f
-        .text("id")?
-        .ok_or_else(|| StoreError::bad_request("id names the image or comment"))?;
+    let wire::AdminForm { action, target } = wire::AdminForm::parse(&form(ctx, body).await?)?;
     let (g, s) = (gid.clone(), secret.clone());
     blocking(ctx, move |app| app.administer(&g, &s, action, &target)).await?;
     if ctx.html {
@@ -384,22 +353,4 @@ pub(super) async fn admin_action(
         StatusCode::OK,
         &store_wire::views::Done { ok: true },
     )))
-}
-
-/// The admin form's `action` word (SPEC.md galleries, rule 12): the words
-/// are the wire's, the actions the domain's.
-fn parse_admin_action(word: &str) -> Result<AdminAction, StoreError> {
-    Ok(match word {
-        "hide" => AdminAction::Hide,
-        "unhide" => AdminAction::Unhide,
-        "delete" => AdminAction::Delete,
-        "up" => AdminAction::Up,
-        "down" => AdminAction::Down,
-        "cdel" => AdminAction::DeleteComment,
-        _ => {
-            return Err(StoreError::bad_request(
-                "action must be hide, unhide, delete, up, down or cdel",
-            ))
-        }
-    })
 }

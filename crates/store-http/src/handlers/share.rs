@@ -5,10 +5,10 @@
 
 use http::{header, HeaderValue, StatusCode};
 use store_app::AppResult;
-use store_core::StoreError;
 
 use super::{blocking, Ctx};
 use crate::respond::{self, Res};
+use store_wire::params::QrFormat;
 use store_wire::qr;
 use store_wire::router::{url_for, RouteId};
 
@@ -35,14 +35,10 @@ pub(super) async fn gallery_qr(ctx: &Ctx, gid: String) -> AppResult<Res> {
 /// The code in the form `qr=` asks for. A link's code never changes, but
 /// whether the link is live does: caches may keep it an hour.
 fn code(ctx: &Ctx, url: &str) -> AppResult<Res> {
-    let mut res = match ctx.query.get("qr").unwrap_or_default() {
-        "" | "1" | "svg" => respond::text(StatusCode::OK, "image/svg+xml", qr::svg(url)?),
-        "text" => respond::text(StatusCode::OK, "text/plain; charset=utf-8", qr::text(url)?),
-        other => {
-            return Err(StoreError::bad_request(format!(
-                "qr must be 1, svg or text, not {other:?}"
-            ))
-            .into())
+    let mut res = match store_wire::params::QrFormat::parse(&ctx.query)? {
+        QrFormat::Svg => respond::text(StatusCode::OK, "image/svg+xml", qr::svg(url)?),
+        QrFormat::Text => {
+            respond::text(StatusCode::OK, "text/plain; charset=utf-8", qr::text(url)?)
         }
     };
     res.headers_mut().insert(

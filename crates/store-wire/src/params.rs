@@ -1,0 +1,522 @@
+//! Each endpoint's parameters, typed: read from a request's query (and,
+//! for a form, its fields merged in) once, here, into values and enums.
+//! This module is the one place outside the route table that names a
+//! parameter: a handler asks for its endpoint's parameters and never sees
+//! a name (scripts/check-invariants.sh). A value that is not allowed
+//! answers 400, with the words that are.
+
+use store_app::{
+    AdminAction, BrowseQuery, BrowseSort, DirQuery, DirSort, ImportRequest, SortOrder,
+};
+use store_core::requests::{NewDir, NewFile, WriteRequest};
+use store_core::{Limits, StoreError, Timestamp};
+
+use crate::pages::BrowseFilter;
+use crate::query::Query;
+
+/// `ttl=`, parsed (`4h`, `7d`, seconds).
+pub fn ttl(q: &Query) -> Result<Option<u64>, StoreError> {
+    q.text("ttl")?
+        .as_deref()
+        .map(store_core::ttl::parse_ttl)
+        .transpose()
+}
+
+/// `order=`: `desc` (the default) or `asc`.
+pub fn order(q: &Query) -> Result<SortOrder, StoreError> {
+    match q.get("order") {
+        None | Some("desc") => Ok(SortOrder::Desc),
+        Some("asc") => Ok(SortOrder::Asc),
+        Some(other) => Err(StoreError::bad_request(format!(
+            "invalid order {other:?}: use asc or desc"
+        ))),
+    }
+}
+
+/// An upload's parameters (`POST /`, and a form's fields), checked by
+/// store-core's rules before a byte of the body is read.
+pub fn new_file(limits: &Limits, q: &Query) -> Result<NewFile, StoreError> {
+    let req = NewFile {
+        name: q.text("name")?,
+        declared_type: None,
+        ttl_secs: ttl(q)?,
+        once: q.flag("once")?,
+        tags: q.all("tag"),
+        share: q.text("share")?,
+        protect: q.flag("protect")?,
+        max_downloads: match q.text("max_downloads")? {
+            None => None,
+            Some(n) => Some(n.parse().map_err(|_| {
+                StoreError::bad_request(format!(
+                    "max_downloads must be a whole number from 1 to {}",
+                    limits.downloads_max
+                ))
+            })?),
+        },
+    };
+    req.validate(limits)?;
+    Ok(req)
+}
+
+/// `POST /?url=`: the URL, whether to store it as a link, and the file's
+/// own parameters.
+pub fn import(limits: &Limits, q: &Query) -> Result<ImportRequest, StoreError> {
+    let url = url(q)?;
+    Ok(ImportRequest {
+        url,
+        file: new_file(limits, q)?,
+        link: q.flag("link")?,
+    })
+}
+
+/// `POST /?dir=1`'s parameters, checked by store-core's rules.
+pub fn new_dir(limits: &Limits, q: &Query) -> Result<NewDir, StoreError> {
+    let write = match q.get("write") {
+        None | Some("0") | Some("false") | Some("no") | Some("off") => None,
+        Some("1") | Some("true") | Some("yes") | Some("on") => Some(WriteRequest::Generate),
+        Some(token) => Some(WriteRequest::Custom(token.to_string())),
+    };
+    let req = NewDir {
+        name: q.text("name")?,
+        listed: q.flag("listed")?,
+        tags: q.all("tag"),
+        ttl_secs: ttl(q)?,
+        write,
+        show: q.flag("show")?,
+        protect: q.flag("protect")?,
+    };
+    req.validate(limits)?;
+    Ok(req)
+}
+
+/// `name=` of a raw body written into a dir: the file's name.
+pub fn raw_name(q: &Query) -> Result<Option<String>, StoreError> {
+    q.text("name")
+}
+
+/// `url=` of an import: the address to fetch.
+pub fn url(q: &Query) -> Result<String, StoreError> {
+    q.text("url")?
+        .ok_or_else(|| StoreError::bad_request("url must not be empty"))
+}
+
+/// `clike=`: the comment a like is for.
+pub fn comment_like(q: &Query) -> Result<String, StoreError> {
+    q.text("clike")?
+        .ok_or_else(|| StoreError::bad_request("clike names a comment id"))
+}
+
+/// The upload token a form carries in its `token` field (the last one
+/// given wins).
+pub fn form_token(fields: &[(String, String)]) -> Option<&str> {
+    fields
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "token")
+        .map(|(_, v)| v.as_str())
+}
+
+/// The write token a page's form sent in its `write` field, if not empty.
+pub fn form_write_token(fields: Vec<(String, String)>) -> Option<String> {
+    fields
+        .into_iter()
+        .find(|(k, v)| k == "write" && !v.is_empty())
+        .map(|(_, v)| v)
+}
+
+/// `name=` of an image upload or import, as given.
+pub fn image_name(q: &Query) -> Option<String> {
+    q.get("name").map(str::to_string)
+}
+
+/// `GET /<id>`'s parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRead {
+    /// `info=1`: the file's page or record, never its bytes.
+    pub info: bool,
+    /// `thumb=<size>`: a preview of an image, if one can be made.
+    pub thumb: Option<String>,
+    /// `download=1`: the bytes even for a browser, never a page.
+    pub download: bool,
+    /// `json=1`: a bundle's record instead of its zip.
+    pub json: bool,
+}
+
+impl FileRead {
+    /// The parameters of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        Ok(Self {
+            info: q.flag("info")?,
+            thumb: thumb(q),
+            download: download(q)?,
+            json: q.flag("json")?,
+        })
+    }
+}
+
+/// `download=1`: the bytes even for a browser.
+pub fn download(q: &Query) -> Result<bool, StoreError> {
+    q.flag("download")
+}
+
+/// `thumb=<size>` of a file or an image.
+pub fn thumb(q: &Query) -> Option<String> {
+    q.get("thumb").map(str::to_string)
+}
+
+/// `zip=1`: a dir's or a gallery's files as one zip.
+pub fn zip(q: &Query) -> Result<bool, StoreError> {
+    q.flag("zip")
+}
+
+/// `POST /<id>?tag=&untag=`: the tags to add and to remove.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagEdit {
+    /// `tag=`, each.
+    pub add: Vec<String>,
+    /// `untag=`, each.
+    pub remove: Vec<String>,
+}
+
+impl TagEdit {
+    /// The tag edits of `q`.
+    pub fn parse(q: &Query) -> Self {
+        Self {
+            add: q.all("tag"),
+            remove: q.all("untag"),
+        }
+    }
+}
+
+/// `GET /browse`: the use case's query, and the filter as the page shows it.
+#[derive(Debug)]
+pub struct Browse {
+    /// What store-app lists.
+    pub query: BrowseQuery,
+    /// The same, in the words the request used, for the page's form.
+    pub filter: BrowseFilter,
+}
+
+impl Browse {
+    /// The browse parameters of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        let sort = match q.get("sort") {
+            None | Some("created") => BrowseSort::Created,
+            Some("name") => BrowseSort::Name,
+            Some("size") => BrowseSort::Size,
+            Some("expires") => BrowseSort::Expires,
+            Some(other) => {
+                return Err(StoreError::bad_request(format!(
+                    "invalid sort {other:?}: use created, name, size or expires"
+                )))
+            }
+        };
+        let query = BrowseQuery {
+            tags: q.all("tag"),
+            q: search(q),
+            sort,
+            order: order(q)?,
+        };
+        let filter = BrowseFilter {
+            q: query.q.clone().unwrap_or_default(),
+            tags: query.tags.clone(),
+            sort: q.get("sort").unwrap_or("created").to_string(),
+            order: q.get("order").unwrap_or("desc").to_string(),
+        };
+        Ok(Self { query, filter })
+    }
+}
+
+/// `q=`: text to find; empty finds everything.
+fn search(q: &Query) -> Option<String> {
+    q.get("q").filter(|s| !s.is_empty()).map(str::to_string)
+}
+
+/// `GET /d`: the use case's query, and the search text as the page shows it.
+#[derive(Debug)]
+pub struct DirList {
+    /// What store-app lists.
+    pub query: DirQuery,
+    /// `q=` as given, for the page's search box.
+    pub shown_q: String,
+}
+
+impl DirList {
+    /// The dir list parameters of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        let sort = match q.get("sort") {
+            None | Some("created") => DirSort::Created,
+            Some("updated") => DirSort::Updated,
+            Some("name") => DirSort::Name,
+            Some(other) => {
+                return Err(StoreError::bad_request(format!(
+                    "invalid sort {other:?}: use created, updated or name"
+                )))
+            }
+        };
+        let query = DirQuery {
+            q: search(q),
+            created_after: time(q, "created_after")?,
+            created_before: time(q, "created_before")?,
+            updated_after: time(q, "updated_after")?,
+            updated_before: time(q, "updated_before")?,
+            sort,
+            order: order(q)?,
+        };
+        let shown_q = q.get("q").unwrap_or("").to_string();
+        Ok(Self { query, shown_q })
+    }
+}
+
+/// A time filter of `GET /d`: RFC 3339 or Unix seconds.
+fn time(q: &Query, key: &str) -> Result<Option<Timestamp>, StoreError> {
+    match q.get(key) {
+        None | Some("") => Ok(None),
+        Some(v) => Timestamp::parse(v).map(Some).ok_or_else(|| {
+            StoreError::bad_request(format!(
+                "invalid {key} {v:?}: use RFC 3339 (2026-11-22T15:04:05Z) or Unix seconds"
+            ))
+        }),
+    }
+}
+
+/// `POST /pics`: a new gallery's name and whether it is listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewGallery {
+    /// `name=`; none (or empty) makes an unnamed gallery.
+    pub name: Option<String>,
+    /// `listed=1`: shown in `GET /pics`.
+    pub listed: bool,
+}
+
+impl NewGallery {
+    /// The gallery parameters of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        Ok(Self {
+            name: q.get("name").filter(|n| !n.is_empty()).map(str::to_string),
+            listed: q.flag("listed")?,
+        })
+    }
+}
+
+/// `GET /pics/g/<gid>`'s parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GalleryShow {
+    /// `zip=1`: every image as one zip.
+    pub zip: bool,
+    /// `likes=1`: the like and comment counts alone.
+    pub likes: bool,
+    /// `p=`: the page, from 1.
+    pub page: usize,
+    /// `stars=`: the images this visitor liked, each.
+    pub stars: Vec<String>,
+    /// `embed=1`: the page framed in another site.
+    pub embed: bool,
+}
+
+impl GalleryShow {
+    /// The gallery parameters of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        let page = match q.get("p") {
+            None => 1,
+            Some(p) => p
+                .parse()
+                .map_err(|_| StoreError::bad_request("p must be a page number"))?,
+        };
+        Ok(Self {
+            zip: zip(q)?,
+            likes: q.flag("likes")?,
+            page,
+            stars: q.all("stars"),
+            embed: q.flag("embed")?,
+        })
+    }
+}
+
+/// `p=` of a gallery's admin page: the page, from 1; anything else is 1.
+pub fn admin_page(q: &Query) -> usize {
+    q.get("p").and_then(|p| p.parse().ok()).unwrap_or(1)
+}
+
+/// What `?qr=` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QrFormat {
+    /// `qr=1` or `qr=svg`: an SVG image.
+    Svg,
+    /// `qr=text`: blocks of text, for a terminal.
+    Text,
+}
+
+impl QrFormat {
+    /// The format `q` asks for.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        match q.get("qr").unwrap_or_default() {
+            "" | "1" | "svg" => Ok(Self::Svg),
+            "text" => Ok(Self::Text),
+            other => Err(StoreError::bad_request(format!(
+                "qr must be 1, svg or text, not {other:?}"
+            ))),
+        }
+    }
+}
+
+/// The credentials a query may carry instead of a header: a retain or
+/// upload token (`token=`), a dir's write token (`write=`, except on
+/// creation, where it asks for one) and an owner token (`owner=`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryCredentials {
+    /// `token=`.
+    pub token: Option<String>,
+    /// `write=`.
+    pub write: Option<String>,
+    /// `owner=`.
+    pub owner: Option<String>,
+}
+
+impl QueryCredentials {
+    /// The credentials of `q`, as given (empty ones included).
+    pub fn parse(q: &Query) -> Self {
+        let get = |k: &str| q.get(k).map(str::to_string);
+        Self {
+            token: get("token"),
+            write: get("write"),
+            owner: get("owner"),
+        }
+    }
+}
+
+/// A comment on a gallery: `name=` and `text=`, from a form or JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Comment {
+    /// Who wrote it; none is anonymous.
+    pub name: Option<String>,
+    /// What it says.
+    pub text: String,
+}
+
+/// A comment as a JSON body writes it.
+#[derive(serde::Deserialize)]
+struct CommentJson {
+    name: Option<String>,
+    text: String,
+}
+
+impl Comment {
+    /// The comment of a form's fields.
+    pub fn parse(q: &Query) -> Self {
+        Self {
+            name: q.get("name").map(str::to_string),
+            text: q.get("text").unwrap_or("").to_string(),
+        }
+    }
+
+    /// A JSON body's comment as the fields a form would send, so that
+    /// both take one path.
+    pub fn json_form(bytes: &[u8]) -> Result<Query, StoreError> {
+        let c: CommentJson = serde_json::from_slice(bytes)
+            .map_err(|e| StoreError::bad_request(format!("invalid JSON body: {e}")))?;
+        let mut q = Query::default();
+        q.extend(c.name.map(|n| ("name".to_string(), n)));
+        q.extend([("text".to_string(), c.text)]);
+        Ok(q)
+    }
+}
+
+/// A gallery admin form: what to do, and to which image or comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminForm {
+    /// `action=`: the wire's word, as the domain's action.
+    pub action: AdminAction,
+    /// `id=`: the image or comment.
+    pub target: String,
+}
+
+impl AdminForm {
+    /// The admin form of a form's fields (SPEC.md galleries, rule 12).
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        let action = match q.get("action").unwrap_or("") {
+            "hide" => AdminAction::Hide,
+            "unhide" => AdminAction::Unhide,
+            "delete" => AdminAction::Delete,
+            "up" => AdminAction::Up,
+            "down" => AdminAction::Down,
+            "cdel" => AdminAction::DeleteComment,
+            _ => {
+                return Err(StoreError::bad_request(
+                    "action must be hide, unhide, delete, up, down or cdel",
+                ))
+            }
+        };
+        let target = q
+            .text("id")?
+            .ok_or_else(|| StoreError::bad_request("id names the image or comment"))?;
+        Ok(Self { action, target })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> Query {
+        Query::parse(s).expect("a query")
+    }
+
+    #[test]
+    fn allowed_words_parse_and_others_are_refused() {
+        assert_eq!(order(&q("order=asc")).unwrap(), SortOrder::Asc);
+        assert_eq!(order(&q("")).unwrap(), SortOrder::Desc);
+        assert!(order(&q("order=up")).is_err());
+        assert_eq!(QrFormat::parse(&q("qr=text")).unwrap(), QrFormat::Text);
+        assert_eq!(QrFormat::parse(&q("qr=1")).unwrap(), QrFormat::Svg);
+        assert!(QrFormat::parse(&q("qr=png")).is_err());
+        assert_eq!(
+            Browse::parse(&q("sort=size")).unwrap().query.sort,
+            BrowseSort::Size
+        );
+        assert!(Browse::parse(&q("sort=colour")).is_err());
+        assert_eq!(
+            DirList::parse(&q("sort=name")).unwrap().query.sort,
+            DirSort::Name
+        );
+        assert!(DirList::parse(&q("created_after=yesterday")).is_err());
+        assert_eq!(GalleryShow::parse(&q("p=3")).unwrap().page, 3);
+        assert!(GalleryShow::parse(&q("p=last")).is_err());
+    }
+
+    #[test]
+    fn write_words_ask_for_a_token_and_anything_else_is_one() {
+        let limits = Limits::DEFAULT;
+        for yes in ["1", "true", "yes", "on"] {
+            let d = new_dir(&limits, &q(&format!("write={yes}"))).unwrap();
+            assert_eq!(d.write, Some(WriteRequest::Generate), "{yes}");
+        }
+        for no in ["0", "false", "no", "off"] {
+            assert_eq!(
+                new_dir(&limits, &q(&format!("write={no}"))).unwrap().write,
+                None
+            );
+        }
+        let custom = new_dir(&limits, &q("write=a-long-enough-token_1234")).unwrap();
+        assert_eq!(
+            custom.write,
+            Some(WriteRequest::Custom("a-long-enough-token_1234".into()))
+        );
+        assert!(
+            new_dir(&limits, &q("protect=1")).is_err(),
+            "a dir refuses protect=1"
+        );
+    }
+
+    #[test]
+    fn an_upload_refuses_what_does_not_combine() {
+        let limits = Limits::DEFAULT;
+        assert!(new_file(&limits, &q("once=1&max_downloads=1")).is_ok());
+        assert!(new_file(&limits, &q("once=1&share=team-notes")).is_err());
+        assert!(new_file(&limits, &q("max_downloads=many")).is_err());
+        assert!(
+            import(&limits, &q("link=1")).is_err(),
+            "an import needs its url"
+        );
+    }
+}
