@@ -123,10 +123,16 @@
     try { var u = new URL(url, window.location.href); return u.pathname + u.search; } catch (e) { return url; }
   }
 
+  // `path` with the query parameter `name` (a name from WIRE.params) set
+  // to `value`.
+  function withParam(path, name, value) {
+    return path + (path.indexOf("?") < 0 ? "?" : "&") + name + "=" + encodeURIComponent(value);
+  }
+
   // The page that describes an upload: a file's info page (which never
   // spends a download), a bundle's or dir's own page.
   function infoPage(url, kind) {
-    return kind === "file" ? localPath(url) + "?info=1" : localPath(url);
+    return kind === "file" ? withParam(localPath(url), WIRE.params.info, "1") : localPath(url);
   }
 
   function kindOf(data) {
@@ -427,7 +433,7 @@
     b.addEventListener("click", function () {
       var shown = li.querySelector("img.qr");
       if (shown) { shown.remove(); b.setAttribute("aria-expanded", "false"); return; }
-      li.appendChild(el("img", { "class": "qr", src: localPath(u.url) + "?qr=1", alt: "QR code of " + u.url, width: "160", height: "160" }));
+      li.appendChild(el("img", { "class": "qr", src: withParam(localPath(u.url), WIRE.params.qr, "1"), alt: "QR code of " + u.url, width: "160", height: "160" }));
       b.setAttribute("aria-expanded", "true");
     });
     return b;
@@ -440,7 +446,7 @@
     var go = el("button", { type: "button", "class": "secondary small", "data-extend": "" }, "Set lifetime");
     go.addEventListener("click", function () {
       status.textContent = "…";
-      ownerRequest("POST", localPath(u.url) + "?ttl=" + encodeURIComponent(select.value), u.owner).then(function (v) {
+      ownerRequest("POST", withParam(localPath(u.url), WIRE.params.ttl, select.value), u.owner).then(function (v) {
         update(u.url, function (old) { old.expires_at = v.expires_at || null; return old; });
       }, function (e) { failed(u, status, e); });
     });
@@ -479,8 +485,8 @@
   // `?info=1`, a bundle's `?json=1`, a dir as JSON.
   function recordUrl(u) {
     var path = localPath(u.url);
-    if (u.kind === "file") { return path + "?info=1"; }
-    return u.kind === "bundle" ? path + "?json=1" : path;
+    if (u.kind === "file") { return withParam(path, WIRE.params.info, "1"); }
+    return u.kind === "bundle" ? withParam(path, WIRE.params.json, "1") : path;
   }
 
   // An entry whose stored expiry has passed may still be alive: a dir's

@@ -1,6 +1,11 @@
 //! The pages' stylesheet and script, compiled into the binary and served
 //! at `/static/<name>`. Their URLs carry a hash of their content, so they
 //! can be cached for a year and still change the moment a build does.
+//!
+//! The script is `assets/wire.js` followed by `assets/app.js`. `wire.js`
+//! is generated from the route table ([`wire_js`]; a test fails when the
+//! checked-in file differs, and `scripts/golden` writes it): it names every
+//! route's path and every parameter, and app.js spells none of them itself.
 
 use std::sync::LazyLock;
 
@@ -19,7 +24,10 @@ const ASSETS: &[Asset] = &[
     Asset {
         name: "app.js",
         content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../assets/app.js"),
+        body: concat!(
+            include_str!("../assets/wire.js"),
+            include_str!("../assets/app.js")
+        ),
     },
 ];
 
@@ -52,9 +60,77 @@ pub fn get(name: &str) -> Option<(&'static str, &'static str)> {
         .map(|a| (a.content_type, a.body))
 }
 
+/// `assets/wire.js`: the route table's paths by route name, and every
+/// parameter name, as one frozen object `WIRE` for the page script.
+pub fn wire_js() -> String {
+    use crate::routes::{params, GLOBAL_PARAMS, ROUTES};
+    let names: std::collections::BTreeSet<&str> = GLOBAL_PARAMS
+        .iter()
+        .chain(params())
+        .map(|p| p.name)
+        .chain(ROUTES.iter().flat_map(|r| r.keywords.iter().copied()))
+        .collect();
+    let params: serde_json::Map<String, serde_json::Value> = names
+        .into_iter()
+        .map(|n| (n.to_string(), n.into()))
+        .collect();
+    let routes: serde_json::Map<String, serde_json::Value> = ROUTES
+        .iter()
+        .map(|r| (r.name.to_string(), r.path.into()))
+        .collect();
+    let wire = serde_json::json!({ "params": params, "routes": routes });
+    format!(
+        "// Generated from store-wire's route table (assets.rs, wire_js) by\n\
+         // scripts/golden; do not edit. The page script takes every route\n\
+         // path and parameter name from here.\n\
+         const WIRE = Object.freeze({});\n",
+        serde_json::to_string_pretty(&wire).expect("the wire serialises")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wire_js_is_the_route_tables() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/wire.js");
+        let generated = wire_js();
+        if std::env::var_os("STORE_UPDATE_GOLDEN").is_some() {
+            std::fs::write(path, &generated).expect("wire.js is written");
+        }
+        let checked_in = std::fs::read_to_string(path).expect("wire.js is there");
+        assert!(
+            checked_in == generated,
+            "assets/wire.js differs from the route table; run scripts/golden"
+        );
+    }
+
+    #[test]
+    fn the_script_names_only_what_the_wire_has() {
+        // Every WIRE.params.x and WIRE.routes.x app.js reads exists, so a
+        // renamed parameter or route cannot leave the script asking for
+        // what the server no longer reads.
+        let app = include_str!("../assets/app.js");
+        let wire = wire_js();
+        let mut used = 0;
+        for kind in ["params", "routes"] {
+            let prefix = format!("WIRE.{kind}.");
+            for (at, _) in app.match_indices(&prefix) {
+                let rest = &app[at + prefix.len()..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                assert!(
+                    wire.contains(&format!("\"{name}\": ")),
+                    "app.js reads WIRE.{kind}.{name}"
+                );
+                used += 1;
+            }
+        }
+        assert!(used > 0, "app.js reads the wire's names from WIRE");
+    }
 
     #[test]
     fn assets_resolve_and_urls_carry_a_version() {
