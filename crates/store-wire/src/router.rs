@@ -219,6 +219,26 @@ pub fn url_for(base_url: &str, id: RouteId, args: &[&str]) -> String {
     out
 }
 
+/// `url` with the query parameter `name` set to `value`, percent-encoded,
+/// after any query `url` has already. `name` comes from the route table
+/// (`routes::DOWNLOAD.name`), never a literal.
+pub fn with_query(url: &str, name: &str, value: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    // A comma separates a list's items (`stars=a,b`) and needs no escape
+    // in a query.
+    let value = encode_path_segment(value).replace("%2C", ",");
+    format!("{url}{sep}{name}={value}")
+}
+
+/// `url`, the URL of route `id`'s path, with the keyword that selects `id`
+/// among the routes of that path set to `value` (`1` for a flag):
+/// `/pics/g/<gid>` and `RouteId::Comment` make `/pics/g/<gid>?comment=1`.
+pub fn with_keyword(url: &str, id: RouteId, value: &str) -> String {
+    let keyword = id.route().keywords.first().copied().unwrap_or_default();
+    debug_assert!(!keyword.is_empty(), "{} has no keyword", id.route().name);
+    with_query(url, keyword, value)
+}
+
 /// Percent-encodes a capture for a URL path segment: everything but RFC
 /// 3986's unreserved characters, so a file name with `/`, `?` or spaces
 /// stays one segment.
@@ -251,6 +271,31 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn query_words_come_from_the_table() {
+        let gallery = url_for("", RouteId::Gallery, &["g1"]);
+        assert_eq!(
+            with_keyword(&gallery, RouteId::Comment, "1"),
+            "/pics/g/g1?comment=1"
+        );
+        assert_eq!(
+            with_keyword(&gallery, RouteId::LikeComment, "c 1"),
+            "/pics/g/g1?clike=c%201"
+        );
+        let page = with_query(&gallery, crate::routes::PAGE.name, "2");
+        assert_eq!(page, "/pics/g/g1?p=2");
+        assert_eq!(
+            with_query(&page, crate::routes::STARS.name, "a,b"),
+            "/pics/g/g1?p=2&stars=a,b"
+        );
+        // Each URL the helpers write routes back to what it names.
+        let q = Query::parse("comment=1").unwrap();
+        assert_eq!(
+            route(&http::Method::POST, "/pics/g/g1", &q),
+            Endpoint::Comment { gid: "g1".into() }
+        );
+    }
 
     #[test]
     fn path_segments_are_encoded() {

@@ -214,36 +214,67 @@ impl Route {
 }
 
 // Parameters that several routes read.
-const NAME: Param = Param::opt("name", "<filename>", Shape::Text);
-const TTL: Param = Param::opt("ttl", "<N>h|<N>d", Shape::Text);
-const ONCE: Param = Param::opt("once", "1", Shape::Flag);
-const TAG: Param = Param::opt("tag", "<t>", Shape::List);
-const UNTAG: Param = Param::opt("untag", "<t>", Shape::List);
-const SHARE: Param = Param::opt("share", "<name>", Shape::Text);
-const URL: Param = Param::opt("url", "<url>", Shape::Text).req();
-const LINK: Param = Param::opt("link", "1", Shape::Flag);
-const TOKEN: Param = Param::opt("token", "<retain token>", Shape::Text);
-const RETAIN: Param = Param::opt("retain", "1", Shape::Flag).req();
-const DOWNLOAD: Param = Param::opt("download", "1", Shape::Flag);
-const INFO: Param = Param::opt("info", "1", Shape::Flag);
-const THUMB: Param = Param::opt(
+/// `name=`: a file's name.
+pub const NAME: Param = Param::opt("name", "<filename>", Shape::Text);
+/// `ttl=`: a lifetime.
+pub const TTL: Param = Param::opt("ttl", "<N>h|<N>d", Shape::Text);
+/// `once=1`: burn after reading.
+pub const ONCE: Param = Param::opt("once", "1", Shape::Flag);
+/// `tag=`: a tag, each.
+pub const TAG: Param = Param::opt("tag", "<t>", Shape::List);
+/// `untag=`: a tag to remove, each.
+pub const UNTAG: Param = Param::opt("untag", "<t>", Shape::List);
+/// `share=`: the dir to upload into.
+pub const SHARE: Param = Param::opt("share", "<name>", Shape::Text);
+/// `url=`: the address to fetch.
+pub const URL: Param = Param::opt("url", "<url>", Shape::Text).req();
+/// `link=1`: store a link, not the bytes.
+pub const LINK: Param = Param::opt("link", "1", Shape::Flag);
+/// `token=`: a retain or upload token.
+pub const TOKEN: Param = Param::opt("token", "<retain token>", Shape::Text);
+/// `retain=1`.
+pub const RETAIN: Param = Param::opt("retain", "1", Shape::Flag).req();
+/// `download=1`: the bytes, even for a browser.
+pub const DOWNLOAD: Param = Param::opt("download", "1", Shape::Flag);
+/// `info=1`: a file's page or record.
+pub const INFO: Param = Param::opt("info", "1", Shape::Flag);
+/// `thumb=`: a preview's size.
+pub const THUMB: Param = Param::opt(
     "thumb",
     "1|160|320|640",
     Shape::Choice(&["1", "160", "320", "640"]),
 );
-const WRITE: Param = Param::opt("write", "1|<token>", Shape::Text);
+/// `write=`: a dir's write token, or on creation a request for one.
+pub const WRITE: Param = Param::opt("write", "1|<token>", Shape::Text);
 /// The owner token an upload answered (or the X-Store-Owner header).
-const OWNER: Param = Param::opt("owner", "<owner token>", Shape::Text);
-const PROTECT: Param = Param::opt("protect", "1", Shape::Flag);
-const MAX_DOWNLOADS: Param = Param::opt("max_downloads", "N", Shape::Integer);
+/// `owner=`: an owner token.
+pub const OWNER: Param = Param::opt("owner", "<owner token>", Shape::Text);
+/// `protect=1`.
+pub const PROTECT: Param = Param::opt("protect", "1", Shape::Flag);
+/// `max_downloads=N`.
+pub const MAX_DOWNLOADS: Param = Param::opt("max_downloads", "N", Shape::Integer);
 /// `qr=1` (or `svg`): the link's QR code as SVG; `qr=text` for a terminal.
-const QR: Param = Param::opt("qr", "1|svg|text", Shape::Choice(&["1", "svg", "text"])).req();
+/// `qr=`: a QR code's format.
+pub const QR: Param = Param::opt("qr", "1|svg|text", Shape::Choice(&["1", "svg", "text"])).req();
 const QR_DOES: &str = "the QR code of this link: SVG (qr=1), or text blocks for a terminal (qr=text); never spends a counted download";
-const Q: Param = Param::opt("q", "<substr>", Shape::Text);
-const ORDER: Param = Param::opt("order", "asc|desc", Shape::Choice(&["asc", "desc"]));
-const LISTED: Param = Param::opt("listed", "1", Shape::Flag);
-const SHOW: Param = Param::opt("show", "1", Shape::Flag);
-const DIR_NAME: Param = Param::opt("name", "<name>", Shape::Text);
+/// `q=`: text to find.
+pub const Q: Param = Param::opt("q", "<substr>", Shape::Text);
+/// `order=`: asc or desc.
+pub const ORDER: Param = Param::opt("order", "asc|desc", Shape::Choice(&["asc", "desc"]));
+/// `listed=1`.
+pub const LISTED: Param = Param::opt("listed", "1", Shape::Flag);
+/// `show=1`.
+pub const SHOW: Param = Param::opt("show", "1", Shape::Flag);
+/// `name=`: a dir's name.
+pub const DIR_NAME: Param = Param::opt("name", "<name>", Shape::Text);
+/// `zip=1`: every file as one zip.
+pub const ZIP: Param = Param::opt("zip", "1", Shape::Flag);
+/// `p=`: a gallery's page.
+pub const PAGE: Param = Param::opt("p", "N", Shape::Integer);
+/// `embed=1`: a gallery framed in another site.
+pub const EMBED: Param = Param::opt("embed", "1", Shape::Flag);
+/// `stars=`: the images a visitor liked.
+pub const STARS: Param = Param::opt("stars", "<pid1>,<pid2>", Shape::List);
 
 /// Declares the table: one line per route, `Variant { captures } => Route`.
 /// It makes [`Endpoint`] (with the outcomes that are no route), [`RouteId`]
@@ -430,7 +461,7 @@ route_table! {
         topic: "browse", does: "listed dirs", takes: Takes::Nothing, answers: Answer::Page("DirList") },
     /// GET or HEAD `/d/<key>` (listing, page, or `?zip=1`).
     GetDir { key } => Route { name: "get_dir", verb: Verb::Get, path: "/d/{key}", keywords: &[],
-        params: &[Param::opt("zip", "1", Shape::Flag)],
+        params: &[ZIP],
         topic: "dirs", does: "the dir listing, or with zip=1 a zip of every file", takes: Takes::Nothing, answers: Answer::Page("DirRecord") },
     /// GET `/d/<key>?qr=1`: the QR code of a dir's link.
     DirQr { key } => Route { name: "dir_qr", verb: Verb::Get, path: "/d/{key}", keywords: &["qr"], params: &[QR],
@@ -482,9 +513,7 @@ route_table! {
         takes: Takes::Nothing, answers: Answer::Json("Gallery") },
     /// GET `/pics/g/<gid>` (grid or JSON; `?likes=1` counters).
     Gallery { gid } => Route { name: "gallery", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &[],
-        params: &[Param::opt("p", "N", Shape::Integer), Param::opt("embed", "1", Shape::Flag),
-            Param::opt("stars", "<pid1>,<pid2>", Shape::List), Param::opt("likes", "1", Shape::Flag),
-            Param::opt("zip", "1", Shape::Flag)],
+        params: &[PAGE, EMBED, STARS, Param::opt("likes", "1", Shape::Flag), ZIP],
         topic: "galleries",
         does: "the gallery: a grid for browsers, JSON (images, selected, pool, limits, upload how-to) for agents; likes=1: like and comment counters; zip=1: every visible image in one zip",
         takes: Takes::Nothing, answers: Answer::Page("Gallery") },

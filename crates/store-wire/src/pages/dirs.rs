@@ -42,7 +42,7 @@ pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Lim
             (qr::inline(&view.url))
             p {
                 (view.file_count) @if view.file_count == 1 { " file, " } @else { " files, " } (size(view.bytes)) " · " (expiry(view.expires_at.as_deref()))
-                " · " a href={ (local(&view.url)) "?zip=1" } { "Download all as zip" }
+                " · " a href=(with_query(local(&view.url), routes::ZIP.name, "1")) { "Download all as zip" }
                 " · " a href=(site.link(RouteId::DirHistory, &[&view.id])) { "History" }
             }
             @if view.files.is_empty() {

@@ -65,7 +65,7 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
 pub fn file(site: Site<'_>, view: &FileView, preview: Option<&TextPreview>) -> Markup {
     // A raster image that is not counted previews as its own thumbnail.
     let image = (view.downloads_left.is_none() && is_image(&view.content_type))
-        .then(|| format!("{}?thumb={PREVIEW_THUMB_PX}", view.url));
+        .then(|| with_query(&view.url, routes::THUMB.name, &PREVIEW_THUMB_PX.to_string()));
     let og = Og {
         title: &view.name,
         description: format!(
@@ -93,11 +93,11 @@ pub fn file(site: Site<'_>, view: &FileView, preview: Option<&TextPreview>) -> M
                 @if view.once { dt { "Burn after reading" } dd { "the first download deletes it" } }
                 @else if let Some(n) = view.downloads_left { dt { "Downloads left" } dd { (n) " (then it is deleted)" } }
                 @if !view.tags.is_empty() {
-                    dt { "Tags" } dd { @for t in &view.tags { a href={ (site.href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
+                    dt { "Tags" } dd { @for t in &view.tags { a href=(with_query(&site.href(RouteId::Browse), routes::TAG.name, t)) { (t) } " " } }
                 }
             }
             p {
-                a href={ (local(&view.url)) "?download=1" } rel="nofollow" {
+                a href=(with_query(local(&view.url), routes::DOWNLOAD.name, "1")) rel="nofollow" {
                     @if view.once { "Download (this deletes it)" } @else if view.downloads_left.is_some() { "Download (counts as one of its downloads)" } @else { "Download" }
                 }
             }
@@ -150,7 +150,7 @@ pub fn once_file(site: Site<'_>, view: &FileView) -> Markup {
                 dt { "Type" } dd { (view.content_type) }
                 dt { "Lifetime" } dd { (expiry(view.expires_at.as_deref())) }
             }
-            p { a class="button" href={ (local(&view.url)) "?download=1" } rel="nofollow" data-burn="" {
+            p { a class="button" href=(with_query(local(&view.url), routes::DOWNLOAD.name, "1")) rel="nofollow" data-burn="" {
                 @if view.downloads_left.is_some_and(|n| n > 1) { "Download" } @else { "Download and delete" }
             } }
         },
@@ -206,10 +206,10 @@ pub fn browse(site: Site<'_>, entries: &[BrowseEntry], f: &BrowseFilter) -> Mark
                     tbody {
                         @for e in entries {
                             tr {
-                                td data-label="Name" { a href={ (local(&e.url)) "?info=1" } { (e.name) } " " a class="muted" href=(local(&e.url)) aria-label={ "Open " (e.name) } { "open" } }
+                                td data-label="Name" { a href=(with_query(local(&e.url), routes::INFO.name, "1")) { (e.name) } " " a class="muted" href=(local(&e.url)) aria-label={ "Open " (e.name) } { "open" } }
                                 td data-label="Type" { (e.content_type) }
                                 td class="num" data-label="Size" { (size(e.size)) }
-                                td data-label="Tags" { @for t in &e.tags { a href={ (site.href(RouteId::Browse)) "?tag=" (t) } { (t) } " " } }
+                                td data-label="Tags" { @for t in &e.tags { a href=(with_query(&site.href(RouteId::Browse), routes::TAG.name, t)) { (t) } " " } }
                                 td data-label="Expires" { (expiry(e.expires_at.as_deref())) }
                             }
                         }
@@ -237,7 +237,7 @@ pub fn bundle(site: Site<'_>, view: &BundleView) -> Markup {
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
             (owner_notice(site, view.owner_token.as_deref()))
             (qr::inline(&view.url))
-            p { a href={ (local(&view.url)) "?download=1" } { "Download all as zip" } " · " (expiry(view.expires_at.as_deref())) }
+            p { a href=(with_query(local(&view.url), routes::DOWNLOAD.name, "1")) { "Download all as zip" } " · " (expiry(view.expires_at.as_deref())) }
             table class="wide" {
                 thead { tr { th { "File" } th { "Type" } th class="num" { "Size" } } }
                 tbody {

@@ -11,7 +11,8 @@ use maud::{html, Markup, DOCTYPE};
 use store_core::{Limits, Timestamp};
 
 use crate::assets;
-use crate::router::{url_for, RouteId};
+use crate::router::{url_for, with_keyword, with_query, RouteId};
+use crate::routes;
 
 mod dirs;
 mod files;

@@ -14,7 +14,7 @@ pub fn pics_index(site: Site<'_>, list: &[GalleryEntry], token_required: bool) -
         "Galleries",
         html! {
             h1 { "Galleries" }
-            form method="post" action={ (site.href(RouteId::CreateGallery)) "?create=1" } {
+            form method="post" action=(with_keyword(&site.href(RouteId::CreateGallery), RouteId::CreateGallery, "1")) {
                 (upload_token_field(token_required))
                 label class="inline" { "New gallery name (optional) " input type="text" name="name" maxlength=(store_core::gallery::GALLERY_DISPLAY_NAME_CHARS_MAX); }
                 label class="inline" { input type="checkbox" name="listed" value="1"; " List it here" }
@@ -61,7 +61,7 @@ fn comments(view: &GalleryView, limits: &GalleryLimits) -> Markup {
                     article class="comment" id={ "c-" (c.id) } {
                         div {
                             strong { (c.name) } " · " (time(&unix_time(c.ts), false)) " "
-                            form class="inline" method="post" action={ (local(&view.url)) "?clike=" (c.id) } data-like="" {
+                            form class="inline" method="post" action=(with_keyword(local(&view.url), RouteId::LikeComment, &c.id)) data-like="" {
                                 button type="submit" class="secondary small" {
                                     "♥ " span data-likes="" { (c.likes) } span class="sr-only" { " likes; like this comment" }
                                 }
@@ -71,7 +71,7 @@ fn comments(view: &GalleryView, limits: &GalleryLimits) -> Markup {
                     }
                 }
             }
-            form method="post" action={ (local(&view.url)) "?comment=1" } data-comment="" data-cooldown=(cooldown) {
+            form method="post" action=(with_keyword(local(&view.url), RouteId::Comment, "1")) data-comment="" data-cooldown=(cooldown) {
                 label { "Name (optional) " input type="text" name="name" maxlength=(limits.comment_name_chars_max); }
                 label { "Comment " textarea name="text" maxlength=(limits.comment_text_chars_max) required {} }
                 button type="submit" { "Post" }
@@ -121,7 +121,7 @@ pub fn gallery(site: Site<'_>, view: &GalleryView, embed: bool, form: &UploadFor
                     figcaption {
                         span class="name" title=(i.name) { (i.name) }
                         @if !embed {
-                            form class="inline" method="post" action={ (local(&i.url)) "?like=1" } data-like="" {
+                            form class="inline" method="post" action=(with_keyword(local(&i.url), RouteId::LikeImage, "1")) data-like="" {
                                 button type="submit" class="secondary small" {
                                     "♥ " span data-likes="" { (i.likes) } span class="sr-only" { " likes; like " (i.name) }
                                 }
@@ -163,7 +163,7 @@ pub fn gallery(site: Site<'_>, view: &GalleryView, embed: bool, form: &UploadFor
             h1 { (title) }
             p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) " · "
                 (view.images.len()) " images on this page · " (expiry(view.expires_at.as_deref()))
-                @if !view.images.is_empty() { " · " a href={ (local(&view.url)) "?zip=1" } download="" { "Download all (zip)" } } }
+                @if !view.images.is_empty() { " · " a href=(with_query(local(&view.url), routes::ZIP.name, "1")) download="" { "Download all (zip)" } } }
             (grid)
             h2 { "Add photos" }
             @if form.open {
@@ -180,13 +180,12 @@ pub fn gallery(site: Site<'_>, view: &GalleryView, embed: bool, form: &UploadFor
 
 /// A gallery page link that keeps the embed view and the starred images.
 fn page_link(view: &GalleryView, p: usize, embed: bool) -> String {
-    let mut link = format!("{}?p={p}", local(&view.url));
+    let mut link = with_query(local(&view.url), routes::PAGE.name, &p.to_string());
     if embed {
-        link.push_str("&embed=1");
+        link = with_query(&link, routes::EMBED.name, "1");
     }
     if !view.selected.is_empty() {
-        link.push_str("&stars=");
-        link.push_str(&view.selected.join(","));
+        link = with_query(&link, routes::STARS.name, &view.selected.join(","));
     }
     link
 }
@@ -237,7 +236,7 @@ pub fn gallery_admin(
             p class="notice secret" { "This page's address is the gallery's admin key. Do not share it." }
             p { a href=(local(&view.url)) { "Public view" } }
             h2 { "Add photos" }
-            (image_form(&format!("{admin_url}?upload=1"), view.limits.upload_bytes_max, form.token_required))
+            (image_form(&with_keyword(&admin_url, RouteId::AdminUploadImage, "1"), view.limits.upload_bytes_max, form.token_required))
             h2 { "Images" }
             table class="wide" {
                 thead { tr { th { "Image" } th { "State" } th class="num" { "Likes" } th { "Actions" } } }
@@ -263,7 +262,7 @@ pub fn gallery_admin(
             @if view.pages > 1 {
                 nav class="pages" aria-label="Pages" {
                     @for p in 1..=view.pages {
-                        @if p == view.page { strong aria-current="page" { (p) } } @else { a href={ (admin_url) "?p=" (p) } { (p) } }
+                        @if p == view.page { strong aria-current="page" { (p) } } @else { a href=(with_query(&admin_url, routes::PAGE.name, &p.to_string())) { (p) } }
                     }
                 }
             }

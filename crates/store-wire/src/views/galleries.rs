@@ -10,7 +10,7 @@ use store_app::{GalleryMade, GalleryPage, GalleryTally, Liked};
 use store_core::gallery::{Comment, GalleryRecord, ImageRecord};
 use store_core::Limits;
 
-use crate::router::{url_for, RouteId};
+use crate::router::{url_for, with_query, RouteId};
 
 /// The preview size an image list links to: the gallery grid's.
 const GRID_THUMB_PX: u32 = store_core::gallery::THUMB_SIZES[1];
@@ -74,7 +74,7 @@ impl ImageView {
     pub fn new(i: &ImageRecord, base_url: &str) -> Self {
         let url = url_for(base_url, RouteId::Image, &[&i.id]);
         Self {
-            thumb_url: format!("{url}?thumb={GRID_THUMB_PX}"),
+            thumb_url: with_query(&url, crate::routes::THUMB.name, &GRID_THUMB_PX.to_string()),
             url,
             id: i.id.clone(),
             name: i.name.clone(),
