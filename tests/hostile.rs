@@ -537,15 +537,40 @@ impl Flooder {
     }
 }
 
-/// Every upload of the flood without a place was refused 429 with
-/// Retry-After at once, and only the queue's places were given.
+/// Every upload of the flood without a place was refused at once with
+/// Retry-After, and only the queue's places were given. The refusal is
+/// 429 `rate_limited` (the queue is full), or, on two processes whose
+/// database is slowed by the flood and a busy machine, 503 `unavailable`
+/// when the gallery's record could not be read within its bounded wait
+/// (CONTRACT.md, "Faults in a cluster"): refused before the body either
+/// way, which is the promise. Most must be the queue's own refusal.
 fn assert_queue_bounded(queued: usize, refused: &[Flooder], m: usize) {
+    let mut full = 0;
     for f in refused {
         let a = &f.first;
-        assert_eq!(a.status, 429, "{} {}", a.head, a.text());
-        assert_eq!(a.header("retry-after"), Some("5"), "{}", a.head);
-        assert!(a.text().contains("\"rate_limited\""), "{}", a.text());
+        let (code, status) = match a.status {
+            429 => ("\"rate_limited\"", 429),
+            503 => ("\"unavailable\"", 503),
+            other => panic!("refused with {other}: {} {}", a.head, a.text()),
+        };
+        let wait = if status == 429 {
+            Some("5")
+        } else {
+            a.header("retry-after")
+        };
+        assert!(
+            wait.is_some() && a.header("retry-after") == wait,
+            "{}",
+            a.head
+        );
+        assert!(a.text().contains(code), "{status}: {}", a.text());
+        full += usize::from(status == 429);
     }
+    assert!(
+        full * 2 >= refused.len(),
+        "{full} of {} refused by the queue",
+        refused.len()
+    );
     assert_eq!(queued, IMAGE_PLACES.min(m), "places given in the queue");
     assert!(refused.len() >= m / 2, "{} of {m} refused", refused.len());
 }
