@@ -43,17 +43,20 @@ pub fn fresh_database() -> String {
 /// once its last session has ended: `pg_terminate_backend` only asks.
 pub fn set_reachable(url: &str, reachable: bool) {
     let name = database_of(url);
-    let mut sql = format!("ALTER DATABASE {name} WITH ALLOW_CONNECTIONS {reachable};");
+    psql(
+        &cluster_url(),
+        &format!("ALTER DATABASE {name} WITH ALLOW_CONNECTIONS {reachable};"),
+    );
     if !reachable {
-        sql.push_str(&format!(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}';"
-        ));
-    }
-    psql(&cluster_url(), &sql);
-    if !reachable {
-        let left = format!("SELECT count(*) FROM pg_stat_activity WHERE datname = '{name}'");
+        // Terminated again on every look: a session that was still
+        // connecting when the database was closed shows up only after the
+        // first round, and would otherwise stay (seen under load).
+        let terminate = format!(
+            "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = '{name}' AND pid <> pg_backend_pid()) AS ended"
+        );
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while psql(&cluster_url(), &left) != "0" {
+        while psql(&cluster_url(), &terminate) != "0" {
             assert!(
                 std::time::Instant::now() < deadline,
                 "the sessions of {name} did not end in 20 s"
