@@ -225,8 +225,12 @@ fn the_rate_limit_counts_a_client_on_both_processes() {
     let statuses: Vec<u16> = (0..150)
         .map(|i| c.pick(i).get("/api").status().as_u16())
         .collect();
-    // A minute's allowance at once, then one more per 600 ms.
-    let refilled = (started.elapsed().as_millis() / 600) as usize;
+    // A minute's allowance at once, then one more per 600 ms. The shared
+    // limiter decides by the database's clock (PgClock: read every 10 s,
+    // carried on by the monotonic clock between reads), which may step by
+    // the latency of a read; one refill of slack covers that step (seen
+    // once in CI: 104 admitted where this clock counted 3 refills).
+    let refilled = (started.elapsed().as_millis() / 600) as usize + 1;
     let admitted = statuses.iter().filter(|&&s| s == 200).count();
     let limited = statuses.iter().filter(|&&s| s == 429).count();
     assert!(
