@@ -491,15 +491,6 @@ impl Server {
             .collect()
     }
 
-    /// The server's log as it is on disk now, without a barrier: for a
-    /// loop that polls for a line.
-    fn log_now(&self) -> String {
-        self.procs
-            .iter()
-            .map(|p| std::fs::read_to_string(&p.log).unwrap_or_default())
-            .collect()
-    }
-
     /// Waits (up to 10 s) until the log of every process of the server
     /// holds `needle`, and returns the log. Background work such as the
     /// orphan collection reports only there, and each process does its own.
@@ -507,13 +498,15 @@ impl Server {
         let deadline = std::time::Instant::now() + LOG_WAIT;
         loop {
             std::thread::sleep(POLL);
-            let log = self.log_now();
-            let every = self.procs.iter().all(|p| {
-                std::fs::read_to_string(&p.log)
-                    .unwrap_or_default()
-                    .contains(needle)
-            });
-            if every {
+            // Each process's log read once per look, for both the check
+            // and the answer.
+            let logs: Vec<String> = self
+                .procs
+                .iter()
+                .map(|p| std::fs::read_to_string(&p.log).unwrap_or_default())
+                .collect();
+            let log = logs.concat();
+            if logs.iter().all(|l| l.contains(needle)) {
                 return log;
             }
             assert!(
