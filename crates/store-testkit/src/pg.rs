@@ -21,12 +21,21 @@ pub fn cluster_url() -> String {
     })
 }
 
-/// Creates an empty database and answers its URL.
+/// The start of the name of every database the tests make.
+const NAME_PREFIX: &str = "storesrv_t";
+
+/// Creates an empty database and answers its URL. First it drops the
+/// databases that tests of this machine made in processes that have
+/// ended: on a long-lived cluster they would pile up by the hundred
+/// (about 13 MB each) and fill its disk. A test's database lives as
+/// long as its process, even one that was killed, and no longer.
 pub fn fresh_database() -> String {
     static SEQ: AtomicU32 = AtomicU32::new(0);
     let cluster = cluster_url();
+    let machine = machine_tag();
+    drop_ended_databases(&cluster, &machine);
     let name = format!(
-        "storesrv_t{}_{}_{}",
+        "{NAME_PREFIX}{machine}_{}_{}_{}",
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed),
         std::time::SystemTime::now()
@@ -35,6 +44,49 @@ pub fn fresh_database() -> String {
     );
     psql(&cluster, &format!("CREATE DATABASE {name}"));
     with_database(&cluster, &name)
+}
+
+/// Eight hex digits naming this machine's current boot, so that machines
+/// sharing one cluster drop only the databases of their own processes.
+fn machine_tag() -> String {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let hex: String = boot
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .take(8)
+        .collect();
+    if hex.len() == 8 {
+        hex
+    } else {
+        "00000000".into()
+    }
+}
+
+/// Drops this machine's test databases whose process has ended.
+/// `WITH (FORCE)` ends the sessions of a server its test left running;
+/// two tests sweeping at once both ask, and the loser's error is ignored.
+fn drop_ended_databases(cluster: &str, machine: &str) {
+    // Without /proc no process can be told ended: drop nothing.
+    if !std::path::Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!("{NAME_PREFIX}{machine}_");
+    let listed = psql(
+        cluster,
+        &format!("SELECT datname FROM pg_database WHERE datname LIKE '{prefix}%'"),
+    );
+    for name in listed.lines() {
+        let pid = name[prefix.len()..].split('_').next().unwrap_or("");
+        let ended = pid.parse::<u32>().is_ok_and(|pid| {
+            pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        });
+        if ended {
+            let _ = try_psql(
+                cluster,
+                &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            );
+        }
+    }
 }
 
 /// Cuts the database of `url` off (new connections refused, open ones
@@ -88,17 +140,23 @@ pub fn age_records(url: &str, secs: i64) {
 /// answers what it printed, unaligned: the single value a `SELECT` of one
 /// column and row selects. Panics with psql's message if it fails.
 pub fn psql(url: &str, sql: &str) -> String {
+    try_psql(url, sql).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`psql`], answering a failure instead of panicking.
+fn try_psql(url: &str, sql: &str) -> Result<String, String> {
     let out = Command::new("psql")
         .arg(url)
         .args(["-v", "ON_ERROR_STOP=1", "-qtA", "-c", sql])
         .output()
-        .unwrap_or_else(|e| panic!("cannot run psql (PostgreSQL's client): {e}"));
-    assert!(
-        out.status.success(),
-        "psql failed on {sql:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+        .map_err(|e| format!("cannot run psql (PostgreSQL's client): {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "psql failed on {sql:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// The database name in `url`.
