@@ -23,7 +23,9 @@ use stores::Records;
 /// 10 s after an image flood, against 8 MiB before it; a peak of 507 MiB).
 /// jemalloc, with one arena and background threads that give dirty pages
 /// back within a second (`.cargo/config.toml`), peaks at 272 MiB and
-/// returns to 15 MiB (docs/PERFORMANCE.md, scenario 13).
+/// returns to 15 MiB (docs/PERFORMANCE.md, scenario 13). The `jemalloc`
+/// feature, on by default, brings it.
+#[cfg(feature = "jemalloc")]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -1,0 +1,22 @@
+# The nextest passes of the test suite, as filters: sourced by scripts/test
+# and scripts/stress-runs, so that both run the same tests. Each pass runs
+# with STORE_TEST_BACKEND set as its name says (tests/common).
+#
+# The fault suite (tests/faults.rs) makes its own two processes on
+# PostgreSQL and Garage, and runs once, in a pass of its own.
+not_faults='not test(/^faults::/)'
+# The embedded store (sled): every crate's tests and the HTTP suite.
+pass_embedded="$not_faults"
+# Records in PostgreSQL: the HTTP suite, less the modules this backend
+# changes nothing in. cluster:: and migrate:: make their own database and
+# ran just so in the first pass; hostile:: tries the connection layer,
+# with the bytes on the local disk here as there.
+same_on_postgres='test(/^cluster::/) | test(/^migrate::/) | test(/^hostile::/)'
+pass_postgres="package(storesrv) & kind(test) & $not_faults & not ($same_on_postgres)"
+# Two processes, records in PostgreSQL and bytes in Garage: the HTTP suite.
+pass_cluster="package(storesrv) & kind(test) & $not_faults"
+pass_faults='package(storesrv) & kind(test) & test(/^faults::/)'
+# Without the default features: the server's allocator, jemalloc, which
+# nothing a test checks depends on, and whose C build is a fifth of the
+# workspace's. Every build and run of the passes uses these arguments.
+workspace=(--workspace --no-default-features)
