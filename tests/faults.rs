@@ -6,7 +6,8 @@
 //! Each test names the promise it checks.
 //!
 //! It needs PostgreSQL and Garage (scripts/test starts both) and runs in a
-//! step of its own: `cargo nextest run -p storesrv -E 'test(/^faults::/)'`.
+//! step of its own: `cargo nextest run --no-default-features -p storesrv -E
+//! 'test(/^faults::/)'`.
 
 use std::time::{Duration, Instant};
 

@@ -27,15 +27,17 @@ const NAME_PREFIX: &str = "storesrv_t";
 /// Creates an empty database and answers its URL. First it drops the
 /// databases that tests of this machine made in processes that have
 /// ended: on a long-lived cluster they would pile up by the hundred
-/// (about 13 MB each) and fill its disk. A test's database lives as
-/// long as its process, even one that was killed, and no longer.
+/// (about 13 MB each) and fill its disk.
 pub fn fresh_database() -> String {
     static SEQ: AtomicU32 = AtomicU32::new(0);
     let cluster = cluster_url();
-    let machine = machine_tag();
-    drop_ended_databases(&cluster, &machine);
+    let tag = process_space_tag();
+    if let Some(tag) = &tag {
+        drop_ended_databases(&cluster, tag);
+    }
     let name = format!(
-        "{NAME_PREFIX}{machine}_{}_{}_{}",
+        "{NAME_PREFIX}{}_{}_{}_{}",
+        tag.as_deref().unwrap_or("0"),
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed),
         std::time::SystemTime::now()
@@ -46,45 +48,54 @@ pub fn fresh_database() -> String {
     with_database(&cluster, &name)
 }
 
-/// Eight hex digits naming this machine's current boot, so that machines
-/// sharing one cluster drop only the databases of their own processes.
-fn machine_tag() -> String {
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-    let hex: String = boot
+/// Names the space this process's id is unique in: eight hex digits of
+/// the machine's boot and the number of its PID namespace (containers on
+/// one host share the boot). None where either cannot be read: then no
+/// process can be told ended, and nothing is dropped.
+fn process_space_tag() -> Option<String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let boot: String = boot
         .chars()
         .filter(char::is_ascii_hexdigit)
         .take(8)
         .collect();
-    if hex.len() == 8 {
-        hex
-    } else {
-        "00000000".into()
-    }
+    let space = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    let space: String = space
+        .to_string_lossy()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    (boot.len() == 8 && !space.is_empty()).then(|| format!("{boot}{space}"))
 }
 
-/// Drops this machine's test databases whose process has ended.
-/// `WITH (FORCE)` ends the sessions of a server its test left running;
-/// two tests sweeping at once both ask, and the loser's error is ignored.
-fn drop_ended_databases(cluster: &str, machine: &str) {
-    // Without /proc no process can be told ended: drop nothing.
-    if !std::path::Path::new("/proc/self").exists() {
-        return;
-    }
-    let prefix = format!("{NAME_PREFIX}{machine}_");
+/// Drops the test databases of the processes of `tag`'s space that have
+/// ended. Without FORCE: a database someone is still connected to stays
+/// (a server its test left running, or a test this one cannot see) and is
+/// tried again by the next sweep; so does one two sweeps race for.
+fn drop_ended_databases(cluster: &str, tag: &str) {
+    let prefix = format!("{NAME_PREFIX}{tag}_");
     let listed = psql(
         cluster,
-        &format!("SELECT datname FROM pg_database WHERE datname LIKE '{prefix}%'"),
+        &format!("SELECT datname FROM pg_database WHERE starts_with(datname, '{prefix}')"),
     );
     for name in listed.lines() {
-        let pid = name[prefix.len()..].split('_').next().unwrap_or("");
-        let ended = pid.parse::<u32>().is_ok_and(|pid| {
-            pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists()
-        });
+        // Only names this function could have made: digits and '_' after
+        // the prefix, so that the name needs no quoting in the DROP.
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if !rest.chars().all(|c| c.is_ascii_digit() || c == '_') {
+            continue;
+        }
+        let ended = rest
+            .split('_')
+            .next()
+            .and_then(|pid| pid.parse::<u32>().ok())
+            .is_some_and(|pid| {
+                pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            });
         if ended {
-            let _ = try_psql(
-                cluster,
-                &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-            );
+            let _ = try_psql(cluster, &format!("DROP DATABASE IF EXISTS {name}"));
         }
     }
 }
