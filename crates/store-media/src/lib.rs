@@ -304,12 +304,11 @@ fn fit(img: RgbaImage, max_px: u32) -> Result<RgbaImage, MediaError> {
     let scale = f64::from(max_px) / f64::from(w.max(h));
     let nw = ((f64::from(w) * scale).round() as u32).clamp(1, max_px);
     let nh = ((f64::from(h) * scale).round() as u32).clamp(1, max_px);
-    let resize_error = |e: &dyn std::fmt::Display| MediaError::Decode(e.to_string());
     let src = fr::images::TypedImageRef::<fr::pixels::U8x4>::from_buffer(w, h, img.as_raw())
-        .map_err(|e| resize_error(&e))?;
+        .map_err(resize_error)?;
     let mut out = vec![0u8; nw as usize * nh as usize * 4];
     let mut dst = fr::images::TypedImage::<fr::pixels::U8x4>::from_buffer(nw, nh, &mut out)
-        .map_err(|e| resize_error(&e))?;
+        .map_err(resize_error)?;
     let options =
         fr::ResizeOptions::new().resize_alg(fr::ResizeAlg::Convolution(fr::FilterType::Lanczos3));
     // The typed call makes only the RGBA code concrete: the untyped one
@@ -317,9 +316,14 @@ fn fit(img: RgbaImage, max_px: u32) -> Result<RgbaImage, MediaError> {
     // an optimised debug build of this crate (Cargo.toml) cannot afford.
     fr::Resizer::new()
         .resize_typed(&src, &mut dst, &options)
-        .map_err(|e| resize_error(&e))?;
+        .map_err(resize_error)?;
     drop(dst);
     RgbaImage::from_raw(nw, nh, out).ok_or(MediaError::Malformed("resize produced the wrong size"))
+}
+
+/// A resizer's refusal, as this crate reports it.
+fn resize_error(e: impl std::fmt::Display) -> MediaError {
+    MediaError::Decode(e.to_string())
 }
 
 fn has_alpha(img: &RgbaImage) -> bool {
