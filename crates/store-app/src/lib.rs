@@ -230,6 +230,8 @@ pub struct App {
     fresh: Arc<orphans::Fresh>,
     /// Events an operator graphs ([`App::telemetry`]).
     counters: telemetry::Counters,
+    /// What the upkeep's threads sleep on ([`App::start_upkeep`]).
+    upkeep_signals: Arc<upkeep::Signals>,
 }
 
 impl App {
@@ -273,6 +275,7 @@ impl App {
             orphans_collected: !shared || intents_kept,
             fresh,
             counters: telemetry::Counters::default(),
+            upkeep_signals: Arc::default(),
         };
         let recovery = Recovery {
             objects: totals.objects,
@@ -573,6 +576,9 @@ impl App {
         blobs: impl IntoIterator<Item = &'b store_core::BlobId>,
     ) {
         if self.ports.repo.queues_deletes() {
+            if self.ports.repo.delete_grace().is_zero() {
+                self.upkeep_signals.deletes_queued();
+            }
             return;
         }
         for blob in blobs {

@@ -24,11 +24,47 @@ pub const SWEEP_BATCH: usize = 1000;
 /// sweep only reclaims space.
 pub const SWEEP_IDLE_MAX: Duration = Duration::from_secs(60);
 
+/// What the upkeep's threads sleep on between rounds: told to stop (all
+/// of them), or told that a write queued deletes that are due at once
+/// (the drainer).
+#[derive(Debug, Default)]
+pub(crate) struct Signals {
+    state: Mutex<SignalState>,
+    wake: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct SignalState {
+    stopping: bool,
+    deletes_queued: bool,
+}
+
+impl Signals {
+    /// Wakes the drainer for deletes a write just queued with no grace:
+    /// they are done now rather than on its next round, up to
+    /// [`DRAIN_IDLE`] later. Deletes with a grace wait for their round.
+    pub(crate) fn deletes_queued(&self) {
+        self.lock().deletes_queued = true;
+        self.wake.notify_all();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SignalState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Which thread sleeps: only the drainer wakes for queued deletes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sleeper {
+    Drainer,
+    Other,
+}
+
 /// The running upkeep; [`Upkeep::stop`] ends it.
 #[derive(Debug)]
 pub struct Upkeep {
-    /// Set to stop; the sweeper's sleep is woken through the condvar.
-    stopping: Arc<(Mutex<bool>, Condvar)>,
+    /// Told to stop; every sleeping round is woken through it.
+    signals: Arc<Signals>,
     /// Read by the orphan collection between batches.
     collection_stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
@@ -44,7 +80,8 @@ impl App {
         self: &Arc<Self>,
         on_damage: impl FnOnce(String) + Send + 'static,
     ) -> std::io::Result<Upkeep> {
-        let stopping = Arc::new((Mutex::new(false), Condvar::new()));
+        let stopping = Arc::clone(&self.upkeep_signals);
+        stopping.lock().stopping = false;
         let collection_stop = Arc::new(AtomicBool::new(false));
         let sweeper = {
             let (app, stopping) = (Arc::clone(self), Arc::clone(&stopping));
@@ -62,7 +99,7 @@ impl App {
                     if !app.intents_kept {
                         return collect_orphans_once(&app, &stop, &mut on_damage);
                     }
-                    rounds_until_stopped(&stopping, || {
+                    rounds_until_stopped(&stopping, Sleeper::Other, || {
                         collect_orphans_once(&app, &stop, &mut on_damage);
                         ORPHAN_PERIOD
                     });
@@ -78,7 +115,7 @@ impl App {
             );
         }
         Ok(Upkeep {
-            stopping,
+            signals: stopping,
             collection_stop,
             threads,
         })
@@ -91,9 +128,8 @@ impl Upkeep {
     /// it on a blocking thread.
     pub fn stop(self) {
         self.collection_stop.store(true, Ordering::Relaxed);
-        let (flag, wake) = &*self.stopping;
-        *flag.lock().unwrap_or_else(PoisonError::into_inner) = true;
-        wake.notify_all();
+        self.signals.lock().stopping = true;
+        self.signals.wake.notify_all();
         for t in self.threads {
             let _ = t.join();
         }
@@ -120,8 +156,8 @@ pub const INTENTS_FORGOTTEN_BATCH: usize = 5_000;
 
 /// Deletes queued blobs as they come due, and forgets ended intents,
 /// until told to stop.
-fn drain_until_stopped(app: &App, stopping: &(Mutex<bool>, Condvar)) {
-    rounds_until_stopped(stopping, || {
+fn drain_until_stopped(app: &App, signals: &Signals) {
+    rounds_until_stopped(signals, Sleeper::Drainer, || {
         let drained = match app.drain_deletes(DRAIN_BATCH) {
             Ok(n) => n == DRAIN_BATCH,
             Err(e) => {
@@ -147,8 +183,8 @@ fn drain_until_stopped(app: &App, stopping: &(Mutex<bool>, Condvar)) {
 
 /// Sweeps expired objects, sleeping until the next expiry (or at most
 /// [`SWEEP_IDLE_MAX`]) in between, until told to stop.
-fn sweep_until_stopped(app: &App, stopping: &(Mutex<bool>, Condvar)) {
-    rounds_until_stopped(stopping, || match app.sweep(SWEEP_BATCH) {
+fn sweep_until_stopped(app: &App, signals: &Signals) {
+    rounds_until_stopped(signals, Sleeper::Other, || match app.sweep(SWEEP_BATCH) {
         Ok(report) if report.removed == SWEEP_BATCH => Duration::ZERO,
         Ok(report) => {
             if report.removed > 0 {
@@ -164,17 +200,22 @@ fn sweep_until_stopped(app: &App, stopping: &(Mutex<bool>, Condvar)) {
 }
 
 /// Runs `round` again and again, each time sleeping the pause it answers,
-/// until the stop flag is set (which also cuts a sleep short).
-fn rounds_until_stopped(stopping: &(Mutex<bool>, Condvar), mut round: impl FnMut() -> Duration) {
-    let (flag, wake) = stopping;
+/// until told to stop (which also cuts a sleep short). The drainer's
+/// sleep is cut short by deletes queued due at once, too.
+fn rounds_until_stopped(signals: &Signals, sleeper: Sleeper, mut round: impl FnMut() -> Duration) {
+    let woken =
+        |s: &mut SignalState| s.stopping || (sleeper == Sleeper::Drainer && s.deletes_queued);
     loop {
         let pause = round();
-        let stopped = flag.lock().unwrap_or_else(PoisonError::into_inner);
-        let (stopped, _) = wake
-            .wait_timeout_while(stopped, pause, |stopped| !*stopped)
+        let (mut state, _) = signals
+            .wake
+            .wait_timeout_while(signals.lock(), pause, |s| !woken(s))
             .unwrap_or_else(PoisonError::into_inner);
-        if *stopped {
+        if state.stopping {
             return;
+        }
+        if sleeper == Sleeper::Drainer {
+            state.deletes_queued = false;
         }
     }
 }
@@ -238,5 +279,54 @@ mod tests {
             Duration::ZERO,
             "overdue: at once"
         );
+    }
+
+    /// A thread of rounds that each answer an hour's pause, counting them.
+    fn hourly(
+        signals: &Arc<Signals>,
+        sleeper: Sleeper,
+    ) -> (Arc<std::sync::atomic::AtomicUsize>, JoinHandle<()>) {
+        let rounds = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (counted, signals) = (Arc::clone(&rounds), Arc::clone(signals));
+        let thread = std::thread::spawn(move || {
+            rounds_until_stopped(&signals, sleeper, || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Duration::from_secs(3600)
+            });
+        });
+        (rounds, thread)
+    }
+
+    /// Polls (for at most a minute, so that a broken wake fails instead of
+    /// hanging) until `rounds` reaches `n`.
+    fn wait_for(rounds: &std::sync::atomic::AtomicUsize, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while rounds.load(Ordering::SeqCst) < n {
+            assert!(Instant::now() < deadline, "round {n} never came");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn queued_deletes_wake_the_drainer_and_a_stop_wakes_every_thread() {
+        let signals = Arc::new(Signals::default());
+        let (drained, drainer) = hourly(&signals, Sleeper::Drainer);
+        let (swept, sweeper) = hourly(&signals, Sleeper::Other);
+        wait_for(&drained, 1);
+        wait_for(&swept, 1);
+        signals.deletes_queued();
+        wait_for(&drained, 2);
+        signals.deletes_queued();
+        wait_for(&drained, 3);
+        signals.lock().stopping = true;
+        signals.wake.notify_all();
+        drainer.join().unwrap();
+        sweeper.join().unwrap();
+        assert_eq!(
+            swept.load(Ordering::SeqCst),
+            1,
+            "only the drainer wakes for deletes"
+        );
+        assert_eq!(drained.load(Ordering::SeqCst), 3, "each wake is one round");
     }
 }

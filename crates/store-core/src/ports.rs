@@ -8,6 +8,7 @@
 
 use std::io::Read;
 use std::ops::{ControlFlow, Range};
+use std::time::Duration;
 
 use crate::pool::Totals;
 use crate::record::{BlobId, Listing, Object};
@@ -168,6 +169,13 @@ pub trait Repository: Send + Sync {
     /// deletes them itself once its write is done.
     fn queues_deletes(&self) -> bool {
         false
+    }
+
+    /// How long a queued blob waits before it comes due (see
+    /// [`Repository::queues_deletes`]). With none, a write that queues
+    /// deletes wakes the process's drainer at once.
+    fn delete_grace(&self) -> Duration {
+        Duration::ZERO
     }
 
     /// Up to `limit` queued blobs whose grace is over, claimed for a while

@@ -125,6 +125,14 @@ impl Inner {
             .load(std::sync::atomic::Ordering::Relaxed) as f64
     }
 
+    /// How long queued deletes wait ([`PgStore::set_delete_grace`]).
+    pub(crate) fn delete_grace(&self) -> Duration {
+        Duration::from_secs(
+            self.delete_grace_secs
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
     /// Runs one statement, prepared once per connection, on a pooled
     /// connection, and answers its rows.
     pub(crate) fn query(

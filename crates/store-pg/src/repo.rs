@@ -482,6 +482,10 @@ impl Repository for PgRepository {
         true
     }
 
+    fn delete_grace(&self) -> std::time::Duration {
+        self.inner.delete_grace()
+    }
+
     fn deletes_due(&self, limit: usize) -> StorageResult<Vec<BlobId>> {
         let rows = self.query(
             "UPDATE store_doomed SET due_at = now() + make_interval(secs => $2),
