@@ -568,7 +568,7 @@ struct HeldLock {
 impl HeldLock {
     fn take(url: &str, (class, id): (i32, i32)) -> Self {
         use std::io::Write;
-        let mut session = std::process::Command::new("psql")
+        let mut session = std::process::Command::new(store_testkit::pg::psql_program())
             .args([url, "-qtA"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
