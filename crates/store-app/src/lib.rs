@@ -575,8 +575,9 @@ impl App {
         &self,
         blobs: impl IntoIterator<Item = &'b store_core::BlobId>,
     ) {
+        let mut blobs = blobs.into_iter().peekable();
         if self.ports.repo.queues_deletes() {
-            if self.ports.repo.delete_grace().is_zero() {
+            if blobs.peek().is_some() && self.ports.repo.delete_grace().is_zero() {
                 self.upkeep_signals.deletes_queued();
             }
             return;

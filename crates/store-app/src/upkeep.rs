@@ -24,19 +24,18 @@ pub const SWEEP_BATCH: usize = 1000;
 /// sweep only reclaims space.
 pub const SWEEP_IDLE_MAX: Duration = Duration::from_secs(60);
 
-/// What the upkeep's threads sleep on between rounds: told to stop (all
-/// of them), or told that a write queued deletes that are due at once
-/// (the drainer).
+/// What the upkeep's threads sleep on between rounds: the App's, shared
+/// by every [`Upkeep`] it starts. Each upkeep has its own stop flag; the
+/// drainers are also woken by writes that queued deletes due at once.
 #[derive(Debug, Default)]
 pub(crate) struct Signals {
-    state: Mutex<SignalState>,
-    wake: Condvar,
-}
-
-#[derive(Debug, Default)]
-struct SignalState {
-    stopping: bool,
-    deletes_queued: bool,
+    /// Whether a write queued deletes due at once since a drainer last
+    /// looked.
+    deletes_queued: Mutex<bool>,
+    /// The drainers sleep here; the sweepers and collectors on `others`,
+    /// so that a write wakes no thread but a drainer.
+    drainers: Condvar,
+    others: Condvar,
 }
 
 impl Signals {
@@ -44,12 +43,24 @@ impl Signals {
     /// they are done now rather than on its next round, up to
     /// [`DRAIN_IDLE`] later. Deletes with a grace wait for their round.
     pub(crate) fn deletes_queued(&self) {
-        self.lock().deletes_queued = true;
-        self.wake.notify_all();
+        *self.lock() = true;
+        self.drainers.notify_all();
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, SignalState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Wakes every sleeping thread, to see whether its upkeep stopped.
+    /// The lock is taken between the stop flag's store and the wake, so
+    /// that a thread that has just found the flag unset is asleep before
+    /// it is woken.
+    fn wake_all(&self) {
+        drop(self.lock());
+        self.drainers.notify_all();
+        self.others.notify_all();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, bool> {
+        self.deletes_queued
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -60,13 +71,27 @@ enum Sleeper {
     Other,
 }
 
+/// Whether a `sleeper` of an upkeep that is `stopped` (or not) ends its
+/// sleep, with deletes queued (or not).
+fn ends_sleep(sleeper: Sleeper, stopped: bool, deletes_queued: bool) -> bool {
+    stopped || (sleeper == Sleeper::Drainer && deletes_queued)
+}
+
+/// How an upkeep thread sleeps: on its App's signals, until its own
+/// upkeep's stop.
+#[derive(Debug, Clone)]
+struct Sleep {
+    signals: Arc<Signals>,
+    stop: Arc<AtomicBool>,
+}
+
 /// The running upkeep; [`Upkeep::stop`] ends it.
 #[derive(Debug)]
 pub struct Upkeep {
-    /// Told to stop; every sleeping round is woken through it.
-    signals: Arc<Signals>,
-    /// Read by the orphan collection between batches.
-    collection_stop: Arc<AtomicBool>,
+    /// This upkeep's stop flag and its App's signals: set, then every
+    /// sleeping round is woken. The orphan collection also reads the flag
+    /// between batches.
+    sleep: Sleep,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -80,45 +105,41 @@ impl App {
         self: &Arc<Self>,
         on_damage: impl FnOnce(String) + Send + 'static,
     ) -> std::io::Result<Upkeep> {
-        let stopping = Arc::clone(&self.upkeep_signals);
-        stopping.lock().stopping = false;
-        let collection_stop = Arc::new(AtomicBool::new(false));
+        let sleep = Sleep {
+            signals: Arc::clone(&self.upkeep_signals),
+            stop: Arc::new(AtomicBool::new(false)),
+        };
         let sweeper = {
-            let (app, stopping) = (Arc::clone(self), Arc::clone(&stopping));
+            let (app, sleep) = (Arc::clone(self), sleep.clone());
             std::thread::Builder::new()
                 .name("store-sweeper".into())
-                .spawn(move || sweep_until_stopped(&app, &stopping))?
+                .spawn(move || sweep_until_stopped(&app, &sleep))?
         };
         let collector = {
-            let (app, stop) = (Arc::clone(self), Arc::clone(&collection_stop));
-            let stopping = Arc::clone(&stopping);
+            let (app, sleep) = (Arc::clone(self), sleep.clone());
             let mut on_damage = Some(on_damage);
             std::thread::Builder::new()
                 .name("store-orphans".into())
                 .spawn(move || {
                     if !app.intents_kept {
-                        return collect_orphans_once(&app, &stop, &mut on_damage);
+                        return collect_orphans_once(&app, &sleep.stop, &mut on_damage);
                     }
-                    rounds_until_stopped(&stopping, Sleeper::Other, || {
-                        collect_orphans_once(&app, &stop, &mut on_damage);
+                    rounds_until_stopped(&sleep, Sleeper::Other, || {
+                        collect_orphans_once(&app, &sleep.stop, &mut on_damage);
                         ORPHAN_PERIOD
                     });
                 })?
         };
         let mut threads = vec![sweeper, collector];
         if self.ports.repo.queues_deletes() || self.intents_kept {
-            let (app, stopping) = (Arc::clone(self), Arc::clone(&stopping));
+            let (app, sleep) = (Arc::clone(self), sleep.clone());
             threads.push(
                 std::thread::Builder::new()
                     .name("store-deletes".into())
-                    .spawn(move || drain_until_stopped(&app, &stopping))?,
+                    .spawn(move || drain_until_stopped(&app, &sleep))?,
             );
         }
-        Ok(Upkeep {
-            signals: stopping,
-            collection_stop,
-            threads,
-        })
+        Ok(Upkeep { sleep, threads })
     }
 }
 
@@ -127,9 +148,8 @@ impl Upkeep {
     /// collection in progress finishes first. Blocks; from async code, call
     /// it on a blocking thread.
     pub fn stop(self) {
-        self.collection_stop.store(true, Ordering::Relaxed);
-        self.signals.lock().stopping = true;
-        self.signals.wake.notify_all();
+        self.sleep.stop.store(true, Ordering::SeqCst);
+        self.sleep.signals.wake_all();
         for t in self.threads {
             let _ = t.join();
         }
@@ -156,8 +176,8 @@ pub const INTENTS_FORGOTTEN_BATCH: usize = 5_000;
 
 /// Deletes queued blobs as they come due, and forgets ended intents,
 /// until told to stop.
-fn drain_until_stopped(app: &App, signals: &Signals) {
-    rounds_until_stopped(signals, Sleeper::Drainer, || {
+fn drain_until_stopped(app: &App, sleep: &Sleep) {
+    rounds_until_stopped(sleep, Sleeper::Drainer, || {
         let drained = match app.drain_deletes(DRAIN_BATCH) {
             Ok(n) => n == DRAIN_BATCH,
             Err(e) => {
@@ -183,8 +203,8 @@ fn drain_until_stopped(app: &App, signals: &Signals) {
 
 /// Sweeps expired objects, sleeping until the next expiry (or at most
 /// [`SWEEP_IDLE_MAX`]) in between, until told to stop.
-fn sweep_until_stopped(app: &App, signals: &Signals) {
-    rounds_until_stopped(signals, Sleeper::Other, || match app.sweep(SWEEP_BATCH) {
+fn sweep_until_stopped(app: &App, sleep: &Sleep) {
+    rounds_until_stopped(sleep, Sleeper::Other, || match app.sweep(SWEEP_BATCH) {
         Ok(report) if report.removed == SWEEP_BATCH => Duration::ZERO,
         Ok(report) => {
             if report.removed > 0 {
@@ -202,20 +222,25 @@ fn sweep_until_stopped(app: &App, signals: &Signals) {
 /// Runs `round` again and again, each time sleeping the pause it answers,
 /// until told to stop (which also cuts a sleep short). The drainer's
 /// sleep is cut short by deletes queued due at once, too.
-fn rounds_until_stopped(signals: &Signals, sleeper: Sleeper, mut round: impl FnMut() -> Duration) {
-    let woken =
-        |s: &mut SignalState| s.stopping || (sleeper == Sleeper::Drainer && s.deletes_queued);
+fn rounds_until_stopped(sleep: &Sleep, sleeper: Sleeper, mut round: impl FnMut() -> Duration) {
+    let signals = &*sleep.signals;
+    let condvar = match sleeper {
+        Sleeper::Drainer => &signals.drainers,
+        Sleeper::Other => &signals.others,
+    };
+    let stopped = || sleep.stop.load(Ordering::SeqCst);
     loop {
         let pause = round();
-        let (mut state, _) = signals
-            .wake
-            .wait_timeout_while(signals.lock(), pause, |s| !woken(s))
+        let (mut queued, _) = condvar
+            .wait_timeout_while(signals.lock(), pause, |queued| {
+                !ends_sleep(sleeper, stopped(), *queued)
+            })
             .unwrap_or_else(PoisonError::into_inner);
-        if state.stopping {
+        if stopped() {
             return;
         }
         if sleeper == Sleeper::Drainer {
-            state.deletes_queued = false;
+            *queued = false;
         }
     }
 }
@@ -283,13 +308,13 @@ mod tests {
 
     /// A thread of rounds that each answer an hour's pause, counting them.
     fn hourly(
-        signals: &Arc<Signals>,
+        sleep: &Sleep,
         sleeper: Sleeper,
     ) -> (Arc<std::sync::atomic::AtomicUsize>, JoinHandle<()>) {
         let rounds = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let (counted, signals) = (Arc::clone(&rounds), Arc::clone(signals));
+        let (counted, sleep) = (Arc::clone(&rounds), sleep.clone());
         let thread = std::thread::spawn(move || {
-            rounds_until_stopped(&signals, sleeper, || {
+            rounds_until_stopped(&sleep, sleeper, || {
                 counted.fetch_add(1, Ordering::SeqCst);
                 Duration::from_secs(3600)
             });
@@ -307,26 +332,49 @@ mod tests {
         }
     }
 
+    fn sleep_on(signals: &Arc<Signals>) -> Sleep {
+        Sleep {
+            signals: Arc::clone(signals),
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
     #[test]
-    fn queued_deletes_wake_the_drainer_and_a_stop_wakes_every_thread() {
+    fn only_the_drainer_ends_its_sleep_for_queued_deletes() {
+        for sleeper in [Sleeper::Drainer, Sleeper::Other] {
+            assert!(ends_sleep(sleeper, true, false), "a stop ends every sleep");
+            assert!(!ends_sleep(sleeper, false, false));
+        }
+        assert!(ends_sleep(Sleeper::Drainer, false, true));
+        assert!(!ends_sleep(Sleeper::Other, false, true));
+    }
+
+    #[test]
+    fn queued_deletes_wake_the_drainer_and_a_stop_only_its_own_upkeep() {
         let signals = Arc::new(Signals::default());
-        let (drained, drainer) = hourly(&signals, Sleeper::Drainer);
-        let (swept, sweeper) = hourly(&signals, Sleeper::Other);
+        let (mine, other) = (sleep_on(&signals), sleep_on(&signals));
+        let (drained, drainer) = hourly(&mine, Sleeper::Drainer);
+        let (swept, sweeper) = hourly(&mine, Sleeper::Other);
+        let (_, other_sweeper) = hourly(&other, Sleeper::Other);
         wait_for(&drained, 1);
         wait_for(&swept, 1);
         signals.deletes_queued();
         wait_for(&drained, 2);
         signals.deletes_queued();
         wait_for(&drained, 3);
-        signals.lock().stopping = true;
-        signals.wake.notify_all();
+        mine.stop.store(true, Ordering::SeqCst);
+        signals.wake_all();
         drainer.join().unwrap();
         sweeper.join().unwrap();
         assert_eq!(
             swept.load(Ordering::SeqCst),
             1,
-            "only the drainer wakes for deletes"
+            "a stop ends the sleep without a round"
         );
-        assert_eq!(drained.load(Ordering::SeqCst), 3, "each wake is one round");
+        assert_eq!(drained.load(Ordering::SeqCst), 3, "one round per wake");
+        assert!(!other_sweeper.is_finished(), "the other upkeep runs on");
+        other.stop.store(true, Ordering::SeqCst);
+        signals.wake_all();
+        other_sweeper.join().unwrap();
     }
 }

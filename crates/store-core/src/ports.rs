@@ -173,9 +173,11 @@ pub trait Repository: Send + Sync {
 
     /// How long a queued blob waits before it comes due (see
     /// [`Repository::queues_deletes`]). With none, a write that queues
-    /// deletes wakes the process's drainer at once.
+    /// deletes wakes the process's drainer at once. A repository that
+    /// queues deletes says its grace; the default, unbounded, never wakes
+    /// the drainer before its round.
     fn delete_grace(&self) -> Duration {
-        Duration::ZERO
+        Duration::MAX
     }
 
     /// Up to `limit` queued blobs whose grace is over, claimed for a while
