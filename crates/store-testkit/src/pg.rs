@@ -50,16 +50,19 @@ pub fn fresh_database() -> String {
         &cluster,
         &[
             "SHOW server_version_num",
+            "SHOW fsync",
             &format!("SELECT datname FROM pg_database WHERE starts_with(datname, '{prefix}')"),
         ],
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let mut lines = listed.lines();
     let version: u32 = lines.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let fsync = lines.next() != Some("off");
     // PostgreSQL 15 copies the template block by block through the WAL by
     // default: four times the server's CPU of copying its files, for a
-    // database that lives one test.
-    let strategy = if version >= 150_000 {
+    // database that lives one test. Copying files takes two checkpoints,
+    // cheap only on a cluster without fsync (scripts/pg-cluster's).
+    let strategy = if version >= 150_000 && !fsync {
         " STRATEGY FILE_COPY"
     } else {
         ""
@@ -73,6 +76,8 @@ pub fn fresh_database() -> String {
         if !ended.is_empty() {
             script.push("\\set ON_ERROR_STOP 0".to_string());
             script.extend(ended.iter().map(|n| format!("DROP DATABASE IF EXISTS {n}")));
+            // psql's status is its last command's: one that cannot fail.
+            script.push("\\set ON_ERROR_STOP 1".to_string());
         }
     }
     let script: Vec<&str> = script.iter().map(String::as_str).collect();
@@ -210,7 +215,8 @@ fn psql_each(url: &str, commands: &[&str]) -> Result<String, String> {
 /// (`/usr/lib/postgresql/<version>/bin/psql` on Debian and Ubuntu), else
 /// the one on PATH. Debian's `psql` on PATH is a Perl script that picks a
 /// version and then runs that one, which more than doubled the CPU of
-/// each call; the tests make a thousand.
+/// each call; the tests make a thousand. (So a psql put first on PATH is
+/// not the one run where a server package is installed.)
 pub fn psql_program() -> &'static Path {
     static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
     PROGRAM.get_or_init(|| {
