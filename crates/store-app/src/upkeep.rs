@@ -144,7 +144,7 @@ impl App {
 }
 
 impl Upkeep {
-    /// Stops both and waits for them: a sweep round or a batch of the
+    /// Stops its threads and waits for them: a round or a batch of the
     /// collection in progress finishes first. Blocks; from async code, call
     /// it on a blocking thread.
     pub fn stop(self) {
