@@ -9,6 +9,8 @@
 //! step of its own: `cargo nextest run --no-default-features -p storesrv -E
 //! 'test(/^faults::/)'`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
@@ -855,33 +857,72 @@ fn an_early_refusal_reaches_a_client_behind_nginx() {
     }
 }
 
-/// The database sessions of one database, frozen (SIGSTOP) until dropped,
-/// as an I/O stall or a stuck pooler freezes them: the server still holds
-/// their connections open, and answers nothing on them.
-struct FrozenSessions(Vec<u32>);
+/// Every session of a database stopped with SIGSTOP, until dropped, as an
+/// I/O stall or a stuck pooler freezes them: a database that takes
+/// connections and answers nothing on them. Sessions
+/// its processes open meanwhile are stopped as they appear: a pool whose
+/// stopped connections are all taken (a sweep's, a drainer's) opens new
+/// ones, and one of those once answered a readiness check under load.
+struct FrozenSessions {
+    done: Arc<AtomicBool>,
+    freezer: Option<std::thread::JoinHandle<Vec<u32>>>,
+}
 
 impl FrozenSessions {
     fn freeze(url: &str) -> Self {
-        let pids = psql(
-            url,
-            "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity
-             WHERE datname = current_database() AND pid <> pg_backend_pid()",
-        );
-        let pids: Vec<u32> = pids
-            .split_whitespace()
-            .map(|p| p.parse().unwrap())
-            .collect();
-        assert!(!pids.is_empty(), "the processes hold sessions");
-        for pid in &pids {
-            signal(*pid, "-STOP");
+        let mut frozen = Vec::new();
+        stop_new_sessions(url, &mut frozen);
+        assert!(!frozen.is_empty(), "the processes hold sessions");
+        let done = Arc::new(AtomicBool::new(false));
+        let (url, until) = (url.to_string(), Arc::clone(&done));
+        let freezer = std::thread::spawn(move || {
+            while !until.load(Ordering::SeqCst) {
+                stop_new_sessions(&url, &mut frozen);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            frozen
+        });
+        Self {
+            done,
+            freezer: Some(freezer),
         }
-        Self(pids)
+    }
+}
+
+/// Stops the sessions of the database of `url` not yet in `frozen` (psql's
+/// own, of this look and of earlier ones, aside), and adds them to it. A
+/// failed look or stop is left to the next look: this runs on a thread
+/// that must not end before the sessions are let go.
+fn stop_new_sessions(url: &str, frozen: &mut Vec<u32>) {
+    let Ok(pids) = store_testkit::pg::try_psql(
+        url,
+        "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid()
+           AND application_name <> 'psql'",
+    ) else {
+        return;
+    };
+    for pid in pids
+        .split_whitespace()
+        .filter_map(|p| p.parse::<u32>().ok())
+    {
+        let stopped = || {
+            std::process::Command::new("kill")
+                .args(["-STOP", &pid.to_string()])
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !frozen.contains(&pid) && stopped() {
+            frozen.push(pid);
+        }
     }
 }
 
 impl Drop for FrozenSessions {
     fn drop(&mut self) {
-        for pid in &self.0 {
+        self.done.store(true, Ordering::SeqCst);
+        let frozen = self.freezer.take().map(|t| t.join().unwrap_or_default());
+        for pid in frozen.unwrap_or_default() {
             let _ = std::process::Command::new("kill")
                 .args(["-CONT", &pid.to_string()])
                 .status();

@@ -186,7 +186,7 @@ pub fn psql(url: &str, sql: &str) -> String {
 }
 
 /// [`psql`], answering a failure instead of panicking.
-fn try_psql(url: &str, sql: &str) -> Result<String, String> {
+pub fn try_psql(url: &str, sql: &str) -> Result<String, String> {
     psql_each(url, &[sql])
 }
 
