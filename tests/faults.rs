@@ -857,48 +857,57 @@ fn an_early_refusal_reaches_a_client_behind_nginx() {
     }
 }
 
-/// Every session of a database stopped with SIGSTOP, until dropped, as an
-/// I/O stall or a stuck pooler freezes them: a database that takes
-/// connections and answers nothing on them. Sessions
-/// its processes open meanwhile are stopped as they appear: a pool whose
-/// stopped connections are all taken (a sweep's, a drainer's) opens new
-/// ones, and one of those once answered a readiness check under load.
+/// A database that answers nothing, until dropped: every session of it
+/// stopped with SIGSTOP, as an I/O stall or a stuck pooler freezes them,
+/// and no new session let in. New sessions are refused (`ALLOW_CONNECTIONS
+/// false`) because a pool whose stopped connections are all taken (a
+/// sweep's, a drainer's) opens new ones, and under load one of those once
+/// answered a readiness check; a session that was connecting meanwhile is
+/// stopped when it appears. The rest of the cluster serves other tests.
 struct FrozenSessions {
+    name: String,
     done: Arc<AtomicBool>,
     freezer: Option<std::thread::JoinHandle<Vec<u32>>>,
 }
 
 impl FrozenSessions {
     fn freeze(url: &str) -> Self {
+        let name = psql(url, "SELECT current_database()");
+        let cluster = store_testkit::pg::cluster_url();
+        psql(
+            &cluster,
+            &format!("ALTER DATABASE {name} WITH ALLOW_CONNECTIONS false"),
+        );
         let mut frozen = Vec::new();
-        stop_new_sessions(url, &mut frozen);
+        stop_new_sessions(&cluster, &name, &mut frozen);
         assert!(!frozen.is_empty(), "the processes hold sessions");
         let done = Arc::new(AtomicBool::new(false));
-        let (url, until) = (url.to_string(), Arc::clone(&done));
+        let (until, of) = (Arc::clone(&done), name.clone());
         let freezer = std::thread::spawn(move || {
             while !until.load(Ordering::SeqCst) {
-                stop_new_sessions(&url, &mut frozen);
+                stop_new_sessions(&cluster, &of, &mut frozen);
                 std::thread::sleep(Duration::from_millis(20));
             }
             frozen
         });
         Self {
+            name,
             done,
             freezer: Some(freezer),
         }
     }
 }
 
-/// Stops the sessions of the database of `url` not yet in `frozen` (psql's
-/// own, of this look and of earlier ones, aside), and adds them to it. A
-/// failed look or stop is left to the next look: this runs on a thread
-/// that must not end before the sessions are let go.
-fn stop_new_sessions(url: &str, frozen: &mut Vec<u32>) {
+/// Stops the sessions of database `name` not yet in `frozen`, and adds
+/// them to it; `cluster` is where to look from. A failed look or stop is
+/// left to the next look: this runs on a thread that must not end before
+/// the sessions are let go.
+fn stop_new_sessions(cluster: &str, name: &str, frozen: &mut Vec<u32>) {
     let Ok(pids) = store_testkit::pg::try_psql(
-        url,
-        "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity
-         WHERE datname = current_database() AND pid <> pg_backend_pid()
-           AND application_name <> 'psql'",
+        cluster,
+        &format!(
+            "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity WHERE datname = '{name}'"
+        ),
     ) else {
         return;
     };
@@ -922,6 +931,10 @@ impl Drop for FrozenSessions {
     fn drop(&mut self) {
         self.done.store(true, Ordering::SeqCst);
         let frozen = self.freezer.take().map(|t| t.join().unwrap_or_default());
+        let _ = store_testkit::pg::try_psql(
+            &store_testkit::pg::cluster_url(),
+            &format!("ALTER DATABASE {} WITH ALLOW_CONNECTIONS true", self.name),
+        );
         for pid in frozen.unwrap_or_default() {
             let _ = std::process::Command::new("kill")
                 .args(["-CONT", &pid.to_string()])
@@ -931,7 +944,8 @@ impl Drop for FrozenSessions {
 }
 
 /// Promise: no request waits on a frozen database for long. Every session
-/// the two processes hold is frozen: `/healthz` answers at once, `/readyz`
+/// the two processes hold is frozen, and no new one is let in: `/healthz`
+/// answers at once, `/readyz`
 /// answers 503 within its bound, and a read of a file answers within
 /// 15 s (the bytes, or 503), never waiting for the sessions to wake; once
 /// they do, both processes serve again. (The issue measured 15 to 45 s of
