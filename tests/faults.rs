@@ -865,33 +865,30 @@ fn an_early_refusal_reaches_a_client_behind_nginx() {
 /// answered a readiness check; a session that was connecting meanwhile is
 /// stopped when it appears. The rest of the cluster serves other tests.
 struct FrozenSessions {
-    name: String,
+    url: String,
     done: Arc<AtomicBool>,
     freezer: Option<std::thread::JoinHandle<Vec<u32>>>,
 }
 
 impl FrozenSessions {
     fn freeze(url: &str) -> Self {
-        let name = psql(url, "SELECT current_database()");
+        let name = store_testkit::pg::database_of(url).to_string();
         let cluster = store_testkit::pg::cluster_url();
-        psql(
-            &cluster,
-            &format!("ALTER DATABASE {name} WITH ALLOW_CONNECTIONS false"),
-        );
+        store_testkit::pg::allow_connections(url, false);
         let mut frozen = Vec::new();
         stop_new_sessions(&cluster, &name, &mut frozen);
         assert!(!frozen.is_empty(), "the processes hold sessions");
         let done = Arc::new(AtomicBool::new(false));
-        let (until, of) = (Arc::clone(&done), name.clone());
+        let until = Arc::clone(&done);
         let freezer = std::thread::spawn(move || {
             while !until.load(Ordering::SeqCst) {
-                stop_new_sessions(&cluster, &of, &mut frozen);
+                stop_new_sessions(&cluster, &name, &mut frozen);
                 std::thread::sleep(Duration::from_millis(20));
             }
             frozen
         });
         Self {
-            name,
+            url: url.to_string(),
             done,
             freezer: Some(freezer),
         }
@@ -931,10 +928,8 @@ impl Drop for FrozenSessions {
     fn drop(&mut self) {
         self.done.store(true, Ordering::SeqCst);
         let frozen = self.freezer.take().map(|t| t.join().unwrap_or_default());
-        let _ = store_testkit::pg::try_psql(
-            &store_testkit::pg::cluster_url(),
-            &format!("ALTER DATABASE {} WITH ALLOW_CONNECTIONS true", self.name),
-        );
+        // Let in again even if this test is failing: a panic here would abort.
+        let _ = std::panic::catch_unwind(|| store_testkit::pg::allow_connections(&self.url, true));
         for pid in frozen.unwrap_or_default() {
             let _ = std::process::Command::new("kill")
                 .args(["-CONT", &pid.to_string()])

@@ -137,10 +137,7 @@ fn ended_databases<'a>(listed: impl Iterator<Item = &'a str>, prefix: &str) -> V
 /// once its last session has ended: `pg_terminate_backend` only asks.
 pub fn set_reachable(url: &str, reachable: bool) {
     let name = database_of(url);
-    psql(
-        &cluster_url(),
-        &format!("ALTER DATABASE {name} WITH ALLOW_CONNECTIONS {reachable};"),
-    );
+    allow_connections(url, reachable);
     if !reachable {
         // Terminated again on every look: a session that was still
         // connecting when the database was closed shows up only after the
@@ -234,8 +231,18 @@ pub fn psql_program() -> &'static Path {
     })
 }
 
+/// Refuses new sessions of the database of `url`, or lets them in again;
+/// open ones stay. Panics with psql's message if it fails.
+pub fn allow_connections(url: &str, allowed: bool) {
+    let name = database_of(url);
+    psql(
+        &cluster_url(),
+        &format!("ALTER DATABASE {name} WITH ALLOW_CONNECTIONS {allowed};"),
+    );
+}
+
 /// The database name in `url`.
-fn database_of(url: &str) -> &str {
+pub fn database_of(url: &str) -> &str {
     let base = url.split('?').next().unwrap_or(url);
     let after_scheme = base.split_once("://").map_or(base, |(_, rest)| rest);
     after_scheme.split_once('/').map_or("", |(_, db)| db)
