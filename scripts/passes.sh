@@ -7,13 +7,19 @@
 not_faults='not test(/^faults::/)'
 # The embedded store (sled): every crate's tests and the HTTP suite.
 pass_embedded="$not_faults"
+# The browser suite (tests/browser.rs) runs in the first pass only: it
+# tests the pages and their script, which see the same HTTP answers
+# whatever holds the records and bytes (the HTTP suite, which checks those
+# answers, runs in every pass). Chromium was a third of the CPU of each
+# later pass (docs/DECISIONS.md, "The browser suite runs once").
+browser='test(/^browser::/)'
 # Records in PostgreSQL: the HTTP suite, less the modules that make their
 # own database whatever the pass (cluster:: and migrate::), and so ran
 # just so in the first.
 same_on_postgres='test(/^cluster::/) | test(/^migrate::/)'
-pass_postgres="package(storesrv) & kind(test) & $not_faults & not ($same_on_postgres)"
+pass_postgres="package(storesrv) & kind(test) & $not_faults & not ($same_on_postgres | $browser)"
 # Two processes, records in PostgreSQL and bytes in Garage: the HTTP suite.
-pass_cluster="package(storesrv) & kind(test) & $not_faults"
+pass_cluster="package(storesrv) & kind(test) & $not_faults & not $browser"
 pass_faults='package(storesrv) & kind(test) & test(/^faults::/)'
 # Without the default features: the server's allocator, jemalloc, which
 # nothing a test checks depends on, and whose C build is a fifth of the
