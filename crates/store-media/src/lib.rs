@@ -198,7 +198,7 @@ pub fn probe(bytes: &[u8], limits: &MediaLimits) -> Result<Probe, MediaError> {
 }
 
 /// Decodes to RGBA with the limits set, upright (EXIF orientation applied).
-fn decode(bytes: &[u8], format: Format, limits: &MediaLimits) -> Result<RgbaImage, MediaError> {
+pub fn decode(bytes: &[u8], format: Format, limits: &MediaLimits) -> Result<RgbaImage, MediaError> {
     if format == Format::Heic {
         let options = heifer::Options {
             max_threads: 1,
@@ -228,7 +228,7 @@ fn decode(bytes: &[u8], format: Format, limits: &MediaLimits) -> Result<RgbaImag
 /// at the smallest DCT scale (1, 1/2, 1/4 or 1/8) whose result still
 /// covers the box, which skips most of the work for a large photo; the
 /// resize that follows does the rest. Anything else decodes in full.
-fn decode_for(
+pub fn decode_for(
     bytes: &[u8],
     format: Format,
     limits: &MediaLimits,
@@ -296,7 +296,7 @@ fn decode_jpeg_scaled(
 }
 
 /// Resizes to fit a `max_px` square, never upscaling.
-fn fit(img: RgbaImage, max_px: u32) -> Result<RgbaImage, MediaError> {
+pub fn fit(img: RgbaImage, max_px: u32) -> Result<RgbaImage, MediaError> {
     let (w, h) = img.dimensions();
     if w.max(h) <= max_px {
         return Ok(img);
@@ -460,6 +460,3 @@ pub fn thumbnails(
         .map(|&b| encode_webp(&fit(base.clone(), b)?, THUMB_QUALITY))
         .collect()
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,6 +1,9 @@
-use image::GenericImageView;
+//! The pipeline on the fixtures (fixtures/media): probing, stripping,
+//! downscaling, HEIC, thumbnails and reduced-scale decoding.
 
-use super::*;
+use image::{DynamicImage, GenericImageView};
+
+use store_media::*;
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(format!(
