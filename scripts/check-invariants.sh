@@ -86,6 +86,18 @@ if [ -n "$named" ]; then
     echo "$named" >&2
     exit 1
 fi
+# Handlers take their route's parameters from the endpoint (issue 32):
+# the router reads them once, typed, as the route table says. Only the
+# context (credentials, which any route may carry) and admission read the
+# query; a handler hands it on only to merge a form's fields in
+# (`params::with_form`), which the router cannot see.
+reread=$(grep -rn --include='*.rs' -e 'ctx\.query' crates/store-http/src/handlers \
+    | grep -v -e '/ctx\.rs:' -e '/admit\.rs:' -e 'with_form(&ctx\.query' || true)
+if [ -n "$reread" ]; then
+    echo "invariant broken: a handler reads the query (take the parameters from the endpoint's variant):" >&2
+    echo "$reread" >&2
+    exit 1
+fi
 # Only the wire crate knows the wire (issue 16): store-core and store-app
 # answer records and outcomes, and store-wire's `views` turn them into
 # URLs and JSON. So neither may build a URL from the base URL, nor depend

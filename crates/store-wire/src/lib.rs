@@ -37,6 +37,7 @@ pub mod qr;
 pub mod query;
 pub mod router;
 pub mod routes;
+pub mod strict;
 pub mod views;
 
 pub use api::{contract, SPEC_VERSION};

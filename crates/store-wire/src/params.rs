@@ -1,9 +1,10 @@
 //! Each endpoint's parameters, typed: read from a request's query (and,
 //! for a form, its fields merged in) once, here, into values and enums.
 //! This module is the one place outside the route table that names a
-//! parameter: a handler asks for its endpoint's parameters and never sees
-//! a name (scripts/check-invariants.sh). A value that is not allowed
-//! answers 400, with the words that are.
+//! parameter. The router reads each route's parameters as the table says
+//! ([`FromQuery`]) and the endpoint carries them to its handler, which
+//! never sees a name (scripts/check-invariants.sh). A value that is not
+//! allowed answers 400, with the words that are.
 
 use store_app::{
     AdminAction, BrowseQuery, BrowseSort, DirQuery, DirSort, ImportRequest, SortOrder,
@@ -11,8 +12,205 @@ use store_app::{
 use store_core::requests::{NewDir, NewFile, WriteRequest};
 use store_core::{Limits, StoreError, Timestamp};
 
-use crate::pages::BrowseFilter;
 use crate::query::Query;
+
+/// A route's parameters, read from its query: the route table names the
+/// type for each route that has some, and the router reads them for the
+/// route it chose, with the server's limits at hand.
+pub trait FromQuery: Sized {
+    /// The parameters of `q`, or why they are refused.
+    fn from_query(q: &Query, limits: &Limits) -> Result<Self, StoreError>;
+}
+
+/// What an endpoint carries: its parameters, or why they were refused.
+/// The handler answers the refusal where it first needs a value, so a
+/// request is refused for the same reason whatever the router read first.
+pub type Parsed<T> = Result<T, StoreError>;
+
+/// The parameters of a query with a form's fields merged in (the
+/// query's values win): what a browser form sends with its files.
+pub fn with_form<T: FromQuery>(
+    q: &Query,
+    fields: Vec<(String, String)>,
+    limits: &Limits,
+) -> Result<T, StoreError> {
+    T::from_query(&q.with_fields(fields), limits)
+}
+
+impl FromQuery for NewFile {
+    fn from_query(q: &Query, limits: &Limits) -> Result<Self, StoreError> {
+        new_file(limits, q)
+    }
+}
+
+impl FromQuery for NewDir {
+    fn from_query(q: &Query, limits: &Limits) -> Result<Self, StoreError> {
+        new_dir(limits, q)
+    }
+}
+
+impl FromQuery for ImportRequest {
+    fn from_query(q: &Query, limits: &Limits) -> Result<Self, StoreError> {
+        import(limits, q)
+    }
+}
+
+/// Implements [`FromQuery`] for a type whose parameters need no limits,
+/// by its own `parse`.
+macro_rules! from_query_by_parse {
+    ($($ty:ty),+ $(,)?) => {$(
+        impl FromQuery for $ty {
+            fn from_query(q: &Query, _: &Limits) -> Result<Self, StoreError> {
+                Self::parse(q)
+            }
+        }
+    )+};
+}
+
+from_query_by_parse!(
+    FileRead,
+    TagEdit,
+    Browse,
+    DirList,
+    NewGallery,
+    GalleryShow,
+    QrFormat
+);
+
+/// `ttl=` of `POST /<id>?ttl=` and `POST /d/<key>?ttl=`: the new lifetime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewTtl(pub Option<u64>);
+
+impl NewTtl {
+    /// `ttl=` of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        ttl(q).map(Self)
+    }
+}
+
+/// `download=1` of a read that serves bytes: an attachment, even for a
+/// browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AsDownload(pub bool);
+
+impl AsDownload {
+    /// `download=` of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        download(q).map(Self)
+    }
+}
+
+/// `zip=1` of `GET /d/<key>`: every file as one zip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AsZip(pub bool);
+
+impl AsZip {
+    /// `zip=` of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        zip(q).map(Self)
+    }
+}
+
+/// `name=` of a raw body written into a dir: the file's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawName(pub Option<String>);
+
+impl RawName {
+    /// `name=` of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        raw_name(q).map(Self)
+    }
+}
+
+/// An image upload's or import's parameters: `name=` as given, and for
+/// an import `url=`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageUpload {
+    /// `name=`: the image's name, if given.
+    pub name: Option<String>,
+}
+
+impl ImageUpload {
+    /// The image parameters of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        Ok(Self {
+            name: image_name(q),
+        })
+    }
+}
+
+/// `POST /pics/g/<gid>?url=`: the address to fetch, and the image's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageImport {
+    /// `url=`: the address to fetch, or why it is refused.
+    pub url: Parsed<String>,
+    /// `name=`: the image's name, if given.
+    pub name: Option<String>,
+}
+
+impl ImageImport {
+    /// The import parameters of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        Ok(Self {
+            url: url(q),
+            name: image_name(q),
+        })
+    }
+}
+
+/// `GET /pics/i/<id>`'s parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageRead {
+    /// `thumb=<size>`: a preview, if one can be made.
+    pub thumb: Option<String>,
+    /// `download=1`: an attachment, even for a browser, or why it is
+    /// refused.
+    pub download: Parsed<AsDownload>,
+}
+
+impl ImageRead {
+    /// The image read parameters of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        Ok(Self {
+            thumb: thumb(q),
+            download: AsDownload::parse(q),
+        })
+    }
+}
+
+/// `clike=` of `POST /pics/g/<gid>?clike=`: the comment a like is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommentLike(pub String);
+
+impl CommentLike {
+    /// `clike=` of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        comment_like(q).map(Self)
+    }
+}
+
+/// `p=` of a gallery's admin page: the page, from 1; anything else is 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdminPage(pub usize);
+
+impl AdminPage {
+    /// `p=` of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        Ok(Self(admin_page(q)))
+    }
+}
+
+from_query_by_parse!(
+    NewTtl,
+    AsDownload,
+    AsZip,
+    RawName,
+    ImageUpload,
+    ImageImport,
+    ImageRead,
+    CommentLike,
+    AdminPage,
+);
 
 /// `ttl=`, parsed (`4h`, `7d`, seconds).
 pub fn ttl(q: &Query) -> Result<Option<u64>, StoreError> {
@@ -180,16 +378,16 @@ pub struct TagEdit {
 
 impl TagEdit {
     /// The tag edits of `q`.
-    pub fn parse(q: &Query) -> Self {
-        Self {
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        Ok(Self {
             add: q.all("tag"),
             remove: q.all("untag"),
-        }
+        })
     }
 }
 
 /// `GET /browse`: the use case's query, and the filter as the page shows it.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Browse {
     /// What store-app lists.
     pub query: BrowseQuery,
@@ -227,13 +425,26 @@ impl Browse {
     }
 }
 
+/// The browse page's filter, as the request asked for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrowseFilter {
+    /// The text searched for in names.
+    pub q: String,
+    /// The tags every entry carries.
+    pub tags: Vec<String>,
+    /// The sort key's wire word.
+    pub sort: String,
+    /// The order's wire word.
+    pub order: String,
+}
+
 /// `q=`: text to find; empty finds everything.
 fn search(q: &Query) -> Option<String> {
     q.get("q").filter(|s| !s.is_empty()).map(str::to_string)
 }
 
 /// `GET /d`: the use case's query, and the search text as the page shows it.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirList {
     /// What store-app lists.
     pub query: DirQuery,

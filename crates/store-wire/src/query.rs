@@ -3,8 +3,6 @@
 
 use store_core::StoreError;
 
-use crate::routes;
-
 /// A request's query string, decoded once into its pairs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Query(Vec<(String, String)>);
@@ -12,18 +10,6 @@ pub struct Query(Vec<(String, String)>);
 /// Pairs kept from one query string, so that a hostile URL cannot make the
 /// server hold an unbounded list.
 const QUERY_PAIRS_MAX: usize = 64;
-
-// Every parameter the service reads is in the route table (routes.rs). An
-// unknown one is ignored (a cache buster, a tracking tag), unless it is one
-// letter away from a known one: then it is most likely a typo, and ignoring
-// it would quietly do something else than asked (`onse=1` would make a file
-// that does not burn). docs/DECISIONS.md. Only `Shape::List` parameters may
-// be given more than once; any other given twice is refused rather than
-// settled by order.
-
-/// Shortest unknown key that is checked for being a typo: shorter keys
-/// (`v`, `_`) are one letter from too much.
-const TYPO_KEY_CHARS_MIN: usize = 3;
 
 impl Query {
     /// Parses a query string, refusing (400) more than `QUERY_PAIRS_MAX`
@@ -42,28 +28,9 @@ impl Query {
         Ok(Self(pairs))
     }
 
-    /// Refuses what would otherwise be dropped or settled in silence: a
-    /// single-valued parameter given twice, and an unknown parameter one
-    /// letter away from a known one.
-    pub fn check_strict(&self) -> Result<(), StoreError> {
-        for (i, (key, _)) in self.0.iter().enumerate() {
-            let known = routes::is_known_param(key);
-            if known && !routes::is_list_param(key) {
-                if self.0[..i].iter().any(|(k, _)| k == key) {
-                    return Err(StoreError::bad_request(format!(
-                        "{key} is given more than once; give it once"
-                    )));
-                }
-            } else if !known && key.chars().count() >= TYPO_KEY_CHARS_MIN {
-                let mut names = routes::GLOBAL_PARAMS.iter().chain(routes::params());
-                if let Some(meant) = names.find(|p| one_edit_apart(key, p.name)).map(|p| p.name) {
-                    return Err(StoreError::bad_request(format!(
-                        "unknown parameter {key:?}: did you mean {meant:?}?"
-                    )));
-                }
-            }
-        }
-        Ok(())
+    /// The keys given, in order (a key given twice is there twice).
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(k, _)| k.as_str())
     }
 
     /// Adds pairs (form fields of a multipart body) after the URL's own, so
@@ -71,6 +38,17 @@ impl Query {
     pub fn extend(&mut self, pairs: impl IntoIterator<Item = (String, String)>) {
         let room = QUERY_PAIRS_MAX.saturating_sub(self.0.len());
         self.0.extend(pairs.into_iter().take(room));
+    }
+
+    /// The query with a form's fields after its own pairs, so that the
+    /// URL's values win. An empty form field is a control left at "no
+    /// value" (the upload page's default lifetime, an unfilled name): it
+    /// was not given. A query parameter stays strict, so `?ttl=` is still
+    /// a 400.
+    pub fn with_fields(&self, fields: Vec<(String, String)>) -> Query {
+        let mut q = self.clone();
+        q.extend(fields.into_iter().filter(|(_, v)| !v.is_empty()));
+        q
     }
 
     /// The pairs, in order.
@@ -127,37 +105,6 @@ impl Query {
     }
 }
 
-/// Whether one character inserted, removed, replaced or two neighbours
-/// swapped (ignoring case) turns `a` into `b`.
-fn one_edit_apart(a: &str, b: &str) -> bool {
-    let a: Vec<char> = a.to_lowercase().chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a == b {
-        return true; // Only the case differs: `Once` for `once`.
-    }
-    let (short, long) = if a.len() <= b.len() {
-        (&a, &b)
-    } else {
-        (&b, &a)
-    };
-    if long.len() - short.len() > 1 {
-        return false;
-    }
-    let head = short
-        .iter()
-        .zip(long.iter())
-        .take_while(|(x, y)| x == y)
-        .count();
-    if short.len() == long.len() {
-        let swapped = head + 1 < short.len()
-            && short[head] == long[head + 1]
-            && short[head + 1] == long[head]
-            && short[head + 2..] == long[head + 2..];
-        return swapped || short[head + 1..] == long[head + 1..];
-    }
-    short[head..] == long[head + 1..]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,96 +131,5 @@ mod tests {
         );
         // Issue 19: the 65th pair (say, once=1) was dropped in silence.
         assert!(Query::parse(&format!("{}&once=1", pairs(QUERY_PAIRS_MAX))).is_err());
-    }
-
-    #[test]
-    fn strictness() {
-        let strict = |q: &str| Query::parse(q).unwrap().check_strict();
-        for ok in [
-            "once=1&ttl=1d&name=a.txt",
-            "tag=a&tag=b&untag=c&untag=d",
-            "stars=1&stars=2",
-            "v=3&_=17&utm_source=x",
-            "cachebust=1",
-        ] {
-            assert_eq!(strict(ok), Ok(()), "{ok}");
-        }
-        for bad in [
-            "once=1&once=0",
-            "ttl=1d&ttl=2d",
-            "name=a&name=b",
-            "onse=1",
-            "Once=1",
-            "tll=1d",
-            "ttll=1d",
-            "retian=1",
-            "nmae=a",
-            "uri=http://x",
-            "thumbs=1",
-        ] {
-            assert!(strict(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn the_table_knows_every_parameter_read() {
-        for key in [
-            "action",
-            "clike",
-            "comment",
-            "create",
-            "created_after",
-            "created_before",
-            "dir",
-            "download",
-            "embed",
-            "html",
-            "id",
-            "info",
-            "json",
-            "like",
-            "likes",
-            "link",
-            "listed",
-            "name",
-            "once",
-            "order",
-            "p",
-            "q",
-            "retain",
-            "share",
-            "show",
-            "sort",
-            "stars",
-            "tag",
-            "text",
-            "thumb",
-            "token",
-            "ttl",
-            "untag",
-            "updated_after",
-            "updated_before",
-            "url",
-            "write",
-            "zip",
-        ] {
-            assert!(routes::is_known_param(key), "{key}");
-        }
-        assert!(!routes::is_known_param("cachebust"));
-        for key in ["tag", "untag", "stars"] {
-            assert!(routes::is_list_param(key), "{key}");
-        }
-        assert!(!routes::is_list_param("once"));
-    }
-
-    #[test]
-    fn edits() {
-        assert!(one_edit_apart("onse", "once"));
-        assert!(one_edit_apart("onc", "once"));
-        assert!(one_edit_apart("oncee", "once"));
-        assert!(one_edit_apart("ocne", "once"));
-        assert!(!one_edit_apart("owner", "order"));
-        assert!(!one_edit_apart("protect", "p"));
-        assert!(!one_edit_apart("max_downloads", "download"));
     }
 }

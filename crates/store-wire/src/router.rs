@@ -20,6 +20,7 @@ use http::Method;
 use crate::query::Query;
 pub use crate::routes::{Endpoint, RouteId};
 use crate::routes::{Route, ROUTES};
+use store_core::Limits;
 
 /// Decodes a percent-encoded path segment; `None` if it is not UTF-8.
 fn decode(segment: &str) -> Option<String> {
@@ -125,8 +126,10 @@ impl<'p> PathSegs<'p> {
     }
 }
 
-/// Finds the endpoint of a request: the steps of the module's docs.
-pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
+/// Finds the endpoint of a request: the steps of the module's docs. The
+/// endpoint carries the route's parameters, read from `query` with the
+/// server's `limits`.
+pub fn route(method: &Method, path: &str, query: &Query, limits: &Limits) -> Endpoint {
     let path = PathSegs::new(path);
     let compiled = &*COMPILED;
     let mut path_known = false;
@@ -149,7 +152,8 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
     candidates.retain(|&i| compiled[i].literals == top);
     let chosen = match by_keyword(&candidates, query) {
         Ok(i) => i,
-        Err(refusal) => return refusal,
+        Err(Refusal::Missing(keys)) => return Endpoint::MissingKeyword { keys },
+        Err(Refusal::Conflicting(keys)) => return Endpoint::ConflictingKeywords { keys },
     };
     let id = RouteId::ALL[chosen];
     let captures = compiled[chosen]
@@ -159,13 +163,21 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Endpoint {
         .filter(|(want, _)| matches!(want, Seg::Capture))
         .map(|(_, got)| decode(got));
     match captures.collect::<Option<Vec<String>>>() {
-        Some(values) => id.endpoint(values.into_iter()),
+        Some(values) => id.endpoint(values.into_iter(), query, limits),
         None => Endpoint::NotFound,
     }
 }
 
+/// Why the keywords of a request pick no route.
+enum Refusal {
+    /// None given, and the path and method need one of these.
+    Missing(Vec<&'static str>),
+    /// These, of more than one route.
+    Conflicting(Vec<&'static str>),
+}
+
 /// Picks among routes of one pattern and verb by the query's keywords.
-fn by_keyword(candidates: &[usize], query: &Query) -> Result<usize, Endpoint> {
+fn by_keyword(candidates: &[usize], query: &Query) -> Result<usize, Refusal> {
     let selected: Vec<usize> = candidates
         .iter()
         .copied()
@@ -177,12 +189,10 @@ fn by_keyword(candidates: &[usize], query: &Query) -> Result<usize, Endpoint> {
             .iter()
             .copied()
             .find(|&i| ROUTES[i].keywords.is_empty())
-            .ok_or_else(|| Endpoint::MissingKeyword {
-                keys: keywords_of(candidates, |_| true),
-            }),
-        _ => Err(Endpoint::ConflictingKeywords {
-            keys: keywords_of(&selected, |k| query.has(k)),
-        }),
+            .ok_or_else(|| Refusal::Missing(keywords_of(candidates, |_| true))),
+        _ => Err(Refusal::Conflicting(keywords_of(&selected, |k| {
+            query.has(k)
+        }))),
     }
 }
 
@@ -290,11 +300,7 @@ mod tests {
             "/pics/g/g1?p=2&stars=a,b"
         );
         // Each URL the helpers write routes back to what it names.
-        let q = Query::parse("comment=1").unwrap();
-        assert_eq!(
-            route(&http::Method::POST, "/pics/g/g1", &q),
-            Endpoint::Comment { gid: "g1".into() }
-        );
+        routes("POST", "/pics/g/g1?comment=1", RouteId::Comment, &["g1"]);
     }
 
     #[test]
@@ -304,30 +310,34 @@ mod tests {
         assert_eq!(encode_path_segment("plain-name_1.~x"), "plain-name_1.~x");
     }
 
-    fn check(method: &str, target: &str, want: Endpoint) {
+    fn endpoint(method: &str, target: &str) -> Endpoint {
         let (path, q) = target.split_once('?').unwrap_or((target, ""));
         let method = Method::from_bytes(method.as_bytes()).unwrap();
-        assert_eq!(
-            route(&method, path, &Query::parse(q).unwrap()),
-            want,
-            "{method} {target}"
-        );
+        route(&method, path, &Query::parse(q).unwrap(), &Limits::DEFAULT)
     }
 
-    fn id(s: &str) -> String {
-        s.to_string()
+    /// A target that is no route: the outcome as said.
+    fn check(method: &str, target: &str, want: Endpoint) {
+        assert_eq!(endpoint(method, target), want, "{method} {target}");
+    }
+
+    /// A target that is a route: which one, with these captures.
+    fn routes(method: &str, target: &str, want: RouteId, captures: &[&str]) {
+        let got = endpoint(method, target);
+        assert_eq!(got.id(), Some(want), "{method} {target}");
+        assert_eq!(got.captures(), captures, "{method} {target}");
     }
 
     #[test]
     fn table() {
         // (Dir files capture `file`, bundle members `filename`, as SPEC.md.)
         use Endpoint::*;
-        check("GET", "/", Home);
-        check("HEAD", "/", Home);
-        check("POST", "/", Upload);
-        check("POST", "/?name=a.txt&ttl=1d", Upload);
-        check("POST", "/?url=http://x", Import);
-        check("POST", "/?dir=1&name=abcde", CreateDir);
+        routes("GET", "/", RouteId::Home, &[]);
+        routes("HEAD", "/", RouteId::Home, &[]);
+        routes("POST", "/", RouteId::Upload, &[]);
+        routes("POST", "/?name=a.txt&ttl=1d", RouteId::Upload, &[]);
+        routes("POST", "/?url=http://x", RouteId::Import, &[]);
+        routes("POST", "/?dir=1&name=abcde", RouteId::CreateDir, &[]);
         check(
             "POST",
             "/?dir=1&url=http://x",
@@ -335,42 +345,37 @@ mod tests {
                 keys: vec!["url", "dir"],
             },
         );
-        check("GET", "/openapi.json", Openapi);
+        routes("GET", "/openapi.json", RouteId::Openapi, &[]);
         check("GET", "/api/x", NotFound);
         check("DELETE", "/", MethodNotAllowed);
-        check("GET", "/api", Api);
-        check("GET", "/healthz", Healthz);
-        check("HEAD", "/readyz", Readyz);
+        routes("GET", "/api", RouteId::Api, &[]);
+        routes("GET", "/healthz", RouteId::Healthz, &[]);
+        routes("HEAD", "/readyz", RouteId::Readyz, &[]);
         check("POST", "/readyz", MethodNotAllowed);
         check("POST", "/api", MethodNotAllowed);
-        check("GET", "/browse?tag=x", Browse);
-        check("GET", "/help", Help);
-        check("GET", "/help/dirs", HelpTopic { topic: id("dirs") });
-        check(
-            "GET",
-            "/help/no%20such",
-            HelpTopic {
-                topic: id("no such"),
-            },
-        );
+        routes("GET", "/browse?tag=x", RouteId::Browse, &[]);
+        routes("GET", "/help", RouteId::Help, &[]);
+        routes("GET", "/help/dirs", RouteId::HelpTopic, &["dirs"]);
+        routes("GET", "/help/no%20such", RouteId::HelpTopic, &["no such"]);
         check("POST", "/help/dirs", MethodNotAllowed);
         check("GET", "/help/a/b", NotFound);
-        check("GET", "/write_for_agents", WriteForAgents);
-        check("GET", "/copy_for_agents", CopyForAgents);
-        check("GET", "/releases", Releases);
+        routes("GET", "/write_for_agents", RouteId::WriteForAgents, &[]);
+        routes("GET", "/copy_for_agents", RouteId::CopyForAgents, &[]);
+        routes("GET", "/releases", RouteId::Releases, &[]);
         check("PUT", "/releases", MethodNotAllowed);
-        check("GET", "/static/app.js", Static { file: id("app.js") });
-        check("GET", "/robots.txt", Robots);
-        check("GET", "/abc123", GetFile { id: id("abc123") });
-        check("HEAD", "/abc123", GetFile { id: id("abc123") });
-        check("GET", "/abc123?download=1", GetFile { id: id("abc123") });
-        check("POST", "/abc123?retain=1", RetainFile { id: id("abc123") });
-        check(
+        routes("GET", "/static/app.js", RouteId::Static, &["app.js"]);
+        routes("GET", "/robots.txt", RouteId::Robots, &[]);
+        routes("GET", "/abc123", RouteId::GetFile, &["abc123"]);
+        routes("HEAD", "/abc123", RouteId::GetFile, &["abc123"]);
+        routes("GET", "/abc123?download=1", RouteId::GetFile, &["abc123"]);
+        routes("POST", "/abc123?retain=1", RouteId::RetainFile, &["abc123"]);
+        routes(
             "POST",
             "/abc123?tag=a&untag=b",
-            TagFile { id: id("abc123") },
+            RouteId::TagFile,
+            &["abc123"],
         );
-        check("POST", "/abc123?untag=b", TagFile { id: id("abc123") });
+        routes("POST", "/abc123?untag=b", RouteId::TagFile, &["abc123"]);
         check(
             "POST",
             "/abc123",
@@ -378,7 +383,7 @@ mod tests {
                 keys: vec!["retain", "tag", "untag", "ttl"],
             },
         );
-        check("POST", "/abc123?ttl=2d", SetFileTtl { id: id("abc123") });
+        routes("POST", "/abc123?ttl=2d", RouteId::SetFileTtl, &["abc123"]);
         check(
             "POST",
             "/abc123?ttl=2d&tag=a",
@@ -393,24 +398,22 @@ mod tests {
                 keys: vec!["retain", "tag"],
             },
         );
-        check("PUT", "/abc123", ReplaceFile { id: id("abc123") });
-        check("PATCH", "/abc123", AppendFile { id: id("abc123") });
-        check("DELETE", "/abc123", DeleteFile { id: id("abc123") });
+        routes("PUT", "/abc123", RouteId::ReplaceFile, &["abc123"]);
+        routes("PATCH", "/abc123", RouteId::AppendFile, &["abc123"]);
+        routes("DELETE", "/abc123", RouteId::DeleteFile, &["abc123"]);
         check("OPTIONS", "/abc123", MethodNotAllowed);
-        check(
+        routes(
             "GET",
             "/abc123/a%20b.txt",
-            GetBundleMember {
-                id: id("abc123"),
-                filename: id("a b.txt"),
-            },
+            RouteId::GetBundleMember,
+            &["abc123", "a b.txt"],
         );
         check("PUT", "/abc123/a.txt", MethodNotAllowed);
         check("GET", "/abc123/a/b", NotFound);
         check("GET", "/%ff", NotFound);
         check("GET", "/help/../api", NotFound);
-        check("GET", "/pics", PicsIndex);
-        check("POST", "/pics?create=1&name=x", CreateGallery);
+        routes("GET", "/pics", RouteId::PicsIndex, &[]);
+        routes("POST", "/pics?create=1&name=x", RouteId::CreateGallery, &[]);
         check(
             "POST",
             "/pics",
@@ -418,67 +421,65 @@ mod tests {
                 keys: vec!["create"],
             },
         );
-        check("GET", "/pics/g/holiday?p=2", Gallery { gid: id("holiday") });
-        check(
+        routes("GET", "/pics/g/holiday?p=2", RouteId::Gallery, &["holiday"]);
+        routes(
             "POST",
             "/pics/g/holiday?name=a.jpg",
-            UploadImage { gid: id("holiday") },
+            RouteId::UploadImage,
+            &["holiday"],
         );
-        check(
+        routes(
             "POST",
             "/pics/g/holiday?url=http://x",
-            ImportImage { gid: id("holiday") },
+            RouteId::ImportImage,
+            &["holiday"],
         );
-        check(
+        routes(
             "POST",
             "/pics/g/holiday?comment=1",
-            Comment { gid: id("holiday") },
+            RouteId::Comment,
+            &["holiday"],
         );
-        check(
+        routes(
             "POST",
             "/pics/g/holiday?clike=c1",
-            LikeComment { gid: id("holiday") },
+            RouteId::LikeComment,
+            &["holiday"],
         );
-        check(
+        routes(
             "GET",
             "/pics/g/holiday/s3cret",
-            GalleryAdmin {
-                gid: id("holiday"),
-                secret: id("s3cret"),
-            },
+            RouteId::GalleryAdmin,
+            &["holiday", "s3cret"],
         );
-        check(
+        routes(
             "GET",
             "/pics/g/holiday/s3cret/json",
-            GalleryAdminJson {
-                gid: id("holiday"),
-                secret: id("s3cret"),
-            },
+            RouteId::GalleryAdminJson,
+            &["holiday", "s3cret"],
         );
-        check(
+        routes(
             "POST",
             "/pics/g/holiday/s3cret",
-            GalleryAdminAction {
-                gid: id("holiday"),
-                secret: id("s3cret"),
-            },
+            RouteId::GalleryAdminAction,
+            &["holiday", "s3cret"],
         );
-        check("GET", "/pics/i/img1?thumb=160", Image { id: id("img1") });
-        check("POST", "/pics/i/img1?like=1", LikeImage { id: id("img1") });
+        routes("GET", "/pics/i/img1?thumb=160", RouteId::Image, &["img1"]);
+        routes("POST", "/pics/i/img1?like=1", RouteId::LikeImage, &["img1"]);
         check(
             "POST",
             "/pics/i/img1",
             MissingKeyword { keys: vec!["like"] },
         );
         check("GET", "/pics/x", NotFound);
-        check("GET", "/d", ListDirs);
+        routes("GET", "/d", RouteId::ListDirs, &[]);
         check("POST", "/d", MethodNotAllowed);
-        check("GET", "/d/proj?zip=1", GetDir { key: id("proj") });
-        check("HEAD", "/d/proj", GetDir { key: id("proj") });
-        check("POST", "/d/proj", AddToDir { key: id("proj") });
-        check("POST", "/d/proj?show=1", ShowDir { key: id("proj") });
-        check("POST", "/d/proj?retain=1", RetainDir { key: id("proj") });
-        check("POST", "/d/proj?ttl=1d", SetDirTtl { key: id("proj") });
+        routes("GET", "/d/proj?zip=1", RouteId::GetDir, &["proj"]);
+        routes("HEAD", "/d/proj", RouteId::GetDir, &["proj"]);
+        routes("POST", "/d/proj", RouteId::AddToDir, &["proj"]);
+        routes("POST", "/d/proj?show=1", RouteId::ShowDir, &["proj"]);
+        routes("POST", "/d/proj?retain=1", RouteId::RetainDir, &["proj"]);
+        routes("POST", "/d/proj?ttl=1d", RouteId::SetDirTtl, &["proj"]);
         check(
             "POST",
             "/d/proj?retain=1&show=1",
@@ -488,59 +489,42 @@ mod tests {
         );
         check("POST", "/d/proj/history", MethodNotAllowed);
         check("POST", "/pics/g/h/s/json", MethodNotAllowed);
-        check("DELETE", "/d/proj", DeleteDir { key: id("proj") });
+        routes("DELETE", "/d/proj", RouteId::DeleteDir, &["proj"]);
         check("PUT", "/d/proj", MethodNotAllowed);
-        check("GET", "/d/proj/history", DirHistory { key: id("proj") });
-        check(
+        routes("GET", "/d/proj/history", RouteId::DirHistory, &["proj"]);
+        routes(
             "DELETE",
             "/d/proj/history",
-            DeleteDirFile {
-                key: id("proj"),
-                file: id("history"),
-            },
+            RouteId::DeleteDirFile,
+            &["proj", "history"],
         );
-        check(
+        routes(
             "GET",
             "/d/proj/a%20b.txt",
-            GetDirFile {
-                key: id("proj"),
-                file: id("a b.txt"),
-            },
+            RouteId::GetDirFile,
+            &["proj", "a b.txt"],
         );
-        check(
+        routes(
             "PUT",
             "/d/proj/a.txt",
-            PutDirFile {
-                key: id("proj"),
-                file: id("a.txt"),
-            },
+            RouteId::PutDirFile,
+            &["proj", "a.txt"],
         );
-        check(
+        routes(
             "PATCH",
             "/d/proj/a.txt",
-            AppendDirFile {
-                key: id("proj"),
-                file: id("a.txt"),
-            },
+            RouteId::AppendDirFile,
+            &["proj", "a.txt"],
         );
-        check(
+        routes(
             "DELETE",
             "/d/proj/a.txt",
-            DeleteDirFile {
-                key: id("proj"),
-                file: id("a.txt"),
-            },
+            RouteId::DeleteDirFile,
+            &["proj", "a.txt"],
         );
         check("POST", "/d/proj/a.txt", MethodNotAllowed);
         check("GET", "/d/proj/a/b", NotFound);
-        check(
-            "GET",
-            "/d/%2e%2e/x",
-            GetDirFile {
-                key: id(".."),
-                file: id("x"),
-            },
-        );
+        routes("GET", "/d/%2e%2e/x", RouteId::GetDirFile, &["..", "x"]);
     }
 
     #[test]
@@ -591,10 +575,14 @@ mod tests {
                 .first()
                 .map_or(String::new(), |k| format!("{k}=1"));
             let method = Method::from_bytes(r.verb.as_str().as_bytes()).unwrap();
-            let got = route(&method, &url, &Query::parse(&query).unwrap());
+            let got = route(
+                &method,
+                &url,
+                &Query::parse(&query).unwrap(),
+                &Limits::DEFAULT,
+            );
             assert_eq!(got.id(), Some(id), "{url}?{query}");
-            let want: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-            assert_eq!(id.endpoint(want.into_iter()), got);
+            assert_eq!(got.captures(), args);
         }
     }
 

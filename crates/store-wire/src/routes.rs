@@ -13,6 +13,14 @@
 
 use store_core::Limits;
 
+use crate::params::{
+    AdminPage, AsDownload, AsZip, Browse, CommentLike, DirList, FileRead, FromQuery, GalleryShow,
+    ImageImport, ImageRead, ImageUpload, NewGallery, NewTtl, Parsed, QrFormat, RawName, TagEdit,
+};
+use crate::query::Query;
+use store_app::ImportRequest;
+use store_core::requests::{NewDir, NewFile};
+
 /// A request method as the table names it; `Get` answers HEAD too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verb {
@@ -276,19 +284,24 @@ pub const EMBED: Param = Param::opt("embed", "1", Shape::Flag);
 /// `stars=`: the images a visitor liked.
 pub const STARS: Param = Param::opt("stars", "<pid1>,<pid2>", Shape::List);
 
-/// Declares the table: one line per route, `Variant { captures } => Route`.
-/// It makes [`Endpoint`] (with the outcomes that are no route), [`RouteId`]
-/// and [`ROUTES`] from the same lines, so they cannot drift apart.
+/// Declares the table: one line per route,
+/// `Variant { captures ; params: Type } => Route`, where the captures and
+/// the typed parameters are each optional. It makes [`Endpoint`] (with the
+/// outcomes that are no route), [`RouteId`] and [`ROUTES`] from the same
+/// lines, so they cannot drift apart; the router reads a route's `Type`
+/// from the query ([`FromQuery`]) once, and the variant carries it.
 macro_rules! route_table {
-    ($( $(#[$doc:meta])* $variant:ident $({ $($field:ident),+ })? => $route:expr, )+) => {
-        /// What a request asks for: a route with its decoded captures, or
-        /// why it matches none.
-        // A variant's fields are the path's captures, named as in its
-        // template (`{key}`): the table documents them.
+    ($( $(#[$doc:meta])* $variant:ident
+        $({ $($field:ident),* $(; $params:ident: $pty:ty)? })? => $route:expr, )+) => {
+        /// What a request asks for: a route with its decoded captures and
+        /// its typed parameters, or why it matches none.
+        // A variant's `String` fields are the path's captures, named as in
+        // its template (`{key}`); its other field is the route's
+        // parameters, read from the query. The table documents them.
         #[allow(missing_docs)]
         #[derive(Debug, Clone, PartialEq, Eq)]
         pub enum Endpoint {
-            $( $(#[$doc])* $variant $({ $($field: String),+ })?, )+
+            $( $(#[$doc])* $variant $({ $($field: String,)* $($params: Parsed<$pty>)? })?, )+
             /// A known path with a method it does not support (501).
             MethodNotAllowed,
             /// A path and method that need one of these keywords (400).
@@ -317,20 +330,27 @@ macro_rules! route_table {
                 &ROUTES[self as usize]
             }
 
-            /// The names of the variant's fields, which must be the path's
-            /// captures in order (checked by a test).
+            /// The names of the variant's capture fields, which must be the
+            /// path's captures in order (checked by a test).
             pub fn fields(self) -> &'static [&'static str] {
                 match self {
-                    $(RouteId::$variant => &[$($(stringify!($field)),+)?],)+
+                    $(RouteId::$variant => &[$($(stringify!($field)),*)?],)+
                 }
             }
 
-            /// The endpoint of this route with these captures, in path order.
-            pub(crate) fn endpoint(self, mut captures: impl Iterator<Item = String>) -> Endpoint {
-                let _ = &mut captures;
+            /// The endpoint of this route with these captures, in path
+            /// order, and its parameters read from `query`.
+            pub(crate) fn endpoint(
+                self,
+                mut captures: impl Iterator<Item = String>,
+                query: &Query,
+                limits: &Limits,
+            ) -> Endpoint {
+                let _ = (&mut captures, query, limits);
                 match self {
                     $(RouteId::$variant => Endpoint::$variant $({
-                        $($field: captures.next().unwrap_or_default()),+
+                        $($field: captures.next().unwrap_or_default(),)*
+                        $($params: <$pty as FromQuery>::from_query(query, limits),)?
                     })?,)+
                 }
             }
@@ -344,6 +364,17 @@ macro_rules! route_table {
                     _ => None,
                 }
             }
+
+            /// The path's captures, in order (empty for an outcome that is
+            /// no route).
+            pub fn captures(&self) -> Vec<&str> {
+                match self {
+                    $(Endpoint::$variant $({ $($field,)* .. })? => {
+                        vec![$($($field.as_str()),*)?]
+                    })+
+                    _ => Vec::new(),
+                }
+            }
         }
     };
 }
@@ -354,19 +385,19 @@ route_table! {
         topic: "files", does: "the upload page for browsers; for agents, where the contract and the help are",
         takes: Takes::Nothing, answers: Answer::Page("Home") },
     /// POST /: raw or multipart upload (one part: a file; 2+: a bundle).
-    Upload => Route { name: "upload", verb: Verb::Post, path: "/", keywords: &[],
+    Upload { ; file: NewFile } => Route { name: "upload", verb: Verb::Post, path: "/", keywords: &[],
         params: &[NAME, TTL, ONCE, MAX_DOWNLOADS, TAG, SHARE, PROTECT, TOKEN],
         topic: "files",
         does: "upload raw bytes, or multipart/form-data: one file part answers the single file record, 2+ file parts create an immutable bundle (the bundle record); share=<name> uploads into that named dir (create-or-get); the answer carries owner_token (also in X-Store-Owner), once; protect=1: changes need it; max_downloads=N (1 to {downloads_max}): removed after its Nth whole download",
         takes: Takes::Bytes, answers: Answer::Json("Upload") },
     /// POST /?url=: import a remote document.
-    Import => Route { name: "import", verb: Verb::Post, path: "/", keywords: &["url"],
+    Import { ; import: ImportRequest } => Route { name: "import", verb: Verb::Post, path: "/", keywords: &["url"],
         params: &[URL, Param::opt("name", "<name>", Shape::Text), LINK, TAG, TTL, MAX_DOWNLOADS, PROTECT, TOKEN],
         topic: "import",
         does: "import a public http(s) document ({import_bytes_max} at most), or with link=1 store the URL as a redirect document; the answer carries owner_token, once",
         takes: Takes::Nothing, answers: Answer::Json("FileRecord") },
     /// POST /?dir=1: create a dir.
-    CreateDir => Route { name: "create_dir", verb: Verb::Post, path: "/", keywords: &["dir"],
+    CreateDir { ; dir: NewDir } => Route { name: "create_dir", verb: Verb::Post, path: "/", keywords: &["dir"],
         params: &[Param::opt("dir", "1", Shape::Flag).req(), DIR_NAME, LISTED, TAG, TTL, WRITE, SHOW, TOKEN],
         topic: "dirs",
         does: "create (or get, when named) a dir; optional multipart parts become its first files; a creation answers owner_token, once",
@@ -379,7 +410,7 @@ route_table! {
         topic: "about", does: "this contract as an OpenAPI 3.1 document, generated from the route table",
         takes: Takes::Nothing, answers: Answer::Json("Openapi") },
     /// GET /browse.
-    Browse => Route { name: "browse", verb: Verb::Get, path: "/browse", keywords: &[],
+    Browse { ; browse: Browse } => Route { name: "browse", verb: Verb::Get, path: "/browse", keywords: &[],
         params: &[TAG, Q, Param::opt("sort", "created|name|size|expires", Shape::Choice(&["created", "name", "size", "expires"])), ORDER],
         topic: "browse", does: "list live tagged files", takes: Takes::Nothing, answers: Answer::Page("BrowseList") },
     /// GET /help.
@@ -418,16 +449,16 @@ route_table! {
         does: "200 {\"status\": \"ok\"} when the records and the bytes can be reached, 503 (code unavailable) otherwise; for load balancers, never rate limited",
         takes: Takes::Nothing, answers: Answer::Json("Status") },
     /// GET or HEAD `/<id>`.
-    GetFile { id } => Route { name: "get_file", verb: Verb::Get, path: "/{id}", keywords: &[],
+    GetFile { id ; read: FileRead } => Route { name: "get_file", verb: Verb::Get, path: "/{id}", keywords: &[],
         params: &[DOWNLOAD, INFO, THUMB],
         topic: "files",
         does: "file bytes (a bundle: its index.html for browsers, a zip for agents); ?download=1 forces download; ?info=1 the record; images and text render inline; ETag, Last-Modified, If-None-Match/If-Modified-Since (304) and one Range (206) on every download; HEAD never burns a once=1 file, and a browser gets a page with a download link before one burns",
         takes: Takes::Nothing, answers: Answer::Bytes },
     /// GET `/<id>?qr=1`: the QR code of a file's or bundle's link.
-    FileQr { id } => Route { name: "file_qr", verb: Verb::Get, path: "/{id}", keywords: &["qr"], params: &[QR],
+    FileQr { id ; qr: QrFormat } => Route { name: "file_qr", verb: Verb::Get, path: "/{id}", keywords: &["qr"], params: &[QR],
         topic: "files", does: QR_DOES, takes: Takes::Nothing, answers: Answer::Qr },
     /// GET or HEAD `/<id>/<filename>`: one file of a bundle.
-    GetBundleMember { id, filename } => Route { name: "get_bundle_member", verb: Verb::Get, path: "/{id}/{filename}", keywords: &[],
+    GetBundleMember { id, filename ; download: AsDownload } => Route { name: "get_bundle_member", verb: Verb::Get, path: "/{id}/{filename}", keywords: &[],
         params: &[DOWNLOAD, THUMB],
         topic: "bundles", does: "one file of a bundle", takes: Takes::Nothing, answers: Answer::Bytes },
     /// POST `/<id>?retain=1`.
@@ -435,11 +466,11 @@ route_table! {
         params: &[RETAIN, TOKEN],
         topic: "retention", does: "retain indefinitely; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("RetainResponse") },
     /// POST `/<id>?tag=..&untag=`..
-    TagFile { id } => Route { name: "tag_file", verb: Verb::Post, path: "/{id}", keywords: &["tag", "untag"],
+    TagFile { id ; tags: TagEdit } => Route { name: "tag_file", verb: Verb::Post, path: "/{id}", keywords: &["tag", "untag"],
         params: &[TAG, UNTAG, OWNER],
         topic: "browse", does: "add or remove tags; content and expiry untouched", takes: Takes::Nothing, answers: Answer::Json("FileRecord") },
     /// POST `/<id>?ttl=`: the owner sets a new expiry.
-    SetFileTtl { id } => Route { name: "set_file_ttl", verb: Verb::Post, path: "/{id}", keywords: &["ttl"],
+    SetFileTtl { id ; ttl: NewTtl } => Route { name: "set_file_ttl", verb: Verb::Post, path: "/{id}", keywords: &["ttl"],
         params: &[TTL.req(), OWNER],
         topic: "owners", does: "with the owner token: a new lifetime counted from now, clamped as at upload (a retained object keeps its own)",
         takes: Takes::Nothing, answers: Answer::Json("OwnedRecord") },
@@ -453,21 +484,21 @@ route_table! {
     DeleteFile { id } => Route { name: "delete_file", verb: Verb::Delete, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
         topic: "files", does: "delete a file or a bundle", takes: Takes::Nothing, answers: Answer::Json("Deleted") },
     /// GET /d: listed dirs.
-    ListDirs => Route { name: "list_dirs", verb: Verb::Get, path: "/d", keywords: &[],
+    ListDirs { ; list: DirList } => Route { name: "list_dirs", verb: Verb::Get, path: "/d", keywords: &[],
         params: &[Param::opt("q", "<sub>", Shape::Text),
             Param::opt("created_after", "<ts>", Shape::Text), Param::opt("created_before", "<ts>", Shape::Text),
             Param::opt("updated_after", "<ts>", Shape::Text), Param::opt("updated_before", "<ts>", Shape::Text),
             Param::opt("sort", "created|updated|name", Shape::Choice(&["created", "updated", "name"])), ORDER],
         topic: "browse", does: "listed dirs", takes: Takes::Nothing, answers: Answer::Page("DirList") },
     /// GET or HEAD `/d/<key>` (listing, page, or `?zip=1`).
-    GetDir { key } => Route { name: "get_dir", verb: Verb::Get, path: "/d/{key}", keywords: &[],
+    GetDir { key ; zip: AsZip } => Route { name: "get_dir", verb: Verb::Get, path: "/d/{key}", keywords: &[],
         params: &[ZIP],
         topic: "dirs", does: "the dir listing, or with zip=1 a zip of every file", takes: Takes::Nothing, answers: Answer::Page("DirRecord") },
     /// GET `/d/<key>?qr=1`: the QR code of a dir's link.
-    DirQr { key } => Route { name: "dir_qr", verb: Verb::Get, path: "/d/{key}", keywords: &["qr"], params: &[QR],
+    DirQr { key ; qr: QrFormat } => Route { name: "dir_qr", verb: Verb::Get, path: "/d/{key}", keywords: &["qr"], params: &[QR],
         topic: "dirs", does: QR_DOES, takes: Takes::Nothing, answers: Answer::Qr },
     /// POST `/d/<key>`: add files.
-    AddToDir { key } => Route { name: "add_to_dir", verb: Verb::Post, path: "/d/{key}", keywords: &[],
+    AddToDir { key ; name: RawName } => Route { name: "add_to_dir", verb: Verb::Post, path: "/d/{key}", keywords: &[],
         params: &[NAME, WRITE, OWNER],
         topic: "dirs", does: "add files (multipart parts, or a raw body with name=)", takes: Takes::Bytes, answers: Answer::Json("DirRecord") },
     /// POST `/d/<key>?show=1`.
@@ -479,7 +510,7 @@ route_table! {
         params: &[RETAIN, TOKEN],
         topic: "retention", does: "retain a dir; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("RetainResponse") },
     /// POST `/d/<key>?ttl=`: the owner sets a new sliding lifetime.
-    SetDirTtl { key } => Route { name: "set_dir_ttl", verb: Verb::Post, path: "/d/{key}", keywords: &["ttl"],
+    SetDirTtl { key ; ttl: NewTtl } => Route { name: "set_dir_ttl", verb: Verb::Post, path: "/d/{key}", keywords: &["ttl"],
         params: &[TTL.req(), OWNER],
         topic: "owners", does: "with the owner token: a new sliding lifetime counted from now, clamped as at creation (a retained dir keeps its own)",
         takes: Takes::Nothing, answers: Answer::Json("DirRecord") },
@@ -490,7 +521,7 @@ route_table! {
     DirHistory { key } => Route { name: "dir_history", verb: Verb::Get, path: "/d/{key}/history", keywords: &[], params: &[],
         topic: "dirs", does: "the dir's history, newest first", takes: Takes::Nothing, answers: Answer::Page("History") },
     /// GET or HEAD `/d/<key>/<file>`.
-    GetDirFile { key, file } => Route { name: "get_dir_file", verb: Verb::Get, path: "/d/{key}/{file}", keywords: &[],
+    GetDirFile { key, file ; download: AsDownload } => Route { name: "get_dir_file", verb: Verb::Get, path: "/d/{key}/{file}", keywords: &[],
         params: &[DOWNLOAD, THUMB],
         topic: "dirs", does: "one file of a dir", takes: Takes::Nothing, answers: Answer::Bytes },
     /// PUT `/d/<key>/<file>`.
@@ -506,28 +537,28 @@ route_table! {
     PicsIndex => Route { name: "pics_index", verb: Verb::Get, path: "/pics", keywords: &[], params: &[],
         topic: "galleries", does: "listed galleries", takes: Takes::Nothing, answers: Answer::Page("GalleryList") },
     /// POST /pics?create=1.
-    CreateGallery => Route { name: "create_gallery", verb: Verb::Post, path: "/pics", keywords: &["create"],
+    CreateGallery { ; gallery: NewGallery } => Route { name: "create_gallery", verb: Verb::Post, path: "/pics", keywords: &["create"],
         params: &[Param::opt("create", "1", Shape::Flag).req(), DIR_NAME, LISTED],
         topic: "galleries",
         does: "create a gallery; a dir-style name is its key (create-or-get); the token comes back once, in admin_url",
         takes: Takes::Nothing, answers: Answer::Json("Gallery") },
     /// GET `/pics/g/<gid>` (grid or JSON; `?likes=1` counters).
-    Gallery { gid } => Route { name: "gallery", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &[],
+    Gallery { gid ; show: GalleryShow } => Route { name: "gallery", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &[],
         params: &[PAGE, EMBED, STARS, Param::opt("likes", "1", Shape::Flag), ZIP],
         topic: "galleries",
         does: "the gallery: a grid for browsers, JSON (images, selected, pool, limits, upload how-to) for agents; likes=1: like and comment counters; zip=1: every visible image in one zip",
         takes: Takes::Nothing, answers: Answer::Page("Gallery") },
     /// GET `/pics/g/<gid>?qr=1`: the QR code of a gallery's link.
-    GalleryQr { gid } => Route { name: "gallery_qr", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &["qr"], params: &[QR],
+    GalleryQr { gid ; qr: QrFormat } => Route { name: "gallery_qr", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &["qr"], params: &[QR],
         topic: "galleries", does: QR_DOES, takes: Takes::Nothing, answers: Answer::Qr },
     /// POST `/pics/g/<gid>?name=`: upload.
-    UploadImage { gid } => Route { name: "upload_image", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &[],
+    UploadImage { gid ; image: ImageUpload } => Route { name: "upload_image", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &[],
         params: &[NAME],
         topic: "galleries",
         does: "upload an image (raw bytes, or multipart for several): JPEG, PNG, WebP, GIF or HEIC, {pics_upload_bytes_max} each at most",
         takes: Takes::Bytes, answers: Answer::Json("ImageUpload") },
     /// POST `/pics/g/<gid>?url=`.
-    ImportImage { gid } => Route { name: "import_image", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["url"],
+    ImportImage { gid ; import: ImageImport } => Route { name: "import_image", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["url"],
         params: &[Param::opt("url", "<image URL>", Shape::Text).req(), NAME],
         topic: "galleries", does: "import an image from a public host", takes: Takes::Nothing, answers: Answer::Json("Image") },
     /// POST `/pics/g/<gid>?comment=1`.
@@ -537,15 +568,15 @@ route_table! {
         does: "post a comment: form or JSON with name (optional, {comment_name_chars_max} characters) and text ({comment_text_chars_max} characters)",
         takes: Takes::Comment, answers: Answer::Json("Comment") },
     /// POST `/pics/g/<gid>?clike=<cid>`.
-    LikeComment { gid } => Route { name: "like_comment", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["clike"],
+    LikeComment { gid ; comment: CommentLike } => Route { name: "like_comment", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["clike"],
         params: &[Param::opt("clike", "<cid>", Shape::Text).req()],
         topic: "galleries", does: "toggle your like of a comment", takes: Takes::Nothing, answers: Answer::Json("Like") },
     /// GET `/pics/g/<gid>/<secret>`: the admin page.
-    GalleryAdmin { gid, secret } => Route { name: "gallery_admin", verb: Verb::Get, path: "/pics/g/{gid}/{secret}", keywords: &[],
+    GalleryAdmin { gid, secret ; page: AdminPage } => Route { name: "gallery_admin", verb: Verb::Get, path: "/pics/g/{gid}/{secret}", keywords: &[],
         params: &[],
         topic: "galleries", does: "the admin page (JSON for agents, hidden images included)", takes: Takes::Nothing, answers: Answer::Page("Gallery") },
     /// GET `/pics/g/<gid>/<secret>/json`: the admin view as JSON.
-    GalleryAdminJson { gid, secret } => Route { name: "gallery_admin_json", verb: Verb::Get, path: "/pics/g/{gid}/{secret}/json", keywords: &[],
+    GalleryAdminJson { gid, secret ; page: AdminPage } => Route { name: "gallery_admin_json", verb: Verb::Get, path: "/pics/g/{gid}/{secret}/json", keywords: &[],
         params: &[],
         topic: "galleries", does: "the admin view as JSON, hidden images included", takes: Takes::Nothing, answers: Answer::Json("Gallery") },
     /// POST `/pics/g/<gid>/<secret>`.
@@ -556,17 +587,17 @@ route_table! {
         does: "admin action: form fields id and action (hide, unhide, delete, up, down, cdel)",
         takes: Takes::Form, answers: Answer::Json("AdminResult") },
     /// POST `/pics/g/<gid>/<secret>?upload=1`: the admin uploads.
-    AdminUploadImage { gid, secret } => Route { name: "admin_upload_image", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &["upload"],
+    AdminUploadImage { gid, secret ; image: ImageUpload } => Route { name: "admin_upload_image", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &["upload"],
         params: &[Param::opt("upload", "1", Shape::Flag).req(), NAME],
         topic: "galleries",
         does: "the admin uploads images, as at POST /pics/g/<gid>: the way in when the server takes gallery images from admins only (STORE_PICS_UPLOADS=admin)",
         takes: Takes::Bytes, answers: Answer::Json("ImageUpload") },
     /// POST `/pics/g/<gid>/<secret>?url=`: the admin imports.
-    AdminImportImage { gid, secret } => Route { name: "admin_import_image", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &["url"],
+    AdminImportImage { gid, secret ; import: ImageImport } => Route { name: "admin_import_image", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &["url"],
         params: &[Param::opt("url", "<image URL>", Shape::Text).req(), NAME],
         topic: "galleries", does: "the admin imports an image from a public host", takes: Takes::Nothing, answers: Answer::Json("Image") },
     /// GET `/pics/i/<id>`.
-    Image { id } => Route { name: "image", verb: Verb::Get, path: "/pics/i/{id}", keywords: &[],
+    Image { id ; read: ImageRead } => Route { name: "image", verb: Verb::Get, path: "/pics/i/{id}", keywords: &[],
         params: &[THUMB, DOWNLOAD],
         topic: "galleries", does: "an image, or a WebP preview fitting that box", takes: Takes::Nothing, answers: Answer::Bytes },
     /// POST `/pics/i/<id>?like=1`.

@@ -113,13 +113,13 @@ async fn admit(
         return (res, crate::metrics::ROUTE_RATE_LIMITED);
     };
     let query = match Query::parse(parts.uri.query().unwrap_or(""))
-        .and_then(|q| q.check_strict().map(|()| q))
+        .and_then(|q| store_wire::strict::check(&q).map(|()| q))
         .and_then(|q| check_auth_headers(&parts.headers).map(|()| q))
     {
         Ok(q) => q,
         Err(e) => return (respond::store_error(&e), "bad_request"),
     };
-    let endpoint = route(&parts.method, path, &query);
+    let endpoint = route(&parts.method, path, &query, &app.config().limits);
     let name = endpoint.name();
     let token_in_form = match upload_gate(&app, &endpoint, &parts.headers, &query) {
         Ok(in_form) => in_form,

@@ -2,15 +2,16 @@
 
 use crate::body::RequestBody;
 use http::{header, StatusCode};
-use store_app::{AppResult, Part};
+use store_app::{AppResult, NewDir, Part};
 use store_core::StoreError;
 
 use super::files::deleted;
-use super::{blocking, created, merged, serve_download, serve_zip, Ctx};
+use super::{blocking, created, serve_download, serve_zip, Ctx};
 use crate::body::{self, multipart_boundary, Intake};
 use crate::respond::{self, json, Res};
+use store_wire::pages;
+use store_wire::params::{self, AsDownload, AsZip, DirList, NewTtl, Parsed, RawName};
 use store_wire::views::{DirView, HistoryView, RetainView};
-use store_wire::{pages, params};
 
 /// Reads the files a dir request carries: multipart parts (with their form
 /// fields), or one raw body named by `name=`, or nothing at all.
@@ -56,10 +57,12 @@ async fn read_parts<'a>(
 }
 
 /// POST /?dir=1: create-or-get.
-pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
-    params::new_dir(&ctx.app.config().limits, &ctx.query)?;
+pub(super) async fn create(ctx: &Ctx, dir: Parsed<NewDir>, body: RequestBody) -> AppResult<Res> {
+    // The URL's own parameters are checked before the body is read; a
+    // form's fields then join them.
+    dir?;
     let (parts, fields) = read_parts(ctx, body, None, None).await?;
-    let req = params::new_dir(&ctx.app.config().limits, &merged(&ctx.query, fields))?;
+    let req: NewDir = params::with_form(&ctx.query, fields, &ctx.app.config().limits)?;
     let access = ctx.access(false);
     let made = blocking(ctx, move |app| app.create_dir(&req, parts, &access)).await?;
     let view = DirView::made(&made, ctx.base());
@@ -78,7 +81,12 @@ pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
 }
 
 /// POST /d/<key>: the gate is checked before any body is read.
-pub(super) async fn add(ctx: &Ctx, key: String, body: RequestBody) -> AppResult<Res> {
+pub(super) async fn add(
+    ctx: &Ctx,
+    key: String,
+    name: Parsed<RawName>,
+    body: RequestBody,
+) -> AppResult<Res> {
     let mut access = ctx.access(true);
     let gate = check_write(ctx, &key, &access).await;
     // A browser form without JavaScript can only send the write token as a
@@ -106,7 +114,7 @@ pub(super) async fn add(ctx: &Ctx, key: String, body: RequestBody) -> AppResult<
                 as std::pin::Pin<Box<dyn std::future::Future<Output = AppResult<()>> + Send>>
         }) as body::Gate<'_>
     });
-    let (parts, fields) = read_parts(ctx, body, params::raw_name(&ctx.query)?, early).await?;
+    let (parts, fields) = read_parts(ctx, body, name?.0, early).await?;
     if form_token {
         // Checked again: a form without files never reached the gate.
         access.write_token = params::form_write_token(fields);
@@ -127,8 +135,8 @@ async fn check_write(ctx: &Ctx, key: &str, access: &store_app::Access) -> AppRes
 }
 
 /// GET /d/<key>: the listing (JSON or HTML), or `?zip=1`.
-pub(super) async fn get(ctx: &Ctx, key: String) -> AppResult<Res> {
-    let zip = params::zip(&ctx.query)?;
+pub(super) async fn get(ctx: &Ctx, key: String, zip: Parsed<AsZip>) -> AppResult<Res> {
+    let AsZip(zip) = zip?;
     let record = blocking(ctx, move |app| app.get_dir(&key)).await?;
     if zip {
         return Ok(serve_zip(ctx, &record.key, record.files));
@@ -162,9 +170,10 @@ pub(super) async fn retain(ctx: &Ctx, key: String) -> AppResult<Res> {
 }
 
 /// POST /d/<key>?ttl=: the owner's new sliding lifetime; answers the dir.
-pub(super) async fn set_ttl(ctx: &Ctx, key: String) -> AppResult<Res> {
+pub(super) async fn set_ttl(ctx: &Ctx, key: String, ttl: Parsed<NewTtl>) -> AppResult<Res> {
     super::refuse_body(ctx, "POST /d/<key>?ttl=")?;
-    let secs = params::ttl(&ctx.query)?
+    let secs = ttl?
+        .0
         .ok_or_else(|| StoreError::bad_request("ttl must not be empty: <N>h or <N>d"))?;
     let access = ctx.access(false);
     let dir = blocking(ctx, move |app| app.set_dir_ttl(&key, secs, &access)).await?;
@@ -194,9 +203,14 @@ pub(super) async fn history(ctx: &Ctx, key: String) -> AppResult<Res> {
     Ok(json(StatusCode::OK, &views))
 }
 
-pub(super) async fn get_file(ctx: &Ctx, key: String, name: String) -> AppResult<Res> {
+pub(super) async fn get_file(
+    ctx: &Ctx,
+    key: String,
+    name: String,
+    download: Parsed<AsDownload>,
+) -> AppResult<Res> {
     let d = blocking(ctx, move |app| app.open_dir_file(&key, &name)).await?;
-    serve_download(ctx, d).await
+    serve_download(ctx, d, download?.0).await
 }
 
 /// The checks a PUT or PATCH of a dir file passes before its body is read
@@ -259,8 +273,8 @@ fn dir_json(ctx: &Ctx, dir: &store_core::DirRecord) -> Res {
 }
 
 /// GET /d: dirs created with listed=1.
-pub(super) async fn list(ctx: &Ctx) -> AppResult<Res> {
-    let params::DirList { query: q, shown_q } = params::DirList::parse(&ctx.query)?;
+pub(super) async fn list(ctx: &Ctx, list: Parsed<DirList>) -> AppResult<Res> {
+    let DirList { query: q, shown_q } = list?;
     let records = blocking(ctx, move |app| app.list_dirs(&q)).await?;
     let dirs: Vec<DirView> = records
         .iter()

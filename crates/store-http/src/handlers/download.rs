@@ -27,7 +27,7 @@ const INLINE_BYTES_MAX: u64 = 64 * 1024;
 /// and validators and ranges (CONTRACT.md "Downloads: ranges and
 /// validators"; `ranges.rs` decides). A `once=1` file has none of the
 /// latter: any GET that reaches it is a whole 200 that burns it.
-pub(crate) async fn serve_download(ctx: &Ctx, mut d: Download) -> AppResult<Res> {
+pub(crate) async fn serve_download(ctx: &Ctx, mut d: Download, download: bool) -> AppResult<Res> {
     let reader = std::mem::replace(
         &mut d.reader,
         Box::new(respond::BytesReader::new(Vec::new())),
@@ -35,7 +35,7 @@ pub(crate) async fn serve_download(ctx: &Ctx, mut d: Download) -> AppResult<Res>
     let len = reader.len();
     if d.once {
         let res = http::Response::new(download_body(ctx, reader, len)?);
-        return download_headers(ctx, &d, res, len);
+        return Ok(download_headers(&d, res, len, download));
     }
     let etag = ranges::etag(&d.blob);
     let validators = ranges::Validators {
@@ -66,7 +66,7 @@ pub(crate) async fn serve_download(ctx: &Ctx, mut d: Download) -> AppResult<Res>
         );
     }
     insert(&mut res, header::ACCEPT_RANGES, "bytes");
-    let res = download_headers(ctx, &d, res, sent)?;
+    let res = download_headers(&d, res, sent, download);
     Ok(with_validators(res, &d, &etag))
 }
 
@@ -158,8 +158,7 @@ fn download_body(
 /// The headers of user bytes: type, length, disposition, the sandbox, and
 /// caching (never stored for a `once=1` file; revalidated for the rest,
 /// so nothing is served stale after PUT or PATCH).
-fn download_headers(ctx: &Ctx, d: &Download, mut res: Res, len: u64) -> AppResult<Res> {
-    let download = store_wire::params::download(&ctx.query)?;
+fn download_headers(d: &Download, mut res: Res, len: u64, download: bool) -> Res {
     let h = res.headers_mut();
     let content_type = if d.text {
         format!("{}; charset=utf-8", d.content_type)
@@ -193,7 +192,7 @@ fn download_headers(ctx: &Ctx, d: &Download, mut res: Res, len: u64) -> AppResul
         header::CACHE_CONTROL,
         HeaderValue::from_static(if d.once { "no-store" } else { "no-cache" }),
     );
-    Ok(res)
+    res
 }
 
 /// A zip download of `files`, named `<name>.zip`.

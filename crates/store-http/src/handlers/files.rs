@@ -2,15 +2,18 @@
 
 use crate::body::RequestBody;
 use http::{header, HeaderValue, StatusCode};
-use store_app::{AppResult, AsOf, Download, NewDir, NewFile, Opened, Part, Uploaded};
+use store_app::{
+    AppResult, AsOf, Download, ImportRequest, NewDir, NewFile, Opened, Part, Uploaded,
+};
 use store_core::{FileRecord, Object, ReadIntent, StoreError};
 
-use super::{blocking, created, merged, serve_download, serve_zip, Ctx};
+use super::{blocking, created, serve_download, serve_zip, Ctx};
 use crate::body::{self, multipart_boundary};
 use crate::respond::{self, json, Res};
+use store_wire::params::{self, AsDownload, Browse, FileRead, NewTtl, Parsed, TagEdit};
 use store_wire::router::{url_for, RouteId};
 use store_wire::views::{BrowseEntry, BundleView, FileView, RetainView};
-use store_wire::{api, pages, params};
+use store_wire::{api, pages};
 
 pub(super) fn home(ctx: &Ctx) -> Res {
     let base = ctx.base();
@@ -44,25 +47,22 @@ pub(super) fn home(ctx: &Ctx) -> Res {
 
 /// POST /: one body or part makes a single file, two or more parts a
 /// bundle; with `share=<name>` they go into that named dir instead.
-pub(super) async fn upload(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
+pub(super) async fn upload(ctx: &Ctx, file: Parsed<NewFile>, body: RequestBody) -> AppResult<Res> {
     let limits = ctx.app.config().limits.clone();
     // Check the URL's own parameters before reading anything.
-    params::new_file(&ctx.app.config().limits, &ctx.query)?;
+    let req = file?;
     let (req, parts) = match multipart_boundary(&ctx.headers) {
         Some(boundary) => {
             let mp = super::container_parts(ctx, body, boundary, None).await?;
-            let params = merged(&ctx.query, mp.fields);
             if mp.files.is_empty() {
                 return Err(StoreError::bad_request("the multipart body has no file part").into());
             }
-            (
-                params::new_file(&ctx.app.config().limits, &params)?,
-                mp.files,
-            )
+            // A form's fields (name, ttl...) join the URL's.
+            let req = params::with_form(&ctx.query, mp.fields, &limits)?;
+            (req, mp.files)
         }
         None => {
             let intake = ctx.intake(limits.file_bytes_max)?;
-            let req = params::new_file(&ctx.app.config().limits, &ctx.query)?;
             let declared = ctx
                 .headers
                 .get(header::CONTENT_TYPE)
@@ -146,8 +146,8 @@ const TEXT_PREVIEW_BYTES_MAX: u64 = 64 * 1024;
 
 /// GET or HEAD /<id>: a single file's bytes, or a bundle: a zip for agents,
 /// its index.html (or a listing) for browsers.
-pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
-    let read = params::FileRead::parse(&ctx.query)?;
+pub(super) async fn get(ctx: &Ctx, id: String, read: Parsed<FileRead>) -> AppResult<Res> {
+    let read = read?;
     // `?info=1`: the file's page (or record), which never burns a once=1
     // file and never serves its bytes.
     if read.info {
@@ -172,21 +172,21 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     let intent = ctx.intent();
     if let Some(thumb) = read.thumb.clone() {
         if let Some(d) = file_preview(ctx, &id, thumb).await? {
-            return serve_download(ctx, d).await;
+            return serve_download(ctx, d, read.download).await;
         }
     }
-    let Some(opened) = open(ctx, id.clone(), intent).await? else {
+    let Some(opened) = open(ctx, id.clone(), intent, read.download).await? else {
         return once_page(ctx, id).await;
     };
     match opened {
         Opened::File(d) if d.link && ctx.html && !read.download => follow_link(ctx, d).await,
-        Opened::File(d) => serve_download(ctx, d).await,
+        Opened::File(d) => serve_download(ctx, d, read.download).await,
         Opened::Bundle(b) => {
             if ctx.html && !read.download {
                 if let Some(page) = b.site_index() {
                     let (id, name) = (b.id.clone(), page.name.clone());
                     let d = blocking(ctx, move |app| app.open_member(&id, &name)).await?;
-                    return serve_download(ctx, d).await;
+                    return serve_download(ctx, d, read.download).await;
                 }
                 let view = BundleView::new(&b, ctx.base());
                 return Ok(respond::html(
@@ -212,9 +212,14 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
 /// multiply. Records across a socket are read on the pool. Either way
 /// only a burn takes the key's lock: a plain read is one lookup of the
 /// record, wherever it runs.
-async fn open(ctx: &Ctx, id: String, intent: ReadIntent) -> AppResult<Option<Opened>> {
+async fn open(
+    ctx: &Ctx,
+    id: String,
+    intent: ReadIntent,
+    download: bool,
+) -> AppResult<Option<Opened>> {
     if ctx.app.reads_wait() {
-        let page_first = page_first(ctx)?;
+        let page_first = page_first(ctx, download);
         return blocking(ctx, move |app| {
             match app.read_without_writing(&id, intent)? {
                 Some(opened) => Ok(Some(opened)),
@@ -228,7 +233,7 @@ async fn open(ctx: &Ctx, id: String, intent: ReadIntent) -> AppResult<Option<Ope
     // only a read that would count a download looks at who is asking.
     match ctx.app.read_without_writing(&id, intent)? {
         Some(opened) => Ok(Some(opened)),
-        None if page_first(ctx)? => Ok(None),
+        None if page_first(ctx, download) => Ok(None),
         None => blocking(ctx, move |app| app.read(&id, intent))
             .await
             .map(Some),
@@ -238,9 +243,8 @@ async fn open(ctx: &Ctx, id: String, intent: ReadIntent) -> AppResult<Option<Ope
 /// Whether a read that would count a download shows a page instead: to a
 /// link previewer always, whatever the link asks for (it must never spend
 /// a download), and to a browser unless it asked for the download.
-fn page_first(ctx: &Ctx) -> Result<bool, StoreError> {
-    Ok(store_wire::negotiate::is_link_previewer(&ctx.headers)
-        || (ctx.html && !params::download(&ctx.query)?))
+fn page_first(ctx: &Ctx, download: bool) -> bool {
+    store_wire::negotiate::is_link_previewer(&ctx.headers) || (ctx.html && !download)
 }
 
 /// The page a browser gets for a burn-after-reading file instead of its
@@ -279,9 +283,14 @@ async fn file_preview(ctx: &Ctx, id: &str, thumb: String) -> AppResult<Option<Do
 }
 
 /// GET or HEAD /<id>/<filename>.
-pub(super) async fn get_member(ctx: &Ctx, id: String, name: String) -> AppResult<Res> {
+pub(super) async fn get_member(
+    ctx: &Ctx,
+    id: String,
+    name: String,
+    download: Parsed<AsDownload>,
+) -> AppResult<Res> {
     let d = blocking(ctx, move |app| app.open_member(&id, &name)).await?;
-    serve_download(ctx, d).await
+    serve_download(ctx, d, download?.0).await
 }
 
 pub(super) async fn retain(ctx: &Ctx, id: String) -> AppResult<Res> {
@@ -293,17 +302,18 @@ pub(super) async fn retain(ctx: &Ctx, id: String) -> AppResult<Res> {
     ))
 }
 
-pub(super) async fn tag(ctx: &Ctx, id: String) -> AppResult<Res> {
-    let params::TagEdit { add, remove } = params::TagEdit::parse(&ctx.query);
+pub(super) async fn tag(ctx: &Ctx, id: String, tags: Parsed<TagEdit>) -> AppResult<Res> {
+    let TagEdit { add, remove } = tags?;
     let access = ctx.access(false);
     let tagged = blocking(ctx, move |app| app.tag_file(&id, &add, &remove, &access)).await?;
     Ok(file_json(ctx, &tagged))
 }
 
 /// POST /<id>?ttl=: the owner's new expiry; answers the record.
-pub(super) async fn set_ttl(ctx: &Ctx, id: String) -> AppResult<Res> {
+pub(super) async fn set_ttl(ctx: &Ctx, id: String, ttl: Parsed<NewTtl>) -> AppResult<Res> {
     super::refuse_body(ctx, "POST /<id>?ttl=")?;
-    let secs = params::ttl(&ctx.query)?
+    let secs = ttl?
+        .0
         .ok_or_else(|| StoreError::bad_request("ttl must not be empty: <N>h or <N>d"))?;
     let access = ctx.access(false);
     let seen = blocking(ctx, move |app| app.set_ttl(&id, secs, &access)).await?;
@@ -363,8 +373,8 @@ fn file_json(ctx: &Ctx, seen: &AsOf<FileRecord>) -> Res {
     )
 }
 
-pub(super) async fn browse(ctx: &Ctx) -> AppResult<Res> {
-    let params::Browse { query: q, filter } = params::Browse::parse(&ctx.query)?;
+pub(super) async fn browse(ctx: &Ctx, browse: Parsed<Browse>) -> AppResult<Res> {
+    let Browse { query: q, filter } = browse?;
     let files = blocking(ctx, move |app| app.browse(&q)).await?;
     let entries: Vec<BrowseEntry> = files
         .iter()
@@ -386,10 +396,11 @@ const LINK_DOCUMENT_BYTES_MAX: u64 = 64 * 1024;
 
 /// Browsers opening a `link=1` document are redirected to its target (read
 /// from the document, which an agent may have edited). A document without
-/// a valid target is served as it is.
+/// a valid target is served as it is, inline: a browser that asked for the
+/// download never comes here.
 async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
     if d.reader.len() > LINK_DOCUMENT_BYTES_MAX {
-        return serve_download(ctx, d).await;
+        return serve_download(ctx, d, false).await;
     }
     let Download {
         name,
@@ -433,13 +444,14 @@ async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
             modified,
             reader,
         },
+        false,
     )
     .await
 }
 
 /// POST /?url=: fetch (or link) a remote document.
-pub(super) async fn import(ctx: &Ctx) -> AppResult<Res> {
-    let req = params::import(&ctx.app.config().limits, &ctx.query)?;
+pub(super) async fn import(ctx: &Ctx, import: Parsed<ImportRequest>) -> AppResult<Res> {
+    let req = import?;
     let auth = ctx.retain_auth();
     let fetched = blocking(ctx, move |app| app.import(&req, auth)).await?;
     let view = FileView::created(&fetched, ctx.base());

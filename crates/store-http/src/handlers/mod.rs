@@ -21,7 +21,6 @@ use store_app::AppResult;
 use store_core::StoreError;
 
 use crate::respond::{self, Res};
-use store_wire::query::Query;
 use store_wire::router::Endpoint;
 
 pub(crate) use store_wire::api::{OWNER_HEADER, WRITE_HEADER};
@@ -52,7 +51,7 @@ pub(super) async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) ->
             http::StatusCode::OK,
             &store_wire::openapi::document(ctx.app.config()),
         )),
-        E::Browse => files::browse(&ctx).await,
+        E::Browse { browse } => files::browse(&ctx, browse).await,
         E::Help => Ok(meta::help_index(&ctx)),
         E::HelpTopic { topic } => Ok(meta::help_topic(&ctx, &topic)?),
         E::WriteForAgents => Ok(meta::write_for_agents(&ctx)),
@@ -62,45 +61,61 @@ pub(super) async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) ->
         E::Healthz => Ok(meta::healthz()),
         E::Readyz => Ok(meta::readyz(&ctx).await),
         E::Static { file } => Ok(meta::static_file(&file)?),
-        E::Upload => files::upload(&ctx, body).await,
-        E::GetFile { id } => files::get(&ctx, id).await,
-        E::FileQr { id } => share::file_qr(&ctx, id).await,
-        E::DirQr { key } => share::dir_qr(&ctx, key).await,
-        E::GalleryQr { gid } => share::gallery_qr(&ctx, gid).await,
-        E::GetBundleMember { id, filename } => files::get_member(&ctx, id, filename).await,
+        E::Upload { file } => files::upload(&ctx, file, body).await,
+        E::GetFile { id, read } => files::get(&ctx, id, read).await,
+        E::FileQr { id, qr } => share::file_qr(&ctx, id, qr).await,
+        E::DirQr { key, qr } => share::dir_qr(&ctx, key, qr).await,
+        E::GalleryQr { gid, qr } => share::gallery_qr(&ctx, gid, qr).await,
+        E::GetBundleMember {
+            id,
+            filename,
+            download,
+        } => files::get_member(&ctx, id, filename, download).await,
         E::RetainFile { id } => files::retain(&ctx, id).await,
-        E::TagFile { id } => files::tag(&ctx, id).await,
-        E::SetFileTtl { id } => files::set_ttl(&ctx, id).await,
+        E::TagFile { id, tags } => files::tag(&ctx, id, tags).await,
+        E::SetFileTtl { id, ttl } => files::set_ttl(&ctx, id, ttl).await,
         E::ReplaceFile { id } => files::replace(&ctx, id, body).await,
         E::AppendFile { id } => files::append(&ctx, id, body).await,
         E::DeleteFile { id } => files::delete(&ctx, id).await,
-        E::CreateDir => dirs::create(&ctx, body).await,
-        E::ListDirs => dirs::list(&ctx).await,
-        E::GetDir { key } => dirs::get(&ctx, key).await,
-        E::AddToDir { key } => dirs::add(&ctx, key, body).await,
+        E::CreateDir { dir } => dirs::create(&ctx, dir, body).await,
+        E::ListDirs { list } => dirs::list(&ctx, list).await,
+        E::GetDir { key, zip } => dirs::get(&ctx, key, zip).await,
+        E::AddToDir { key, name } => dirs::add(&ctx, key, name, body).await,
         E::ShowDir { key } => dirs::show(&ctx, key).await,
         E::RetainDir { key } => dirs::retain(&ctx, key).await,
-        E::SetDirTtl { key } => dirs::set_ttl(&ctx, key).await,
+        E::SetDirTtl { key, ttl } => dirs::set_ttl(&ctx, key, ttl).await,
         E::DeleteDir { key } => dirs::delete(&ctx, key).await,
         E::DirHistory { key } => dirs::history(&ctx, key).await,
-        E::GetDirFile { key, file } => dirs::get_file(&ctx, key, file).await,
+        E::GetDirFile {
+            key,
+            file,
+            download,
+        } => dirs::get_file(&ctx, key, file, download).await,
         E::PutDirFile { key, file } => dirs::put_file(&ctx, key, file, body).await,
         E::AppendDirFile { key, file } => dirs::append_file(&ctx, key, file, body).await,
         E::DeleteDirFile { key, file } => dirs::delete_file(&ctx, key, file).await,
-        E::Import => files::import(&ctx).await,
+        E::Import { import } => files::import(&ctx, import).await,
         E::PicsIndex => pics::index(&ctx).await,
-        E::CreateGallery => pics::create(&ctx, body).await,
-        E::Gallery { gid } => pics::gallery(&ctx, gid).await,
-        E::UploadImage { gid } => pics::upload(&ctx, gid, None, body).await,
-        E::ImportImage { gid } => pics::import(&ctx, gid, None).await,
-        E::AdminUploadImage { gid, secret } => pics::upload(&ctx, gid, Some(secret), body).await,
-        E::AdminImportImage { gid, secret } => pics::import(&ctx, gid, Some(secret)).await,
+        E::CreateGallery { gallery } => pics::create(&ctx, gallery, body).await,
+        E::Gallery { gid, show } => pics::gallery(&ctx, gid, show).await,
+        E::UploadImage { gid, image } => pics::upload(&ctx, gid, None, image, body).await,
+        E::ImportImage { gid, import } => pics::import(&ctx, gid, None, import).await,
+        E::AdminUploadImage { gid, secret, image } => {
+            pics::upload(&ctx, gid, Some(secret), image, body).await
+        }
+        E::AdminImportImage {
+            gid,
+            secret,
+            import,
+        } => pics::import(&ctx, gid, Some(secret), import).await,
         E::Comment { gid } => pics::comment(&ctx, gid, body).await,
-        E::LikeComment { gid } => pics::like_comment(&ctx, gid).await,
-        E::GalleryAdmin { gid, secret } => pics::admin(&ctx, gid, secret, false).await,
-        E::GalleryAdminJson { gid, secret } => pics::admin(&ctx, gid, secret, true).await,
+        E::LikeComment { gid, comment } => pics::like_comment(&ctx, gid, comment).await,
+        E::GalleryAdmin { gid, secret, page } => pics::admin(&ctx, gid, secret, page, false).await,
+        E::GalleryAdminJson { gid, secret, page } => {
+            pics::admin(&ctx, gid, secret, page, true).await
+        }
         E::GalleryAdminAction { gid, secret } => pics::admin_action(&ctx, gid, secret, body).await,
-        E::Image { id } => pics::image(&ctx, id).await,
+        E::Image { id, read } => pics::image(&ctx, id, read).await,
         E::LikeImage { id } => pics::like(&ctx, id).await,
         E::MissingKeyword { keys } => Err(StoreError::bad_request(format!(
             "{} on this path needs an action, one of the parameters: {}",
@@ -149,17 +164,6 @@ pub(crate) async fn container_parts<'a>(
         ctx.check_form_token(&mp.fields)?;
     }
     Ok(mp)
-}
-
-/// Multipart fields and URL parameters as one set: the URL's values come
-/// first and so win.
-pub(crate) fn merged(query: &Query, fields: Vec<(String, String)>) -> Query {
-    let mut q = query.clone();
-    // An empty form field is a control left at "no value" (the upload
-    // page's default lifetime, an unfilled name): it was not given. A
-    // query parameter stays strict, so `?ttl=` is still a 400.
-    q.extend(fields.into_iter().filter(|(_, v)| !v.is_empty()));
-    q
 }
 
 /// A created object answers 201 with its URL in `Location`.

@@ -13,7 +13,7 @@ use super::{blocking, created, serve_download, Ctx};
 use crate::body::{self, multipart_boundary};
 use crate::respond::{self, json, Res};
 use store_wire::pages;
-use store_wire::params as wire;
+use store_wire::params::{self as wire, Parsed};
 use store_wire::query::Query;
 use store_wire::views::{
     CommentView, Counters, GalleryCreated, GalleryEntry, GalleryView, ImageView, LikeView,
@@ -68,21 +68,24 @@ pub(super) async fn index(ctx: &Ctx) -> AppResult<Res> {
     Ok(json(StatusCode::OK, &list))
 }
 
-pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
+pub(super) async fn create(
+    ctx: &Ctx,
+    gallery: Parsed<wire::NewGallery>,
+    body: RequestBody,
+) -> AppResult<Res> {
     // A browser form sends its fields in the body; the URL's values win.
     let has_form = ctx
         .headers
         .get(header::CONTENT_LENGTH)
         .is_some_and(|v| v.as_bytes() != b"0");
-    let params = if has_form {
+    let wire::NewGallery { name, listed } = if has_form {
         let fields = form(ctx, body).await?.pairs();
         ctx.check_form_token(&fields)?;
-        super::merged(&ctx.query, fields)
+        wire::with_form(&ctx.query, fields, &ctx.app.config().limits)?
     } else {
         ctx.check_form_token(&[])?;
-        ctx.query.clone()
+        gallery?
     };
-    let wire::NewGallery { name, listed } = wire::NewGallery::parse(&params)?;
     let made = blocking(ctx, move |app| app.create_gallery(name.as_deref(), listed)).await?;
     let view = GalleryCreated::new(&made, ctx.base());
     let res = if ctx.html {
@@ -98,8 +101,12 @@ pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
     })
 }
 
-pub(super) async fn gallery(ctx: &Ctx, gid: String) -> AppResult<Res> {
-    let show = wire::GalleryShow::parse(&ctx.query)?;
+pub(super) async fn gallery(
+    ctx: &Ctx,
+    gid: String,
+    show: Parsed<wire::GalleryShow>,
+) -> AppResult<Res> {
+    let show = show?;
     if show.zip {
         let name = gid.clone();
         let members = blocking(ctx, move |app| app.gallery_members(&gid)).await?;
@@ -145,13 +152,15 @@ pub(super) async fn upload(
     ctx: &Ctx,
     gid: String,
     admin: Option<String>,
+    image: Parsed<wire::ImageUpload>,
     body: RequestBody,
 ) -> AppResult<Res> {
+    let wire::ImageUpload { name } = image?;
     // Who may upload is decided before an image slot is taken.
     let (g, a) = (gid.clone(), admin.clone());
     blocking(ctx, move |app| app.check_gallery_upload(&g, a.as_deref())).await?;
     let ticket = ctx.shared.lanes.media_ticket()?;
-    let mut parts = receive_images(ctx, body).await?;
+    let mut parts = receive_images(ctx, body, name).await?;
     let single = parts.len() == 1;
     let mut images = vec![];
     for (name, staged) in parts.drain(..) {
@@ -192,12 +201,13 @@ pub(super) async fn upload(
 async fn receive_images(
     ctx: &Ctx,
     body: RequestBody,
+    raw_name: Option<String>,
 ) -> AppResult<Vec<(Option<String>, store_app::Staged)>> {
     let limit = ctx.app.config().limits.pics_upload_bytes_max;
     let Some(boundary) = multipart_boundary(&ctx.headers) else {
         let intake = ctx.intake(limit)?;
         let staged = body::receive(&intake, body, limit).await?;
-        return Ok(vec![(wire::image_name(&ctx.query), staged)]);
+        return Ok(vec![(raw_name, staged)]);
     };
     let boundary = boundary?;
     let intake = ctx.intake(limit.saturating_mul(BATCH_FILES_MAX as u64))?;
@@ -215,14 +225,19 @@ async fn receive_images(
     Ok(mp.files.into_iter().map(|p| (p.name, p.body)).collect())
 }
 
-pub(super) async fn import(ctx: &Ctx, gid: String, admin: Option<String>) -> AppResult<Res> {
-    let url = wire::url(&ctx.query)?;
+pub(super) async fn import(
+    ctx: &Ctx,
+    gid: String,
+    admin: Option<String>,
+    import: Parsed<wire::ImageImport>,
+) -> AppResult<Res> {
+    let wire::ImageImport { url, name } = import?;
+    let url = url?;
     let g = gid.clone();
     blocking(ctx, move |app| {
         app.check_gallery_upload(&g, admin.as_deref())
     })
     .await?;
-    let name = wire::image_name(&ctx.query);
     let ticket = ctx.shared.lanes.media_ticket()?;
     let app = Arc::clone(&ctx.app);
     let record = ticket
@@ -233,8 +248,8 @@ pub(super) async fn import(ctx: &Ctx, gid: String, admin: Option<String>) -> App
     Ok(created(json(StatusCode::OK, &image), &link))
 }
 
-pub(super) async fn image(ctx: &Ctx, id: String) -> AppResult<Res> {
-    let thumb = wire::thumb(&ctx.query);
+pub(super) async fn image(ctx: &Ctx, id: String, read: Parsed<wire::ImageRead>) -> AppResult<Res> {
+    let wire::ImageRead { thumb, download } = read?;
     let needs_job = match thumb.clone() {
         Some(t) => {
             let i = id.clone();
@@ -251,7 +266,7 @@ pub(super) async fn image(ctx: &Ctx, id: String) -> AppResult<Res> {
     };
     // `no-cache` (serve_download's default): an image an admin hides must
     // stop being served at once, from caches too.
-    serve_download(ctx, d).await
+    serve_download(ctx, d, download?.0).await
 }
 
 pub(super) async fn like(ctx: &Ctx, id: String) -> AppResult<Res> {
@@ -264,8 +279,12 @@ pub(super) async fn like(ctx: &Ctx, id: String) -> AppResult<Res> {
     Ok(json(StatusCode::OK, &LikeView::from(&liked)))
 }
 
-pub(super) async fn like_comment(ctx: &Ctx, gid: String) -> AppResult<Res> {
-    let cid = wire::comment_like(&ctx.query)?;
+pub(super) async fn like_comment(
+    ctx: &Ctx,
+    gid: String,
+    comment: Parsed<wire::CommentLike>,
+) -> AppResult<Res> {
+    let wire::CommentLike(cid) = comment?;
     let v = visitor(ctx);
     let liked = blocking(ctx, move |app| app.like_comment(&gid, &cid, &v)).await?;
     if ctx.html {
@@ -319,8 +338,14 @@ fn uploads_form(ctx: &Ctx) -> pages::UploadForm {
     }
 }
 
-pub(super) async fn admin(ctx: &Ctx, gid: String, secret: String, as_json: bool) -> AppResult<Res> {
-    let page = wire::admin_page(&ctx.query);
+pub(super) async fn admin(
+    ctx: &Ctx,
+    gid: String,
+    secret: String,
+    page: Parsed<wire::AdminPage>,
+    as_json: bool,
+) -> AppResult<Res> {
+    let wire::AdminPage(page) = page?;
     let s = secret.clone();
     let shown = blocking(ctx, move |app| app.gallery(&gid, page, &[], Some(&s))).await?;
     let view = GalleryView::new(&shown, &ctx.app.config().limits, ctx.base());

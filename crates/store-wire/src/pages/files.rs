@@ -5,6 +5,7 @@ use maud::{html, Markup};
 use store_core::Limits;
 
 use super::*;
+use crate::params::BrowseFilter;
 use crate::qr;
 use store_app::TextPreview;
 
@@ -155,19 +156,6 @@ pub fn once_file(site: Site<'_>, view: &FileView) -> Markup {
             } }
         },
     )
-}
-
-/// The browse page's filter, as the request asked for it.
-#[derive(Debug)]
-pub struct BrowseFilter {
-    /// The text searched for in names.
-    pub q: String,
-    /// The tags every entry carries.
-    pub tags: Vec<String>,
-    /// The sort key's wire word.
-    pub sort: String,
-    /// The order's wire word.
-    pub order: String,
 }
 
 /// `/browse`: the files found, and the filter that found them.
