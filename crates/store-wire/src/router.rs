@@ -587,6 +587,40 @@ mod tests {
     }
 
     #[test]
+    fn endpoints_carry_their_parameters_parsed_or_refused() {
+        match endpoint("GET", "/abc123?info=1&thumb=256") {
+            Endpoint::GetFile { id, read } => {
+                assert_eq!(id, "abc123");
+                let read = read.expect("valid parameters");
+                assert!(read.info && !read.download);
+                assert_eq!(read.thumb.as_deref(), Some("256"));
+            }
+            other => panic!("{other:?}"),
+        }
+        // A refused value is carried, not answered by the router: the
+        // handler answers it where it needs the value.
+        match endpoint("POST", "/?ttl=forever&name=a.txt") {
+            Endpoint::Upload { file } => assert!(file.is_err()),
+            other => panic!("{other:?}"),
+        }
+        match endpoint("GET", "/d/k/f.txt?download=maybe") {
+            Endpoint::GetDirFile { key, download, .. } => {
+                assert_eq!(key, "k");
+                assert!(download.is_err());
+            }
+            other => panic!("{other:?}"),
+        }
+        // The limits are the configured ones.
+        let mut limits = Limits::DEFAULT;
+        limits.downloads_max = 3;
+        let q = Query::parse("max_downloads=5").unwrap();
+        match route(&Method::POST, "/", &q, &limits) {
+            Endpoint::Upload { file } => assert!(file.is_err(), "5 is past 3"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn urls_encode_their_captures() {
         assert_eq!(
             url_for("http://h", RouteId::GetDirFile, &["k", "a b/c.txt"]),
