@@ -77,6 +77,32 @@ fn bundle_members_and_dir_files_serve_ranges_and_validators() {
     let mut tail = s.get_with(file, &[("range", "bytes=-4")]);
     assert_eq!(header(&tail, "content-range"), "bytes 4-7/8");
     assert_eq!(text(&mut tail), "two\n");
+    // A bad `download=` is answered where the headers are written: after
+    // a missing file's 404, a matching tag's 304 and a range past the
+    // end's 416, as before the router read the parameters.
+    let bad = "download=maybe";
+    let now = header(&after, "etag");
+    for (path, headers, want) in [
+        (format!("/d/ranged/gone.txt?{bad}"), vec![], 404),
+        (
+            format!("{file}?{bad}"),
+            vec![("if-none-match", now.as_str())],
+            304,
+        ),
+        (format!("{file}?{bad}"), vec![("range", "bytes=100-")], 416),
+        (
+            format!("{member}?{bad}"),
+            vec![("if-none-match", etag.as_str())],
+            304,
+        ),
+        (format!("{file}?{bad}"), vec![], 400),
+    ] {
+        assert_eq!(
+            s.get_with(&path, &headers).status(),
+            want,
+            "{path} {headers:?}"
+        );
+    }
 }
 
 #[test]

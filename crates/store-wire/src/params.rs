@@ -122,8 +122,7 @@ impl RawName {
     }
 }
 
-/// An image upload's or import's parameters: `name=` as given, and for
-/// an import `url=`.
+/// An image upload's parameters: `name=` as given, for a raw body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageUpload {
     /// `name=`: the image's name, if given.

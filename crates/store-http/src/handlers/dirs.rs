@@ -210,7 +210,7 @@ pub(super) async fn get_file(
     download: Parsed<AsDownload>,
 ) -> AppResult<Res> {
     let d = blocking(ctx, move |app| app.open_dir_file(&key, &name)).await?;
-    serve_download(ctx, d, download?.0).await
+    serve_download(ctx, d, download.map(|AsDownload(d)| d)).await
 }
 
 /// The checks a PUT or PATCH of a dir file passes before its body is read

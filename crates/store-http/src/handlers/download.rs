@@ -12,6 +12,7 @@ use crate::ranges;
 use crate::respond::{self, content_disposition, Res};
 
 use super::Ctx;
+use store_wire::params::Parsed;
 
 /// The sandbox of CONTRACT.md. Every response carrying user bytes gets it,
 /// not only HTML, SVG and XML: it costs an image or a text file nothing,
@@ -27,7 +28,14 @@ const INLINE_BYTES_MAX: u64 = 64 * 1024;
 /// and validators and ranges (CONTRACT.md "Downloads: ranges and
 /// validators"; `ranges.rs` decides). A `once=1` file has none of the
 /// latter: any GET that reaches it is a whole 200 that burns it.
-pub(crate) async fn serve_download(ctx: &Ctx, mut d: Download, download: bool) -> AppResult<Res> {
+// `download` comes refused or not, and is answered where the headers are
+// written, after the validators and ranges have had their say: a 304 or a
+// 416 wins over a bad `download=` as it always has.
+pub(crate) async fn serve_download(
+    ctx: &Ctx,
+    mut d: Download,
+    download: Parsed<bool>,
+) -> AppResult<Res> {
     let reader = std::mem::replace(
         &mut d.reader,
         Box::new(respond::BytesReader::new(Vec::new())),
@@ -35,7 +43,7 @@ pub(crate) async fn serve_download(ctx: &Ctx, mut d: Download, download: bool) -
     let len = reader.len();
     if d.once {
         let res = http::Response::new(download_body(ctx, reader, len)?);
-        return Ok(download_headers(&d, res, len, download));
+        return download_headers(&d, res, len, download);
     }
     let etag = ranges::etag(&d.blob);
     let validators = ranges::Validators {
@@ -66,7 +74,7 @@ pub(crate) async fn serve_download(ctx: &Ctx, mut d: Download, download: bool) -
         );
     }
     insert(&mut res, header::ACCEPT_RANGES, "bytes");
-    let res = download_headers(&d, res, sent, download);
+    let res = download_headers(&d, res, sent, download)?;
     Ok(with_validators(res, &d, &etag))
 }
 
@@ -155,10 +163,16 @@ fn download_body(
     )))
 }
 
-/// The headers of user bytes: type, length, disposition, the sandbox, and
+/// The headers of user bytes (a refused `download=` answers here): type, length, disposition, the sandbox, and
 /// caching (never stored for a `once=1` file; revalidated for the rest,
 /// so nothing is served stale after PUT or PATCH).
-fn download_headers(d: &Download, mut res: Res, len: u64, download: bool) -> Res {
+fn download_headers(
+    d: &Download,
+    mut res: Res,
+    len: u64,
+    download: Parsed<bool>,
+) -> AppResult<Res> {
+    let download = download?;
     let h = res.headers_mut();
     let content_type = if d.text {
         format!("{}; charset=utf-8", d.content_type)
@@ -192,7 +206,7 @@ fn download_headers(d: &Download, mut res: Res, len: u64, download: bool) -> Res
         header::CACHE_CONTROL,
         HeaderValue::from_static(if d.once { "no-store" } else { "no-cache" }),
     );
-    res
+    Ok(res)
 }
 
 /// A zip download of `files`, named `<name>.zip`.

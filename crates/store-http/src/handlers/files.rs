@@ -172,7 +172,7 @@ pub(super) async fn get(ctx: &Ctx, id: String, read: Parsed<FileRead>) -> AppRes
     let intent = ctx.intent();
     if let Some(thumb) = read.thumb.clone() {
         if let Some(d) = file_preview(ctx, &id, thumb).await? {
-            return serve_download(ctx, d, read.download).await;
+            return serve_download(ctx, d, Ok(read.download)).await;
         }
     }
     let Some(opened) = open(ctx, id.clone(), intent, read.download).await? else {
@@ -180,13 +180,13 @@ pub(super) async fn get(ctx: &Ctx, id: String, read: Parsed<FileRead>) -> AppRes
     };
     match opened {
         Opened::File(d) if d.link && ctx.html && !read.download => follow_link(ctx, d).await,
-        Opened::File(d) => serve_download(ctx, d, read.download).await,
+        Opened::File(d) => serve_download(ctx, d, Ok(read.download)).await,
         Opened::Bundle(b) => {
             if ctx.html && !read.download {
                 if let Some(page) = b.site_index() {
                     let (id, name) = (b.id.clone(), page.name.clone());
                     let d = blocking(ctx, move |app| app.open_member(&id, &name)).await?;
-                    return serve_download(ctx, d, read.download).await;
+                    return serve_download(ctx, d, Ok(read.download)).await;
                 }
                 let view = BundleView::new(&b, ctx.base());
                 return Ok(respond::html(
@@ -290,7 +290,7 @@ pub(super) async fn get_member(
     download: Parsed<AsDownload>,
 ) -> AppResult<Res> {
     let d = blocking(ctx, move |app| app.open_member(&id, &name)).await?;
-    serve_download(ctx, d, download?.0).await
+    serve_download(ctx, d, download.map(|AsDownload(d)| d)).await
 }
 
 pub(super) async fn retain(ctx: &Ctx, id: String) -> AppResult<Res> {
@@ -400,7 +400,7 @@ const LINK_DOCUMENT_BYTES_MAX: u64 = 64 * 1024;
 /// download never comes here.
 async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
     if d.reader.len() > LINK_DOCUMENT_BYTES_MAX {
-        return serve_download(ctx, d, false).await;
+        return serve_download(ctx, d, Ok(false)).await;
     }
     let Download {
         name,
@@ -444,7 +444,7 @@ async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
             modified,
             reader,
         },
-        false,
+        Ok(false),
     )
     .await
 }

@@ -266,7 +266,7 @@ pub(super) async fn image(ctx: &Ctx, id: String, read: Parsed<wire::ImageRead>) 
     };
     // `no-cache` (serve_download's default): an image an admin hides must
     // stop being served at once, from caches too.
-    serve_download(ctx, d, download?.0).await
+    serve_download(ctx, d, download.map(|wire::AsDownload(d)| d)).await
 }
 
 pub(super) async fn like(ctx: &Ctx, id: String) -> AppResult<Res> {
