@@ -9,18 +9,7 @@ use store_core::{
 };
 
 use crate::files::Download;
-use crate::{App, AppResult, Created, NewFile, Staged};
-
-/// One received file of a multipart body.
-#[derive(Debug)]
-pub struct Part {
-    /// The part's file name (or the name chosen for it).
-    pub name: Option<String>,
-    /// The part's declared Content-Type.
-    pub declared_type: Option<String>,
-    /// The part's bytes, received into a blob no record references yet.
-    pub body: Staged,
-}
+use crate::{App, AppResult, Created, NewFile, Part};
 
 impl App {
     /// Commits parts' bytes and describes them as member files; a part

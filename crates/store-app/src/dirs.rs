@@ -13,8 +13,8 @@ use store_core::{
     MemberFile, Object, Owner, RetainAuth, StoreError, Timestamp,
 };
 
-use crate::bundles::Part;
 use crate::files::{Download, SortOrder};
+use crate::upload::Part;
 use crate::{Access, App, AppResult, DirMade, Staged};
 use store_core::{Pool, Rev};
 

@@ -78,7 +78,6 @@ use store_core::{Limits, Object, RetainAuth, RetainTokens, StoreError, Timestamp
 
 pub use access::Access;
 pub use blobcache::{CacheStats, CachedBlobs};
-pub use bundles::Part;
 pub use dirs::{DirQuery, DirSort, NewDir, WriteRequest};
 pub use error::{AppError, AppResult};
 pub use files::{
@@ -90,7 +89,7 @@ pub use orphans::OrphanReport;
 pub use outcomes::{AsOf, Created, DirMade, GalleryMade, GalleryPage, GalleryTally, Liked};
 pub use telemetry::Telemetry;
 pub use upkeep::{Upkeep, SWEEP_BATCH, SWEEP_IDLE_MAX};
-pub use upload::{Staged, Upload};
+pub use upload::{Part, Staged, Upload};
 
 /// The ports an [`App`] runs on.
 #[derive(Clone)]

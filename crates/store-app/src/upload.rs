@@ -134,3 +134,14 @@ impl Drop for Staged {
         }
     }
 }
+
+/// One received file of a multipart body.
+#[derive(Debug)]
+pub struct Part {
+    /// The part's file name (or the name chosen for it).
+    pub name: Option<String>,
+    /// The part's declared Content-Type.
+    pub declared_type: Option<String>,
+    /// The part's bytes, received into a blob no record references yet.
+    pub body: Staged,
+}

@@ -79,11 +79,13 @@ mod ranges;
 mod respond;
 mod server;
 mod service;
+mod shared;
 mod stream;
 mod zip;
 
 pub use metrics::{serve_metrics, CommitStats, Metrics, METRICS_CONTENT_TYPE};
 pub use respond::{content_disposition, Res, ResBody};
-pub use server::{serve, ServeOptions};
+pub use server::serve;
 pub use service::{MountError, PeerAddr, StoreService};
+pub use shared::ServeOptions;
 pub use store_wire::{contract, SPEC_VERSION};

@@ -18,7 +18,7 @@ use crate::body::{BoxError, RequestBody};
 use crate::handlers;
 use crate::linger::Lingering;
 use crate::respond::Res;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::ServeOptions;
 
 /// storesrv's whole HTTP interface as one hyper [`Service`]: routing,

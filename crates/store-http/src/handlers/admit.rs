@@ -10,7 +10,7 @@ use store_app::{App, AppResult};
 use store_core::StoreError;
 
 use crate::respond::{self, Res};
-use crate::server::Shared;
+use crate::shared::Shared;
 use store_wire::negotiate::wants_html;
 use store_wire::query::Query;
 use store_wire::router::{is_probe, route, Endpoint};
@@ -109,7 +109,7 @@ async fn admit(
     }
     // Held until the response has been sent, a download's body included.
     let Some(in_flight) = shared.requests.take(key) else {
-        let res = respond::store_error(&crate::server::over_share());
+        let res = respond::store_error(&crate::shared::over_share());
         return (res, crate::metrics::ROUTE_RATE_LIMITED);
     };
     let query = match Query::parse(parts.uri.query().unwrap_or(""))

@@ -7,7 +7,7 @@ use http::{header, HeaderMap, Method};
 use store_app::{Access, App, AppResult};
 use store_core::{ReadIntent, RetainAuth, StoreError};
 
-use crate::server::Shared;
+use crate::shared::Shared;
 use store_wire::query::Query;
 
 use super::{OWNER_HEADER, WRITE_HEADER};
@@ -47,7 +47,7 @@ impl Ctx {
     pub fn intake(&self, limit_bytes: u64) -> AppResult<crate::body::Intake> {
         let len = crate::body::declared_length(&self.headers, limit_bytes)?;
         let shared = &self.shared;
-        let wanted = crate::server::kib(len.min(shared.bodies_in_flight_bytes_max));
+        let wanted = crate::shared::kib(len.min(shared.bodies_in_flight_bytes_max));
         let room = Arc::clone(&shared.bodies_in_flight)
             .try_acquire_many_owned(wanted)
             .map_err(|_| StoreError::Busy {
