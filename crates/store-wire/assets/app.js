@@ -204,11 +204,13 @@
     item.li.appendChild(el("p", { "class": "error", role: "alert" }, err.message));
   }
 
-  function query(params) {
+  // A query string of [name, value] pairs, names from WIRE.params; empty
+  // values are left out.
+  function query(pairs) {
     var parts = [];
-    Object.keys(params).forEach(function (k) {
-      if (params[k] !== "" && params[k] !== null && params[k] !== undefined) {
-        parts.push(encodeURIComponent(k) + "=" + encodeURIComponent(params[k]));
+    pairs.forEach(function (p) {
+      if (p[1] !== "" && p[1] !== null && p[1] !== undefined) {
+        parts.push(encodeURIComponent(p[0]) + "=" + encodeURIComponent(p[1]));
       }
     });
     return parts.length ? "?" + parts.join("&") : "";
@@ -234,19 +236,20 @@
       var label = "Bundle of " + files.length + " files";
       var b = resultItem(list, label);
       // Burn after reading and download limits apply to single files only.
-      jobs.push(send("POST", root + query({ ttl: common.ttl, protect: field("protect") }), formData(files), auth(null), b.bar)
+      jobs.push(send("POST", root + query([[WIRE.params.ttl, common.ttl], [WIRE.params.protect, field("protect")]]), formData(files), auth(null), b.bar)
         .then(done(b, label, common), function (e) { showError(b, e); }));
     } else if (mode === "dir") {
       var name = field("dirname");
       var dirLabel = name ? "Dir " + name : "New dir";
       var d = resultItem(list, dirLabel);
       var asked = { ttl: field("ttl"), dirname: name };
-      jobs.push(send("POST", root + query({ dir: "1", name: name, ttl: field("ttl"), write: field("write"), listed: field("listed") }), formData(files), auth(null), d.bar)
+      var dirQuery = [[WIRE.params.dir, "1"], [WIRE.params.name, name], [WIRE.params.ttl, field("ttl")], [WIRE.params.write, field("write")], [WIRE.params.listed, field("listed")]];
+      jobs.push(send("POST", root + query(dirQuery), formData(files), auth(null), d.bar)
         .then(done(d, dirLabel, asked), function (e) { showError(d, e); }));
     } else {
       files.forEach(function (f) {
         var item = resultItem(list, f.name);
-        var params = { name: f.name, ttl: common.ttl, once: common.once, max_downloads: field("max_downloads"), protect: field("protect") };
+        var params = [[WIRE.params.name, f.name], [WIRE.params.ttl, common.ttl], [WIRE.params.once, common.once], [WIRE.params.max_downloads, field("max_downloads")], [WIRE.params.protect, field("protect")]];
         jobs.push(send("POST", root + query(params), f, auth({ "Content-Type": f.type || "application/octet-stream" }), item.bar)
           .then(done(item, f.name, common), function (e) { showError(item, e); }));
       });
@@ -626,7 +629,7 @@
       img.src = href;
       img.alt = links[at].getAttribute("data-name") || "";
       caption.textContent = img.alt + " (" + (at + 1) + "/" + links.length + ")";
-      download.href = href + (href.indexOf("?") < 0 ? "?" : "&") + "download=1";
+      download.href = withParam(href, WIRE.params.download, "1");
       original.href = href;
       showLikes();
     }

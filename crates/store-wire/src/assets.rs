@@ -133,6 +133,28 @@ mod tests {
     }
 
     #[test]
+    fn the_script_spells_no_parameter_itself() {
+        // A query is built from [name, value] pairs whose names come from
+        // WIRE.params: no object of named keys, and no `name=` in a string.
+        let app: String = include_str!("../assets/app.js")
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect();
+        assert!(
+            !app.contains("query({"),
+            "app.js builds a query from named keys"
+        );
+        for param in crate::routes::GLOBAL_PARAMS
+            .iter()
+            .chain(crate::routes::params())
+        {
+            for spelled in ['?', '&', '"'].map(|c| format!("{c}{}=", param.name)) {
+                assert!(!app.contains(&spelled), "app.js spells {spelled}");
+            }
+        }
+    }
+
+    #[test]
     fn assets_resolve_and_urls_carry_a_version() {
         assert!(
             get("app.js").is_some_and(|(t, b)| t.starts_with("text/javascript") && !b.is_empty())
