@@ -108,17 +108,65 @@ impl Param {
     }
 }
 
-/// What a route answers when it succeeds; `openapi.rs` maps view names to
-/// their schemas.
+/// The JSON views routes answer with; `openapi.rs` gives each its schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// What a gallery admin action answers: done, or the admin view.
+    AdminResult,
+    /// `GET /browse`: the live tagged files.
+    BrowseList,
+    /// A gallery comment.
+    Comment,
+    /// `/api`: the contract.
+    Contract,
+    /// What a delete answers.
+    Deleted,
+    /// `GET /d`: the listed dirs.
+    DirList,
+    /// A dir's record.
+    DirRecord,
+    /// A single file's record.
+    FileRecord,
+    /// A gallery: its page of images, its creation, or its counts.
+    Gallery,
+    /// `GET /pics`: the listed galleries.
+    GalleryList,
+    /// `/help`: the topics.
+    HelpIndex,
+    /// `/help/<topic>`: one topic.
+    HelpTopic,
+    /// A dir's history.
+    History,
+    /// `GET /`: where the contract and the help are.
+    Home,
+    /// One image of a gallery.
+    Image,
+    /// An image upload: one image, or a batch.
+    ImageUpload,
+    /// A like toggled.
+    Like,
+    /// `/openapi.json`: this document.
+    Openapi,
+    /// A single file's or a bundle's record.
+    OwnedRecord,
+    /// What retaining answers.
+    RetainResponse,
+    /// `/healthz` and `/readyz`.
+    Status,
+    /// What an upload makes: a file, a bundle, or (with `share=`) a dir.
+    Upload,
+}
+
+/// What a route answers when it succeeds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
-    /// JSON of the named view, for every client.
-    Json(&'static str),
-    /// JSON of the named view for agents, an HTML page for browsers.
-    Page(&'static str),
+    /// JSON of the view, for every client.
+    Json(View),
+    /// JSON of the view for agents, an HTML page for browsers.
+    Page(View),
     /// As `Page`, or for some captures text of this media type
     /// (`/help/errors` is plain text).
-    PageOrText(&'static str, &'static str),
+    PageOrText(View, &'static str),
     /// Stored bytes of any type, with ranges and validators.
     Bytes,
     /// Text of this media type.
@@ -383,44 +431,44 @@ route_table! {
     /// GET /: upload page for browsers, a pointer for agents.
     Home => Route { name: "home", verb: Verb::Get, path: "/", keywords: &[], params: &[],
         topic: "files", does: "the upload page for browsers; for agents, where the contract and the help are",
-        takes: Takes::Nothing, answers: Answer::Page("Home") },
+        takes: Takes::Nothing, answers: Answer::Page(View::Home) },
     /// POST /: raw or multipart upload (one part: a file; 2+: a bundle).
     Upload { ; file: NewFile } => Route { name: "upload", verb: Verb::Post, path: "/", keywords: &[],
         params: &[NAME, TTL, ONCE, MAX_DOWNLOADS, TAG, SHARE, PROTECT, TOKEN],
         topic: "files",
         does: "upload raw bytes, or multipart/form-data: one file part answers the single file record, 2+ file parts create an immutable bundle (the bundle record); share=<name> uploads into that named dir (create-or-get); the answer carries owner_token (also in X-Store-Owner), once; protect=1: changes need it; max_downloads=N (1 to {downloads_max}): removed after its Nth whole download",
-        takes: Takes::Bytes, answers: Answer::Json("Upload") },
+        takes: Takes::Bytes, answers: Answer::Json(View::Upload) },
     /// POST /?url=: import a remote document.
     Import { ; import: ImportRequest } => Route { name: "import", verb: Verb::Post, path: "/", keywords: &["url"],
         params: &[URL, Param::opt("name", "<name>", Shape::Text), LINK, TAG, TTL, MAX_DOWNLOADS, PROTECT, TOKEN],
         topic: "import",
         does: "import a public http(s) document ({import_bytes_max} at most), or with link=1 store the URL as a redirect document; the answer carries owner_token, once",
-        takes: Takes::Nothing, answers: Answer::Json("FileRecord") },
+        takes: Takes::Nothing, answers: Answer::Json(View::FileRecord) },
     /// POST /?dir=1: create a dir.
     CreateDir { ; dir: NewDir } => Route { name: "create_dir", verb: Verb::Post, path: "/", keywords: &["dir"],
         params: &[Param::opt("dir", "1", Shape::Flag).req(), DIR_NAME, LISTED, TAG, TTL, WRITE, SHOW, TOKEN],
         topic: "dirs",
         does: "create (or get, when named) a dir; optional multipart parts become its first files; a creation answers owner_token, once",
-        takes: Takes::Bytes, answers: Answer::Json("DirRecord") },
+        takes: Takes::Bytes, answers: Answer::Json(View::DirRecord) },
     /// GET /api: the contract.
     Api => Route { name: "api", verb: Verb::Get, path: "/api", keywords: &[], params: &[],
-        topic: "about", does: "this contract", takes: Takes::Nothing, answers: Answer::Json("Contract") },
+        topic: "about", does: "this contract", takes: Takes::Nothing, answers: Answer::Json(View::Contract) },
     /// GET /openapi.json: the contract as an OpenAPI 3.1 document.
     Openapi => Route { name: "openapi", verb: Verb::Get, path: "/openapi.json", keywords: &[], params: &[],
         topic: "about", does: "this contract as an OpenAPI 3.1 document, generated from the route table",
-        takes: Takes::Nothing, answers: Answer::Json("Openapi") },
+        takes: Takes::Nothing, answers: Answer::Json(View::Openapi) },
     /// GET /browse.
     Browse { ; browse: Browse } => Route { name: "browse", verb: Verb::Get, path: "/browse", keywords: &[],
         params: &[TAG, Q, Param::opt("sort", "created|name|size|expires", Shape::Choice(&["created", "name", "size", "expires"])), ORDER],
-        topic: "browse", does: "list live tagged files", takes: Takes::Nothing, answers: Answer::Page("BrowseList") },
+        topic: "browse", does: "list live tagged files", takes: Takes::Nothing, answers: Answer::Page(View::BrowseList) },
     /// GET /help.
     Help => Route { name: "help", verb: Verb::Get, path: "/help", keywords: &[], params: &[],
         topic: "about", does: "topics with a one-line summary and URL each (JSON for agents, HTML for browsers)",
-        takes: Takes::Nothing, answers: Answer::Page("HelpIndex") },
+        takes: Takes::Nothing, answers: Answer::Page(View::HelpIndex) },
     /// GET `/help/<topic>`.
     HelpTopic { topic } => Route { name: "help_topic", verb: Verb::Get, path: "/help/{topic}", keywords: &[], params: &[],
         topic: "about", does: "one topic: its endpoints and a text with this server's values; /help/errors is plain text",
-        takes: Takes::Nothing, answers: Answer::PageOrText("HelpTopic", "text/plain") },
+        takes: Takes::Nothing, answers: Answer::PageOrText(View::HelpTopic, "text/plain") },
     /// GET /write_for_agents.
     WriteForAgents => Route { name: "write_for_agents", verb: Verb::Get, path: "/write_for_agents", keywords: &[], params: &[],
         topic: "about", does: "copy-pasteable instructions for uploading, sharing, editing and retaining",
@@ -442,12 +490,12 @@ route_table! {
     /// GET /healthz: the process serves.
     Healthz => Route { name: "healthz", verb: Verb::Get, path: "/healthz", keywords: &[], params: &[],
         topic: "operations", does: "200 {\"status\": \"ok\"} while the process serves",
-        takes: Takes::Nothing, answers: Answer::Json("Status") },
+        takes: Takes::Nothing, answers: Answer::Json(View::Status) },
     /// GET /readyz: the store can be reached.
     Readyz => Route { name: "readyz", verb: Verb::Get, path: "/readyz", keywords: &[], params: &[],
         topic: "operations",
         does: "200 {\"status\": \"ok\"} when the records and the bytes can be reached, 503 (code unavailable) otherwise; for load balancers, never rate limited",
-        takes: Takes::Nothing, answers: Answer::Json("Status") },
+        takes: Takes::Nothing, answers: Answer::Json(View::Status) },
     /// GET or HEAD `/<id>`.
     GetFile { id ; read: FileRead } => Route { name: "get_file", verb: Verb::Get, path: "/{id}", keywords: &[],
         params: &[DOWNLOAD, INFO, THUMB],
@@ -464,90 +512,90 @@ route_table! {
     /// POST `/<id>?retain=1`.
     RetainFile { id } => Route { name: "retain_file", verb: Verb::Post, path: "/{id}", keywords: &["retain"],
         params: &[RETAIN, TOKEN],
-        topic: "retention", does: "retain indefinitely; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("RetainResponse") },
+        topic: "retention", does: "retain indefinitely; needs the retain token", takes: Takes::Nothing, answers: Answer::Json(View::RetainResponse) },
     /// POST `/<id>?tag=..&untag=`..
     TagFile { id ; tags: TagEdit } => Route { name: "tag_file", verb: Verb::Post, path: "/{id}", keywords: &["tag", "untag"],
         params: &[TAG, UNTAG, OWNER],
-        topic: "browse", does: "add or remove tags; content and expiry untouched", takes: Takes::Nothing, answers: Answer::Json("FileRecord") },
+        topic: "browse", does: "add or remove tags; content and expiry untouched", takes: Takes::Nothing, answers: Answer::Json(View::FileRecord) },
     /// POST `/<id>?ttl=`: the owner sets a new expiry.
     SetFileTtl { id ; ttl: NewTtl } => Route { name: "set_file_ttl", verb: Verb::Post, path: "/{id}", keywords: &["ttl"],
         params: &[TTL.req(), OWNER],
         topic: "owners", does: "with the owner token: a new lifetime counted from now, clamped as at upload (a retained object keeps its own)",
-        takes: Takes::Nothing, answers: Answer::Json("OwnedRecord") },
+        takes: Takes::Nothing, answers: Answer::Json(View::OwnedRecord) },
     /// PUT `/<id>`.
     ReplaceFile { id } => Route { name: "replace_file", verb: Verb::Put, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
-        topic: "files", does: "replace a text file's content", takes: Takes::Text, answers: Answer::Json("FileRecord") },
+        topic: "files", does: "replace a text file's content", takes: Takes::Text, answers: Answer::Json(View::FileRecord) },
     /// PATCH `/<id>`.
     AppendFile { id } => Route { name: "append_file", verb: Verb::Patch, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
-        topic: "files", does: "append text to a text file", takes: Takes::Text, answers: Answer::Json("FileRecord") },
+        topic: "files", does: "append text to a text file", takes: Takes::Text, answers: Answer::Json(View::FileRecord) },
     /// DELETE `/<id>`.
     DeleteFile { id } => Route { name: "delete_file", verb: Verb::Delete, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
-        topic: "files", does: "delete a file or a bundle", takes: Takes::Nothing, answers: Answer::Json("Deleted") },
+        topic: "files", does: "delete a file or a bundle", takes: Takes::Nothing, answers: Answer::Json(View::Deleted) },
     /// GET /d: listed dirs.
     ListDirs { ; list: DirList } => Route { name: "list_dirs", verb: Verb::Get, path: "/d", keywords: &[],
         params: &[Param::opt("q", "<sub>", Shape::Text),
             Param::opt("created_after", "<ts>", Shape::Text), Param::opt("created_before", "<ts>", Shape::Text),
             Param::opt("updated_after", "<ts>", Shape::Text), Param::opt("updated_before", "<ts>", Shape::Text),
             Param::opt("sort", "created|updated|name", Shape::Choice(&["created", "updated", "name"])), ORDER],
-        topic: "browse", does: "listed dirs", takes: Takes::Nothing, answers: Answer::Page("DirList") },
+        topic: "browse", does: "listed dirs", takes: Takes::Nothing, answers: Answer::Page(View::DirList) },
     /// GET or HEAD `/d/<key>` (listing, page, or `?zip=1`).
     GetDir { key ; zip: AsZip } => Route { name: "get_dir", verb: Verb::Get, path: "/d/{key}", keywords: &[],
         params: &[ZIP],
-        topic: "dirs", does: "the dir listing, or with zip=1 a zip of every file", takes: Takes::Nothing, answers: Answer::Page("DirRecord") },
+        topic: "dirs", does: "the dir listing, or with zip=1 a zip of every file", takes: Takes::Nothing, answers: Answer::Page(View::DirRecord) },
     /// GET `/d/<key>?qr=1`: the QR code of a dir's link.
     DirQr { key ; qr: QrFormat } => Route { name: "dir_qr", verb: Verb::Get, path: "/d/{key}", keywords: &["qr"], params: &[QR],
         topic: "dirs", does: QR_DOES, takes: Takes::Nothing, answers: Answer::Qr },
     /// POST `/d/<key>`: add files.
     AddToDir { key ; name: RawName } => Route { name: "add_to_dir", verb: Verb::Post, path: "/d/{key}", keywords: &[],
         params: &[NAME, WRITE, OWNER],
-        topic: "dirs", does: "add files (multipart parts, or a raw body with name=)", takes: Takes::Bytes, answers: Answer::Json("DirRecord") },
+        topic: "dirs", does: "add files (multipart parts, or a raw body with name=)", takes: Takes::Bytes, answers: Answer::Json(View::DirRecord) },
     /// POST `/d/<key>?show=1`.
     ShowDir { key } => Route { name: "show_dir", verb: Verb::Post, path: "/d/{key}", keywords: &["show"],
         params: &[SHOW.req(), TOKEN],
-        topic: "show-dirs", does: "make a show-dir; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("DirRecord") },
+        topic: "show-dirs", does: "make a show-dir; needs the retain token", takes: Takes::Nothing, answers: Answer::Json(View::DirRecord) },
     /// POST `/d/<key>?retain=1`.
     RetainDir { key } => Route { name: "retain_dir", verb: Verb::Post, path: "/d/{key}", keywords: &["retain"],
         params: &[RETAIN, TOKEN],
-        topic: "retention", does: "retain a dir; needs the retain token", takes: Takes::Nothing, answers: Answer::Json("RetainResponse") },
+        topic: "retention", does: "retain a dir; needs the retain token", takes: Takes::Nothing, answers: Answer::Json(View::RetainResponse) },
     /// POST `/d/<key>?ttl=`: the owner sets a new sliding lifetime.
     SetDirTtl { key ; ttl: NewTtl } => Route { name: "set_dir_ttl", verb: Verb::Post, path: "/d/{key}", keywords: &["ttl"],
         params: &[TTL.req(), OWNER],
         topic: "owners", does: "with the owner token: a new sliding lifetime counted from now, clamped as at creation (a retained dir keeps its own)",
-        takes: Takes::Nothing, answers: Answer::Json("DirRecord") },
+        takes: Takes::Nothing, answers: Answer::Json(View::DirRecord) },
     /// DELETE `/d/<key>`.
     DeleteDir { key } => Route { name: "delete_dir", verb: Verb::Delete, path: "/d/{key}", keywords: &[], params: &[WRITE, OWNER, TOKEN],
-        topic: "dirs", does: "delete the whole dir", takes: Takes::Nothing, answers: Answer::Json("Deleted") },
+        topic: "dirs", does: "delete the whole dir", takes: Takes::Nothing, answers: Answer::Json(View::Deleted) },
     /// GET `/d/<key>/history`.
     DirHistory { key } => Route { name: "dir_history", verb: Verb::Get, path: "/d/{key}/history", keywords: &[], params: &[],
-        topic: "dirs", does: "the dir's history, newest first", takes: Takes::Nothing, answers: Answer::Page("History") },
+        topic: "dirs", does: "the dir's history, newest first", takes: Takes::Nothing, answers: Answer::Page(View::History) },
     /// GET or HEAD `/d/<key>/<file>`.
     GetDirFile { key, file ; download: AsDownload } => Route { name: "get_dir_file", verb: Verb::Get, path: "/d/{key}/{file}", keywords: &[],
         params: &[DOWNLOAD, THUMB],
         topic: "dirs", does: "one file of a dir", takes: Takes::Nothing, answers: Answer::Bytes },
     /// PUT `/d/<key>/<file>`.
     PutDirFile { key, file } => Route { name: "put_dir_file", verb: Verb::Put, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE, OWNER],
-        topic: "dirs", does: "replace (or create) a text file", takes: Takes::Text, answers: Answer::Json("DirRecord") },
+        topic: "dirs", does: "replace (or create) a text file", takes: Takes::Text, answers: Answer::Json(View::DirRecord) },
     /// PATCH `/d/<key>/<file>`.
     AppendDirFile { key, file } => Route { name: "append_dir_file", verb: Verb::Patch, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE, OWNER],
-        topic: "dirs", does: "append text to a text file", takes: Takes::Text, answers: Answer::Json("DirRecord") },
+        topic: "dirs", does: "append text to a text file", takes: Takes::Text, answers: Answer::Json(View::DirRecord) },
     /// DELETE `/d/<key>/<file>`.
     DeleteDirFile { key, file } => Route { name: "delete_dir_file", verb: Verb::Delete, path: "/d/{key}/{file}", keywords: &[], params: &[WRITE, OWNER],
-        topic: "dirs", does: "delete one file", takes: Takes::Nothing, answers: Answer::Json("DirRecord") },
+        topic: "dirs", does: "delete one file", takes: Takes::Nothing, answers: Answer::Json(View::DirRecord) },
     /// GET /pics: listed galleries.
     PicsIndex => Route { name: "pics_index", verb: Verb::Get, path: "/pics", keywords: &[], params: &[],
-        topic: "galleries", does: "listed galleries", takes: Takes::Nothing, answers: Answer::Page("GalleryList") },
+        topic: "galleries", does: "listed galleries", takes: Takes::Nothing, answers: Answer::Page(View::GalleryList) },
     /// POST /pics?create=1.
     CreateGallery { ; gallery: NewGallery } => Route { name: "create_gallery", verb: Verb::Post, path: "/pics", keywords: &["create"],
         params: &[Param::opt("create", "1", Shape::Flag).req(), DIR_NAME, LISTED],
         topic: "galleries",
         does: "create a gallery; a dir-style name is its key (create-or-get); the token comes back once, in admin_url",
-        takes: Takes::Nothing, answers: Answer::Json("Gallery") },
+        takes: Takes::Nothing, answers: Answer::Json(View::Gallery) },
     /// GET `/pics/g/<gid>` (grid or JSON; `?likes=1` counters).
     Gallery { gid ; show: GalleryShow } => Route { name: "gallery", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &[],
         params: &[PAGE, EMBED, STARS, Param::opt("likes", "1", Shape::Flag), ZIP],
         topic: "galleries",
         does: "the gallery: a grid for browsers, JSON (images, selected, pool, limits, upload how-to) for agents; likes=1: like and comment counters; zip=1: every visible image in one zip",
-        takes: Takes::Nothing, answers: Answer::Page("Gallery") },
+        takes: Takes::Nothing, answers: Answer::Page(View::Gallery) },
     /// GET `/pics/g/<gid>?qr=1`: the QR code of a gallery's link.
     GalleryQr { gid ; qr: QrFormat } => Route { name: "gallery_qr", verb: Verb::Get, path: "/pics/g/{gid}", keywords: &["qr"], params: &[QR],
         topic: "galleries", does: QR_DOES, takes: Takes::Nothing, answers: Answer::Qr },
@@ -556,46 +604,46 @@ route_table! {
         params: &[NAME],
         topic: "galleries",
         does: "upload an image (raw bytes, or multipart for several): JPEG, PNG, WebP, GIF or HEIC, {pics_upload_bytes_max} each at most",
-        takes: Takes::Bytes, answers: Answer::Json("ImageUpload") },
+        takes: Takes::Bytes, answers: Answer::Json(View::ImageUpload) },
     /// POST `/pics/g/<gid>?url=`.
     ImportImage { gid ; import: ImageImport } => Route { name: "import_image", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["url"],
         params: &[Param::opt("url", "<image URL>", Shape::Text).req(), NAME],
-        topic: "galleries", does: "import an image from a public host", takes: Takes::Nothing, answers: Answer::Json("Image") },
+        topic: "galleries", does: "import an image from a public host", takes: Takes::Nothing, answers: Answer::Json(View::Image) },
     /// POST `/pics/g/<gid>?comment=1`.
     Comment { gid } => Route { name: "comment", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["comment"],
         params: &[Param::opt("comment", "1", Shape::Flag).req(), Param::opt("name", "<name>", Shape::Text), Param::opt("text", "<text>", Shape::Text)],
         topic: "galleries",
         does: "post a comment: form or JSON with name (optional, {comment_name_chars_max} characters) and text ({comment_text_chars_max} characters)",
-        takes: Takes::Comment, answers: Answer::Json("Comment") },
+        takes: Takes::Comment, answers: Answer::Json(View::Comment) },
     /// POST `/pics/g/<gid>?clike=<cid>`.
     LikeComment { gid ; comment: CommentLike } => Route { name: "like_comment", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["clike"],
         params: &[Param::opt("clike", "<cid>", Shape::Text).req()],
-        topic: "galleries", does: "toggle your like of a comment", takes: Takes::Nothing, answers: Answer::Json("Like") },
+        topic: "galleries", does: "toggle your like of a comment", takes: Takes::Nothing, answers: Answer::Json(View::Like) },
     /// GET `/pics/g/<gid>/<secret>`: the admin page.
     GalleryAdmin { gid, secret ; page: AdminPage } => Route { name: "gallery_admin", verb: Verb::Get, path: "/pics/g/{gid}/{secret}", keywords: &[],
         params: &[],
-        topic: "galleries", does: "the admin page (JSON for agents, hidden images included)", takes: Takes::Nothing, answers: Answer::Page("Gallery") },
+        topic: "galleries", does: "the admin page (JSON for agents, hidden images included)", takes: Takes::Nothing, answers: Answer::Page(View::Gallery) },
     /// GET `/pics/g/<gid>/<secret>/json`: the admin view as JSON.
     GalleryAdminJson { gid, secret ; page: AdminPage } => Route { name: "gallery_admin_json", verb: Verb::Get, path: "/pics/g/{gid}/{secret}/json", keywords: &[],
         params: &[],
-        topic: "galleries", does: "the admin view as JSON, hidden images included", takes: Takes::Nothing, answers: Answer::Json("Gallery") },
+        topic: "galleries", does: "the admin view as JSON, hidden images included", takes: Takes::Nothing, answers: Answer::Json(View::Gallery) },
     /// POST `/pics/g/<gid>/<secret>`.
     GalleryAdminAction { gid, secret } => Route { name: "gallery_admin_action", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &[],
         params: &[Param::opt("id", "<image or comment id>", Shape::Text),
             Param::opt("action", "hide|unhide|delete|up|down|cdel", Shape::Choice(&["hide", "unhide", "delete", "up", "down", "cdel"]))],
         topic: "galleries",
         does: "admin action: form fields id and action (hide, unhide, delete, up, down, cdel)",
-        takes: Takes::Form, answers: Answer::Json("AdminResult") },
+        takes: Takes::Form, answers: Answer::Json(View::AdminResult) },
     /// POST `/pics/g/<gid>/<secret>?upload=1`: the admin uploads.
     AdminUploadImage { gid, secret ; image: ImageUpload } => Route { name: "admin_upload_image", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &["upload"],
         params: &[Param::opt("upload", "1", Shape::Flag).req(), NAME],
         topic: "galleries",
         does: "the admin uploads images, as at POST /pics/g/<gid>: the way in when the server takes gallery images from admins only (STORE_PICS_UPLOADS=admin)",
-        takes: Takes::Bytes, answers: Answer::Json("ImageUpload") },
+        takes: Takes::Bytes, answers: Answer::Json(View::ImageUpload) },
     /// POST `/pics/g/<gid>/<secret>?url=`: the admin imports.
     AdminImportImage { gid, secret ; import: ImageImport } => Route { name: "admin_import_image", verb: Verb::Post, path: "/pics/g/{gid}/{secret}", keywords: &["url"],
         params: &[Param::opt("url", "<image URL>", Shape::Text).req(), NAME],
-        topic: "galleries", does: "the admin imports an image from a public host", takes: Takes::Nothing, answers: Answer::Json("Image") },
+        topic: "galleries", does: "the admin imports an image from a public host", takes: Takes::Nothing, answers: Answer::Json(View::Image) },
     /// GET `/pics/i/<id>`.
     Image { id ; read: ImageRead } => Route { name: "image", verb: Verb::Get, path: "/pics/i/{id}", keywords: &[],
         params: &[THUMB, DOWNLOAD],
@@ -603,7 +651,7 @@ route_table! {
     /// POST `/pics/i/<id>?like=1`.
     LikeImage { id } => Route { name: "like_image", verb: Verb::Post, path: "/pics/i/{id}", keywords: &["like"],
         params: &[Param::opt("like", "1", Shape::Flag).req()],
-        topic: "galleries", does: "toggle your like of an image", takes: Takes::Nothing, answers: Answer::Json("Like") },
+        topic: "galleries", does: "toggle your like of an image", takes: Takes::Nothing, answers: Answer::Json(View::Like) },
 }
 
 /// Parameters every route reads besides its own: `json=1` and `html=1`
