@@ -70,19 +70,7 @@ impl App {
         auth: RetainAuth,
     ) -> AppResult<Created<BundleRecord>> {
         let now = self.now();
-        req.validate(&self.config.limits)?;
-        if req.once || req.max_downloads.is_some() {
-            return Err(StoreError::bad_request(
-                "once=1 and max_downloads apply to single files only, not to bundles",
-            )
-            .into());
-        }
-        if !req.tags.is_empty() {
-            return Err(StoreError::bad_request(
-                "tags apply to single files and dirs, not to bundles",
-            )
-            .into());
-        }
+        req.validate_bundle(&self.config.limits)?;
         if parts.len() < 2 {
             return Err(StoreError::bad_request("a bundle needs 2 or more file parts").into());
         }

@@ -40,10 +40,7 @@ impl App {
         req: &ImportRequest,
         auth: RetainAuth,
     ) -> AppResult<crate::Created<store_core::FileRecord>> {
-        req.file.validate(&self.config.limits)?;
-        if req.file.share.is_some() {
-            return Err(StoreError::bad_request("share does not apply to import").into());
-        }
+        req.file.validate_import(&self.config.limits)?;
         let limit = self.config.limits.import_bytes_max;
         if req.link {
             validate_link_url(&req.url)?;

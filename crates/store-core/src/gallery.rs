@@ -19,6 +19,21 @@ use crate::time::Timestamp;
 
 /// Display names of galleries (names that are not keys), in characters.
 pub const GALLERY_DISPLAY_NAME_CHARS_MAX: usize = 100;
+
+/// A new gallery's name as given: trimmed, none if empty, refused (400)
+/// when longer than [`GALLERY_DISPLAY_NAME_CHARS_MAX`] or holding a
+/// control character.
+pub fn gallery_name(name: Option<&str>) -> Result<Option<&str>, StoreError> {
+    let name = name.map(str::trim).filter(|n| !n.is_empty());
+    if let Some(n) = name {
+        if n.chars().count() > GALLERY_DISPLAY_NAME_CHARS_MAX || n.chars().any(char::is_control) {
+            return Err(StoreError::bad_request(format!(
+                "a gallery name is at most {GALLERY_DISPLAY_NAME_CHARS_MAX} characters"
+            )));
+        }
+    }
+    Ok(name)
+}
 /// The default comment author.
 pub const DEFAULT_COMMENT_NAME: &str = "Gast";
 /// Thumbnail boxes offered; `thumb=1` means 320.
@@ -299,6 +314,17 @@ impl ImageRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gallery_names_are_trimmed_and_bounded() {
+        assert_eq!(gallery_name(Some("  Holiday  ")), Ok(Some("Holiday")));
+        assert_eq!(gallery_name(Some("   ")), Ok(None));
+        assert_eq!(gallery_name(None), Ok(None));
+        let longest = "é".repeat(GALLERY_DISPLAY_NAME_CHARS_MAX);
+        assert!(gallery_name(Some(&longest)).is_ok());
+        assert!(gallery_name(Some(&format!("{longest}x"))).is_err());
+        assert!(gallery_name(Some("tab\there")).is_err());
+    }
 
     #[test]
     fn gallery_uploads_decide_who_may_add_images() {

@@ -56,6 +56,36 @@ impl NewFile {
 }
 
 impl NewFile {
+    /// The rules of a bundle (two or more file parts) beyond
+    /// [`NewFile::validate`]: download limits and tags are a single
+    /// file's.
+    pub fn validate_bundle(&self, limits: &Limits) -> Result<(), StoreError> {
+        self.validate(limits)?;
+        if self.once || self.max_downloads.is_some() {
+            return Err(StoreError::bad_request(
+                "once=1 and max_downloads apply to single files only, not to bundles",
+            ));
+        }
+        if !self.tags.is_empty() {
+            return Err(StoreError::bad_request(
+                "tags apply to single files and dirs, not to bundles",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The rules of an import's file beyond [`NewFile::validate`]: an
+    /// import makes one file, never a shared dir's.
+    pub fn validate_import(&self, limits: &Limits) -> Result<(), StoreError> {
+        self.validate(limits)?;
+        if self.share.is_some() {
+            return Err(StoreError::bad_request("share does not apply to import"));
+        }
+        Ok(())
+    }
+}
+
+impl NewFile {
     /// The whole downloads the file may have, if they are counted:
     /// `once=1` is `max_downloads=1`; a count outside 1 to
     /// `limits.downloads_max`, or `once=1` with another count, is refused.
@@ -184,6 +214,33 @@ mod tests {
             };
             let verdict = dir.validate(&Limits::DEFAULT);
             prop_assert_eq!(verdict.is_ok(), !protect, "{:?}", verdict);
+        }
+    }
+
+    proptest! {
+        /// A bundle takes a file's rules, less download limits and tags;
+        /// an import takes them, less `share`.
+        #[test]
+        fn bundles_and_imports_narrow_a_files_rules(
+            once in any::<bool>(),
+            max_downloads in proptest::option::of(1u32..3),
+            share in any::<bool>(),
+            tagged in any::<bool>(),
+        ) {
+            let limits = Limits::DEFAULT;
+            let mut req = new_file(once, max_downloads, share, false);
+            if tagged {
+                req.tags = vec!["notes".into()];
+            }
+            let file_ok = req.validate(&limits).is_ok();
+            let bundle = req.validate_bundle(&limits);
+            prop_assert_eq!(
+                bundle.is_ok(),
+                file_ok && !once && max_downloads.is_none() && !tagged,
+                "{:?}", bundle
+            );
+            let import = req.validate_import(&limits);
+            prop_assert_eq!(import.is_ok(), file_ok && !share, "{:?}", import);
         }
     }
 

@@ -12,8 +12,7 @@ use store_core::auth::constant_time_eq;
 use store_core::auth::hash_token;
 use store_core::container::{unique_member_name, MemberFile};
 use store_core::gallery::{
-    fingerprint, toggle_like, validate_comment, Comment, GalleryRecord, ImageRecord,
-    GALLERY_DISPLAY_NAME_CHARS_MAX,
+    fingerprint, gallery_name, toggle_like, validate_comment, Comment, GalleryRecord, ImageRecord,
 };
 use store_core::names::validate_memorable_name;
 use store_core::record::{gallery_storage_key, image_storage_key};
@@ -119,16 +118,7 @@ impl App {
     /// any other name is a display name on a fresh hex id.
     pub fn create_gallery(&self, name: Option<&str>, listed: bool) -> AppResult<GalleryMade> {
         let now = self.now();
-        let name = name.map(str::trim).filter(|n| !n.is_empty());
-        if let Some(n) = name {
-            if n.chars().count() > GALLERY_DISPLAY_NAME_CHARS_MAX || n.chars().any(char::is_control)
-            {
-                return Err(StoreError::bad_request(format!(
-                    "a gallery name is at most {GALLERY_DISPLAY_NAME_CHARS_MAX} characters"
-                ))
-                .into());
-            }
-        }
+        let name = gallery_name(name)?;
         let keyed = name.filter(|n| validate_memorable_name(&self.config.limits, n).is_ok());
         let gid = keyed.map_or_else(|| ids::dir_id(self.ports.random.as_ref()), str::to_string);
         let key = gallery_storage_key(&gid);
