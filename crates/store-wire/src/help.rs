@@ -566,6 +566,12 @@ fn who_creates(config: &AppConfig) -> String {
     format!("\n## Who may upload\n\n{uploads} {pics} (`/api`: `upload_token`, `gallery_uploads`)\n")
 }
 
+/// A topic's plain-text body, for the topics SPEC.md serves as text to
+/// everyone (`/help/errors`); `None` for the rest, which are pages.
+pub fn plain_text(topic: &Topic, limits: &Limits) -> Option<String> {
+    (topic.slug == "errors").then(|| errors_text(limits))
+}
+
 /// `/help/errors`: plain text, one paragraph per code.
 pub fn errors_text(limits: &Limits) -> String {
     let mut out = String::from(

@@ -10,10 +10,9 @@ use store_core::{FileRecord, Object, ReadIntent, StoreError};
 use super::{blocking, created, serve_download, serve_zip, Ctx};
 use crate::body::{self, multipart_boundary};
 use crate::respond::{self, json, Res};
+use store_wire::pages;
 use store_wire::params::{self, AsDownload, Browse, FileRead, NewTtl, Parsed, TagEdit};
-use store_wire::router::{url_for, RouteId};
 use store_wire::views::{BrowseEntry, BundleView, FileView, RetainView};
-use store_wire::{api, pages};
 
 pub(super) fn home(ctx: &Ctx) -> Res {
     let base = ctx.base();
@@ -28,21 +27,7 @@ pub(super) fn home(ctx: &Ctx) -> Res {
             ),
         );
     }
-    json(
-        StatusCode::OK,
-        &store_wire::views::Pointer {
-            service: api::SERVICE_NAME,
-            version: api::SPEC_VERSION,
-            api: url_for(base, RouteId::Api, &[]),
-            help: url_for(base, RouteId::Help, &[]),
-            openapi: url_for(base, RouteId::Openapi, &[]),
-            write_for_agents: url_for(base, RouteId::WriteForAgents, &[]),
-            upload: format!(
-                "curl --data-binary @notes.txt '{}?name=notes.txt'",
-                url_for(base, RouteId::Upload, &[])
-            ),
-        },
-    )
+    json(StatusCode::OK, &store_wire::views::Pointer::new(base))
 }
 
 /// POST /: one body or part makes a single file, two or more parts a

@@ -22,13 +22,8 @@ pub(super) fn help_index(ctx: &Ctx) -> Res {
 pub(super) fn help_topic(ctx: &Ctx, slug: &str) -> Result<Res, StoreError> {
     let topic = help::topic(slug).ok_or_else(StoreError::not_found)?;
     let config = ctx.app.config();
-    // SPEC.md: `/help/errors` is plain text, for everyone.
-    if topic.slug == "errors" {
-        return Ok(respond::text(
-            StatusCode::OK,
-            PLAIN,
-            help::errors_text(&config.limits),
-        ));
+    if let Some(text) = help::plain_text(topic, &config.limits) {
+        return Ok(respond::text(StatusCode::OK, PLAIN, text));
     }
     let page = help::topic_page(topic, config);
     if ctx.html {

@@ -11,6 +11,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::router::{url_for, with_query, RouteId};
+
 mod galleries;
 mod records;
 
@@ -31,6 +33,26 @@ pub struct Pointer {
     pub write_for_agents: String,
     /// A curl command that uploads a file.
     pub upload: String,
+}
+
+impl Pointer {
+    /// The pointer of a service at `base`.
+    pub fn new(base: &str) -> Self {
+        let upload = with_query(
+            &url_for(base, RouteId::Upload, &[]),
+            crate::routes::NAME.name,
+            "notes.txt",
+        );
+        Self {
+            service: crate::api::SERVICE_NAME,
+            version: crate::api::SPEC_VERSION,
+            api: url_for(base, RouteId::Api, &[]),
+            help: url_for(base, RouteId::Help, &[]),
+            openapi: url_for(base, RouteId::Openapi, &[]),
+            write_for_agents: url_for(base, RouteId::WriteForAgents, &[]),
+            upload: format!("curl --data-binary @notes.txt '{upload}'"),
+        }
+    }
 }
 
 /// The answer to a successful delete.
