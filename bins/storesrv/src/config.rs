@@ -86,7 +86,13 @@ impl std::fmt::Debug for Secret {
     }
 }
 
-pub const USAGE: &str = "\
+/// What `--help` prints: every setting, its defaults taken from
+/// `Limits::DEFAULT`, `ServerLimits::DEFAULT` and store-pg's grace, so that
+/// no number is written twice.
+pub fn usage() -> String {
+    let (l, g) = (Limits::DEFAULT, ServerLimits::DEFAULT);
+    format!(
+        "\
 storesrv: an ephemeral file store over HTTP
 
 usage: storesrv [--listen ADDR] [--data DIR] [--base-url URL] [--metrics-listen ADDR]
@@ -99,7 +105,7 @@ usage: storesrv [--listen ADDR] [--data DIR] [--base-url URL] [--metrics-listen 
   --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics, on a listener of
                     their own (env STORE_METRICS_LISTEN; default: none). Keep it private.
   --max-file-bytes N  largest single file, bundle member or dir file (env STORE_MAX_FILE_BYTES;
-                    default 5242880); import stores at most this or 5242880, the smaller
+                    default {file}); import stores at most this or {import}, the smaller
 
 environment only:
   STORE_RETAIN_TOKEN        comma-separated retain tokens (unset: retention off)
@@ -111,15 +117,15 @@ environment only:
   STORE_PICS_UPLOADS        open (default): anyone with a gallery's link adds images;
                             admin: only its admin (or the superadmin), on the admin page or
                             POST /pics/g/<gid>/<admin token>?upload=1
-  STORE_RATE_LIMIT_PER_MIN  requests per minute per client IP (default 100; 0 = off)
-  STORE_POOL_BYTES          store pool (default 104857600)
-  STORE_PICS_POOL_BYTES     pics pool (default 21474836480)
+  STORE_RATE_LIMIT_PER_MIN  requests per minute per client IP (default {rate}; 0 = off)
+  STORE_POOL_BYTES          store pool (default {pool})
+  STORE_PICS_POOL_BYTES     pics pool (default {pics_pool})
   STORE_SHOW_DIR_BYTES      bytes anonymous writers may put in one show-dir (default: a tenth of the pool)
-  STORE_MAX_PICS_UPLOAD_BYTES  largest gallery image upload (default 31457280); gallery
-                            import stores at most this or 31457280, the smaller
+  STORE_MAX_PICS_UPLOAD_BYTES  largest gallery image upload (default {pics_upload}); gallery
+                            import stores at most this or {pics_import}, the smaller
   STORE_TTL_DEFAULT, STORE_TTL_MIN, STORE_TTL_MAX  a single file's or bundle's lifetime when
                             none is asked for, and the bounds a ttl is clamped to, as <N>h
-                            or <N>d (defaults 4h, 4h, 14d)
+                            or <N>d (defaults {ttl_default}, {ttl_min}, {ttl_max})
   STORE_TRUSTED_PROXIES     IPs or CIDRs whose X-Forwarded-For is believed
   STORE_IMPORT_ALLOW_PRIVATE=1  let import reach private hosts (tests only)
   STORE_DATABASE_URL        postgres://user:pass@host:port/db: records, locks, pools and the
@@ -131,7 +137,7 @@ environment only:
   STORE_S3_PREFIX           key prefix, so that several services can share a bucket
   STORE_DELETE_GRACE_SECS   with STORE_DATABASE_URL: how long bytes no record names any more
                             wait before they are deleted, so that downloads which began
-                            before outlive them (default 3600)
+                            before outlive them (default {grace})
 
 migrate: copies the sled store in --from-data (stopped) into the PostgreSQL
 database of STORE_DATABASE_URL, and its bytes into the bucket of STORE_S3_*
@@ -141,14 +147,44 @@ end, and prints its report as JSON. The same directory for both moves the
 records alone.
 
 guards against greedy clients (0 turns a cap off):
-  STORE_CONNECTIONS_PER_IP      connections one address may hold (default 64)
-  STORE_REQUESTS_PER_IP         requests one client may have in flight (default 128)
-  STORE_HEADER_TIMEOUT_SECS     time to send request headers, and keep-alive idle (default 30)
-  STORE_SEND_TIMEOUT_SECS       a client accepting no byte this long is dropped (default 30)
-  STORE_BODY_TIMEOUT_SECS       a body's idle limit, and its grace before the rate counts (default 30)
-  STORE_BODY_MIN_BYTES_PER_SEC  slowest body accepted, after the grace (default 4096)
-  STORE_BODIES_IN_FLIGHT_BYTES  bytes of bodies received at once, all clients (default 1073741824)
-";
+  STORE_CONNECTIONS_PER_IP      connections one address may hold (default {conns})
+  STORE_REQUESTS_PER_IP         requests one client may have in flight (default {reqs})
+  STORE_HEADER_TIMEOUT_SECS     time to send request headers, and keep-alive idle (default {header})
+  STORE_SEND_TIMEOUT_SECS       a client accepting no byte this long is dropped (default {send})
+  STORE_BODY_TIMEOUT_SECS       a body's idle limit, and its grace before the rate counts (default {body})
+  STORE_BODY_MIN_BYTES_PER_SEC  slowest body accepted, after the grace (default {pace})
+  STORE_BODIES_IN_FLIGHT_BYTES  bytes of bodies received at once, all clients (default {in_flight})
+",
+        file = l.file_bytes_max,
+        import = l.import_bytes_max,
+        rate = l.rate_limit_per_min,
+        pool = l.pool_bytes,
+        pics_pool = l.pics_pool_bytes,
+        pics_upload = l.pics_upload_bytes_max,
+        pics_import = l.pics_import_bytes_max,
+        ttl_default = hours_or_days(l.file_ttl_default_secs),
+        ttl_min = hours_or_days(l.file_ttl_min_secs),
+        ttl_max = hours_or_days(l.file_ttl_max_secs),
+        grace = store_pg::DELETE_GRACE.as_secs(),
+        conns = g.connections_per_client_max,
+        reqs = g.requests_per_client_max,
+        header = g.header_timeout_secs,
+        send = g.send_timeout_secs,
+        body = g.body_timeout_secs,
+        pace = g.body_min_bytes_per_sec,
+        in_flight = g.bodies_in_flight_bytes_max,
+    )
+}
+
+/// A lifetime as the usage writes it: whole days as `<N>d`, else `<N>h`.
+fn hours_or_days(secs: u64) -> String {
+    const DAY_SECS: u64 = 86_400;
+    if secs % DAY_SECS == 0 {
+        format!("{}d", secs / DAY_SECS)
+    } else {
+        format!("{}h", secs / 3_600)
+    }
+}
 
 /// What the command line asked for.
 #[derive(Debug, PartialEq, Eq)]
@@ -249,7 +285,7 @@ fn flags(args: &[String], migrating: bool) -> Result<Result<Flags, Command>, Str
             "--from-data" if migrating => value(&mut f.from_data)?,
             "-h" | "--help" => return Ok(Err(Command::Help)),
             "-V" | "--version" => return Ok(Err(Command::Version)),
-            other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
+            other => return Err(format!("unknown argument {other:?}\n\n{}", usage())),
         }
     }
     Ok(Ok(f))

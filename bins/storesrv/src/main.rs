@@ -46,7 +46,7 @@ fn main() -> ExitCode {
             };
         }
         Ok(Command::Help) => {
-            print!("{}", config::USAGE);
+            print!("{}", config::usage());
             return ExitCode::SUCCESS;
         }
         Ok(Command::Version) => {
