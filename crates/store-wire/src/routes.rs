@@ -11,7 +11,7 @@
 //! by their `keywords`: the query keys that select them (`?retain=1`,
 //! `?tag=`), at most one row's keywords in a request.
 
-use store_core::Limits;
+use store_core::{Limits, StoreError};
 
 use crate::params::{
     AdminPage, AsDownload, AsZip, Browse, CommentLike, DirList, FileRead, FromQuery, GalleryShow,
@@ -421,6 +421,16 @@ macro_rules! route_table {
                         vec![$($($field.as_str()),*)?]
                     })+
                     _ => Vec::new(),
+                }
+            }
+
+            /// Why the route's parameters were refused, if they were.
+            pub fn refusal(&self) -> Option<&StoreError> {
+                match self {
+                    $($(Endpoint::$variant { $($params,)? .. } => {
+                        None$(.or($params.as_ref().err()))?
+                    })?)+
+                    _ => None,
                 }
             }
         }
