@@ -632,6 +632,17 @@ impl Comment {
     }
 }
 
+/// A small form body as fields: JSON (a comment, as [`Comment::json_form`]
+/// reads it) when its Content-Type says so, else urlencoded.
+pub fn form_body(content_type: Option<&str>, bytes: &[u8]) -> Result<Query, StoreError> {
+    if content_type.is_some_and(|v| v.to_ascii_lowercase().contains("json")) {
+        return Comment::json_form(bytes);
+    }
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| StoreError::bad_request("the form is not UTF-8"))?;
+    Query::parse(text)
+}
+
 /// A gallery admin form: what to do, and to which image or comment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AdminForm {

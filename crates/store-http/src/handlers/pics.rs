@@ -274,7 +274,7 @@ pub(super) async fn like(ctx: &Ctx, id: String) -> AppResult<Res> {
     let liked = blocking(ctx, move |app| app.like_image(&id, &v)).await?;
     if ctx.html {
         let gallery = url_for(ctx.base(), RouteId::Gallery, &[&liked.gallery]);
-        return Ok(respond::redirect(&format!("{gallery}#{}", liked.id)));
+        return Ok(respond::redirect(&pages::image_anchor(&gallery, &liked.id)));
     }
     Ok(json(StatusCode::OK, &LikeView::from(&liked)))
 }
@@ -289,7 +289,7 @@ pub(super) async fn like_comment(
     let liked = blocking(ctx, move |app| app.like_comment(&gid, &cid, &v)).await?;
     if ctx.html {
         let gallery = url_for(ctx.base(), RouteId::Gallery, &[&liked.gallery]);
-        return Ok(respond::redirect(&format!("{gallery}#comments")));
+        return Ok(respond::redirect(&pages::comments_anchor(&gallery)));
     }
     Ok(json(StatusCode::OK, &LikeView::from(&liked)))
 }
@@ -298,17 +298,11 @@ pub(super) async fn like_comment(
 async fn form(ctx: &Ctx, body: RequestBody) -> AppResult<Query> {
     let intake = ctx.intake(FORM_BYTES_MAX)?;
     let bytes = body::read_bounded(&intake, body, FORM_BYTES_MAX).await?;
-    let is_json = ctx
+    let content_type = ctx
         .headers
         .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().contains("json"));
-    if is_json {
-        return Ok(wire::Comment::json_form(&bytes)?);
-    }
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|_| StoreError::bad_request("the form is not UTF-8"))?;
-    Query::parse(text).map_err(Into::into)
+        .and_then(|v| v.to_str().ok());
+    Ok(wire::form_body(content_type, &bytes)?)
 }
 
 pub(super) async fn comment(ctx: &Ctx, gid: String, body: RequestBody) -> AppResult<Res> {
@@ -316,10 +310,7 @@ pub(super) async fn comment(ctx: &Ctx, gid: String, body: RequestBody) -> AppRes
     let v = visitor(ctx);
     let g = gid.clone();
     let comment = blocking(ctx, move |app| app.comment(&g, &v, name.as_deref(), &text)).await?;
-    let location = format!(
-        "{}#comments",
-        url_for(ctx.base(), RouteId::Gallery, &[&gid])
-    );
+    let location = pages::comments_anchor(&url_for(ctx.base(), RouteId::Gallery, &[&gid]));
     if ctx.html {
         return Ok(respond::redirect(&location));
     }

@@ -7,6 +7,20 @@ use super::*;
 use crate::qr;
 use crate::views::{GalleryCreated, GalleryEntry, GalleryLimits, GalleryView};
 
+/// The id of a gallery page's guestbook, which a comment's answer links to.
+const COMMENTS_ID: &str = "comments";
+
+/// Where on a gallery's page (at `gallery_url`) its guestbook is.
+pub fn comments_anchor(gallery_url: &str) -> String {
+    format!("{gallery_url}#{COMMENTS_ID}")
+}
+
+/// Where on a gallery's page (at `gallery_url`) one of its images is: the
+/// page gives each image's figure the image's id.
+pub fn image_anchor(gallery_url: &str, image_id: &str) -> String {
+    format!("{gallery_url}#{image_id}")
+}
+
 /// `/pics`: the public galleries, and the form that makes one.
 pub fn pics_index(site: Site<'_>, list: &[GalleryEntry], token_required: bool) -> Markup {
     page(
@@ -54,7 +68,7 @@ pub fn gallery_created(site: Site<'_>, v: &GalleryCreated) -> Markup {
 fn comments(view: &GalleryView, limits: &GalleryLimits) -> Markup {
     let cooldown = limits.comment_cooldown_secs;
     html! {
-        section id="comments" {
+        section id=(COMMENTS_ID) {
             h2 { "Guestbook" }
             div id="comment-list" {
                 @for c in &view.comments {
