@@ -11,7 +11,8 @@ use std::ops::{ControlFlow, Range};
 use std::time::Duration;
 
 use crate::pool::Totals;
-use crate::record::{BlobId, Listing, Object};
+use crate::blob::BlobId;
+use crate::record::{Listing, Object};
 use crate::time::Timestamp;
 
 /// A storage fault: the disk, the database, a corrupt record. Never the
