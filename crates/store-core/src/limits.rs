@@ -122,6 +122,15 @@ const HEADER_BYTES_MAX: u64 = 32 * 1024;
 const HEADER_FIELDS_MAX: u64 = 64;
 /// Bytes of request head buffered; a longer head answers 431.
 const HEAD_BYTES_MAX: u64 = 64 * 1024;
+/// A small form carries a name and a comment of a few thousand
+/// characters, or a few fields.
+const FORM_BYTES_MAX: u64 = 16 * 1024;
+/// A plain multipart field is a token, a name or a lifetime.
+const FORM_FIELD_BYTES_MAX: u64 = 1024;
+/// A page's form sends under ten plain fields.
+const FORM_FIELDS_MAX: u64 = 32;
+/// A part's headers name a field, a file and a type.
+const PART_HEADER_BYTES_MAX: u64 = 16 * 1024;
 
 /// How the server guards its connections and the size of requests
 /// (docs/RELIABILITY.md): one value with one set of defaults, which the
@@ -159,6 +168,15 @@ pub struct ServerLimits {
     pub header_fields_max: u64,
     /// Bytes of request head buffered (431 past it).
     pub head_bytes_max: u64,
+    /// Bytes of a small form body (a gallery's creation form, a comment,
+    /// an admin action): 413 past it.
+    pub form_bytes_max: u64,
+    /// Bytes of one plain field of a multipart body (400 past it).
+    pub form_field_bytes_max: u64,
+    /// Plain fields of a multipart body (400 past it).
+    pub form_fields_max: u64,
+    /// Bytes of one part's headers in a multipart body (400 past it).
+    pub part_header_bytes_max: u64,
 }
 
 impl ServerLimits {
@@ -176,6 +194,10 @@ impl ServerLimits {
         header_bytes_max: HEADER_BYTES_MAX,
         header_fields_max: HEADER_FIELDS_MAX,
         head_bytes_max: HEAD_BYTES_MAX,
+        form_bytes_max: FORM_BYTES_MAX,
+        form_field_bytes_max: FORM_FIELD_BYTES_MAX,
+        form_fields_max: FORM_FIELDS_MAX,
+        part_header_bytes_max: PART_HEADER_BYTES_MAX,
     };
 }
 

@@ -10,8 +10,8 @@ use std::io::Read;
 use std::ops::{ControlFlow, Range};
 use std::time::Duration;
 
-use crate::pool::Totals;
 use crate::blob::BlobId;
+use crate::pool::Totals;
 use crate::record::{Listing, Object};
 use crate::time::Timestamp;
 

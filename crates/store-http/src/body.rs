@@ -313,10 +313,6 @@ pub struct Multipart {
     pub fields: Vec<(String, String)>,
 }
 
-/// Longest plain form field kept, and how many are kept.
-const FORM_FIELD_BYTES_MAX: usize = 1024;
-const FORM_FIELDS_MAX: usize = 32;
-
 /// Longest multipart boundary: RFC 2046 allows 70 characters, and a longer
 /// one only makes every part costlier to scan.
 const BOUNDARY_CHARS_MAX: usize = 70;
@@ -368,6 +364,12 @@ pub struct PartRules<'a> {
     /// checked only once a second arrives).
     pub names_checked: Option<&'a store_core::Limits>,
     pub gate: Option<Gate<'a>>,
+    /// Bytes of one plain field.
+    pub field_bytes_max: usize,
+    /// Plain fields in the body.
+    pub fields_max: usize,
+    /// Bytes of one part's header block.
+    pub part_header_bytes_max: usize,
 }
 
 impl std::fmt::Debug for PartRules<'_> {
@@ -381,14 +383,19 @@ impl std::fmt::Debug for PartRules<'_> {
 }
 
 impl PartRules<'_> {
-    /// Parts of `file_limit_bytes` each, at most `files_max`, names not
-    /// checked, no gate.
-    pub fn new(file_limit_bytes: u64, files_max: usize) -> Self {
+    /// Parts of `file_limit_bytes` each, at most `files_max`, fields and
+    /// part headers within the server's limits, names not checked, no
+    /// gate.
+    pub fn new(file_limit_bytes: u64, files_max: usize, server: &store_core::ServerLimits) -> Self {
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         Self {
             file_limit_bytes,
             files_max,
             names_checked: None,
             gate: None,
+            field_bytes_max: size(server.form_field_bytes_max),
+            fields_max: size(server.form_fields_max),
+            part_header_bytes_max: size(server.part_header_bytes_max),
         }
     }
 
@@ -462,7 +469,7 @@ where
     S: futures_core::Stream<Item = Result<Bytes, E>> + Send + Unpin + 'static,
     E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
 {
-    let guarded = crate::partguard::Guarded::new(body, &boundary);
+    let guarded = crate::partguard::Guarded::new(body, &boundary, rules.part_header_bytes_max);
     let mut mp = multer::Multipart::new(guarded, boundary);
     let mut out = Multipart::default();
     while let Some(mut field) = intake
@@ -471,8 +478,8 @@ where
         .map_err(multipart_error)?
     {
         let Some(file_name) = part_file_name(&field)? else {
-            let pair = read_form_field(intake, &mut field).await?;
-            if out.fields.len() >= FORM_FIELDS_MAX {
+            let pair = read_form_field(intake, &mut field, rules.field_bytes_max).await?;
+            if out.fields.len() >= rules.fields_max {
                 return Err(StoreError::bad_request("too many form fields").into());
             }
             out.fields.push(pair);
@@ -539,12 +546,13 @@ async fn drained_parts<'r>(
 async fn read_form_field(
     intake: &Intake,
     field: &mut multer::Field<'_>,
+    bytes_max: usize,
 ) -> AppResult<(String, String)> {
     let name = field.name().unwrap_or("").to_string();
     let mut value = Vec::new();
     while let Some(chunk) = intake.step(field.chunk()).await?.map_err(multipart_error)? {
         value.extend_from_slice(&chunk);
-        if value.len() > FORM_FIELD_BYTES_MAX {
+        if value.len() > bytes_max {
             return Err(StoreError::bad_request(format!("form field {name:?} is too long")).into());
         }
     }

@@ -9,9 +9,6 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 
-/// Bytes one part's header block may take.
-pub const PART_HEADER_BYTES_MAX: usize = 16 * 1024;
-
 /// Scans a multipart stream chunk by chunk, with a small carry so that a
 /// delimiter or a blank line split across chunks is still seen.
 #[derive(Debug)]
@@ -111,10 +108,11 @@ pub struct Guarded<S> {
 }
 
 impl<S> Guarded<S> {
-    pub fn new(inner: S, boundary: &str) -> Self {
+    /// `inner`, each part's header block at most `header_bytes_max`.
+    pub fn new(inner: S, boundary: &str, header_bytes_max: usize) -> Self {
         Self {
             inner,
-            limit: PartHeaderLimit::new(boundary, PART_HEADER_BYTES_MAX),
+            limit: PartHeaderLimit::new(boundary, header_bytes_max),
             failed: false,
         }
     }

@@ -155,7 +155,11 @@ pub(crate) async fn container_parts<'a>(
     let rules = crate::body::PartRules {
         names_checked: Some(limits),
         gate: ctx.with_form_token(gate),
-        ..crate::body::PartRules::new(limits.file_bytes_max, limits.files_per_container_max)
+        ..crate::body::PartRules::new(
+            limits.file_bytes_max,
+            limits.files_per_container_max,
+            &limits.server,
+        )
     };
     let stream = http_body_util::BodyExt::into_data_stream(body);
     let mp = crate::body::read_multipart(&intake, stream, boundary, rules).await?;

@@ -19,9 +19,6 @@ use store_wire::views::{
     CommentView, Counters, GalleryCreated, GalleryEntry, GalleryView, ImageView, LikeView,
 };
 
-/// Largest comment or admin form body: a comment is at most 540
-/// characters, a form a few fields.
-const FORM_BYTES_MAX: u64 = 16 * 1024;
 /// Files in one multipart gallery upload.
 const BATCH_FILES_MAX: usize = 50;
 
@@ -214,7 +211,7 @@ async fn receive_images(
     let stream = http_body_util::BodyExt::into_data_stream(body);
     let rules = body::PartRules {
         gate: ctx.with_form_token(None),
-        ..body::PartRules::new(limit, BATCH_FILES_MAX)
+        ..body::PartRules::new(limit, BATCH_FILES_MAX, &ctx.app.config().limits.server)
     };
     let mp = body::read_multipart(&intake, stream, boundary, rules).await?;
     if mp.files.is_empty() {
@@ -296,8 +293,9 @@ pub(super) async fn like_comment(
 
 /// A small form body: JSON or urlencoded, by Content-Type.
 async fn form(ctx: &Ctx, body: RequestBody) -> AppResult<Query> {
-    let intake = ctx.intake(FORM_BYTES_MAX)?;
-    let bytes = body::read_bounded(&intake, body, FORM_BYTES_MAX).await?;
+    let form_bytes_max = ctx.app.config().limits.server.form_bytes_max;
+    let intake = ctx.intake(form_bytes_max)?;
+    let bytes = body::read_bounded(&intake, body, form_bytes_max).await?;
     let content_type = ctx
         .headers
         .get(header::CONTENT_TYPE)
