@@ -88,7 +88,8 @@ impl std::fmt::Debug for Secret {
 
 /// What `--help` prints: every setting, its defaults taken from
 /// `Limits::DEFAULT`, `ServerLimits::DEFAULT` and store-pg's grace, so that
-/// no number is written twice.
+/// no number is written twice. Long because it is the help text, which
+/// reads best whole.
 pub fn usage() -> String {
     let (l, g) = (Limits::DEFAULT, ServerLimits::DEFAULT);
     format!(
