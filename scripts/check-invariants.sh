@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Checks the architecture invariants of docs/ARCHITECTURE.md mechanically:
-# which crate may depend on what, and that no blocking-pool thread waits
-# for a client. Exits non-zero on the first breach.
+# Checks mechanically the invariants of docs/ARCHITECTURE.md that name it
+# as their check: which crate may depend on what, no blocking-pool thread
+# waiting for a client, route paths and parameter names only in the wire,
+# URLs and JSON only in store-wire, no import circles, short functions, and
+# the rest below. Exits non-zero on the first breach.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -4,7 +4,7 @@
 A module of a crate is a file or folder right under its `src/`; module A
 uses B when A's production code (everything before its first
 `#[cfg(test)]`) names `crate::B`, or a name the crate's root re-exports
-from B (`crate::Part` for `pub use bundles::Part`), or does either
+from B (`crate::Part` for `pub use upload::Part`), or does either
 through `super::` from a file right under `src/`. A circle is a set of
 modules that each reach the others that way: such modules cannot be
 read, tested or moved one at a time. Prints each circle and exits 1 when

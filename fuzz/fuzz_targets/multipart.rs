@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
     let intake = store_http::body::Intake::unhurried(Arc::new(app));
     let body = bytes::Bytes::copy_from_slice(data);
     let stream = futures_stream(body);
-    let rules = store_http::body::PartRules::new(FILE_LIMIT, FILES_MAX);
+    let rules = store_http::body::PartRules::new(FILE_LIMIT, FILES_MAX, &store_core::ServerLimits::DEFAULT);
     let result = runtime().block_on(store_http::body::read_multipart(&intake, stream, "XyZ".into(), rules));
     match result {
         Ok(mp) => {
