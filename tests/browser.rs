@@ -8,6 +8,7 @@
 //! `target/tmp/screenshots/` as artifacts.
 
 use crate::common::qr;
+use crate::common::repo;
 use crate::common::webdriver;
 
 use std::path::PathBuf;
@@ -17,8 +18,7 @@ use serde_json::{json, Value};
 use webdriver::Browser;
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
+    repo("fixtures")
         .join(name)
         .canonicalize()
         .expect("fixture exists")

@@ -413,7 +413,7 @@ struct OwnGarage {
 
 impl OwnGarage {
     fn script(&self, command: &str) {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/garage");
+        let script = repo("scripts/garage");
         let status = std::process::Command::new(script)
             .arg(command)
             .arg(self.dir.path().join("node"))
@@ -425,7 +425,7 @@ impl OwnGarage {
 
     fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/garage");
+        let script = repo("scripts/garage");
         let out = std::process::Command::new(script)
             .arg("start")
             .arg(dir.path().join("node"))

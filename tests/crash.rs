@@ -183,11 +183,7 @@ fn round(run: u64) -> Vec<String> {
             .status(),
         201
     );
-    let gif = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/media/animated.gif"
-    ))
-    .unwrap();
+    let gif = std::fs::read(repo("fixtures/media/animated.gif")).unwrap();
     let mut res = s.post("/pics/g/crash-gallery?name=a.gif", &gif);
     assert_eq!(res.status(), 201);
     let image = crate::common::json(&mut res)["id"]

@@ -296,11 +296,13 @@ struct OwnCluster {
 }
 
 impl OwnCluster {
-    const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/pg-cluster");
+    fn script() -> std::path::PathBuf {
+        repo("scripts/pg-cluster")
+    }
 
     fn start() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let out = std::process::Command::new(Self::SCRIPT)
+        let out = std::process::Command::new(Self::script())
             .arg("start")
             .arg(dir.path().join("pg"))
             .output()
@@ -319,7 +321,7 @@ impl OwnCluster {
 
     /// `pg_ctl restart -m fast`: returns once the database answers again.
     fn restart(&self) {
-        let ok = std::process::Command::new(Self::SCRIPT)
+        let ok = std::process::Command::new(Self::script())
             .arg("restart")
             .arg(self.dir.path().join("pg"))
             .status()
@@ -331,7 +333,7 @@ impl OwnCluster {
 
 impl Drop for OwnCluster {
     fn drop(&mut self) {
-        let _ = std::process::Command::new(Self::SCRIPT)
+        let _ = std::process::Command::new(Self::script())
             .arg("stop")
             .arg(self.dir.path().join("pg"))
             .status();

@@ -116,11 +116,7 @@ fn noise(len: usize, seed: u64) -> Vec<u8> {
 }
 
 fn media(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/../../fixtures/media/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect(name)
+    std::fs::read(repo(&format!("fixtures/media/{name}"))).expect(name)
 }
 
 /// Files in the data dir's staging area: a refused upload must leave none.

@@ -10,11 +10,7 @@ use std::sync::Arc;
 use store_testkit::origin::{not_found, ok, redirect, Origin};
 
 fn origin() -> Origin {
-    let bomb = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/zeros-10mib.gz"
-    ))
-    .unwrap();
+    let bomb = std::fs::read(repo("fixtures/zeros-10mib.gz")).unwrap();
     Origin::start(Arc::new(move |path| {
         match path {
         "/docs/guide.md" => ok(b"# Guide\n", "Content-Type: text/markdown\r\n"),
@@ -23,7 +19,7 @@ fn origin() -> Origin {
         "/bomb" => ok(&bomb, "Content-Type: application/octet-stream\r\nContent-Encoding: gzip\r\n"),
         "/to-metadata" => redirect("http://169.254.169.254/latest/meta-data/"),
         "/silent" => None,
-        "/cat.gif" => ok(&std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/media/animated.gif")).unwrap(), "Content-Type: image/gif\r\n"),
+        "/cat.gif" => ok(&std::fs::read(repo("fixtures/media/animated.gif")).unwrap(), "Content-Type: image/gif\r\n"),
         "/to-zero" => redirect("http://0.0.0.0/"),
         _ => not_found(),
     }

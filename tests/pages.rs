@@ -4,7 +4,7 @@
 
 use crate::common::qr;
 
-use crate::common::{header, json, multipart, text, Server};
+use crate::common::{header, json, multipart, repo, text, Server};
 use scraper::{Html, Selector};
 
 const BROWSER: (&str, &str) = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
@@ -113,11 +113,7 @@ fn every_page_is_well_formed_strict_and_escapes_hostile_strings() {
         .strip_prefix(&s.base)
         .unwrap()
         .to_string();
-    let png = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/pixel.png"
-    ))
-    .unwrap();
+    let png = std::fs::read(repo("fixtures/pixel.png")).unwrap();
     let up = s.post(
         &format!(
             "/pics/g/page-gallery?name={}",
@@ -304,11 +300,7 @@ fn og(doc: &Html, name: &str) -> Option<String> {
 #[test]
 fn shared_pages_carry_opengraph_without_spending_a_download() {
     let s = Server::start();
-    let png = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/pixel.png"
-    ))
-    .unwrap();
+    let png = std::fs::read(repo("fixtures/pixel.png")).unwrap();
     let g = json(&mut s.post_empty("/pics?create=1&name=og-gallery", &[]));
     let gallery_url = g["url"].as_str().unwrap();
     let image = json(&mut s.post("/pics/g/og-gallery?name=p.png", &png));

@@ -6,11 +6,7 @@ use crate::common::*;
 use serde_json::Value;
 
 fn media(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/../../fixtures/media/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect(name)
+    std::fs::read(repo(&format!("fixtures/media/{name}"))).expect(name)
 }
 
 fn create(s: &Server, query: &str) -> (u16, Value) {

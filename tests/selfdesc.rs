@@ -2,7 +2,7 @@
 //! `/write_for_agents`, `/copy_for_agents` and `/releases`, checked against
 //! `/api` so the two can never disagree.
 
-use crate::common::{assert_error, header, json, text, Server};
+use crate::common::{assert_error, header, json, repo, text, Server};
 use serde_json::Value;
 
 const BROWSER: (&str, &str) = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
@@ -261,7 +261,7 @@ fn conflicting_keywords_are_refused_and_do_nothing() {
 #[test]
 fn api_and_openapi_match_their_golden_copies() {
     let s = Server::start();
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/golden");
+    let dir = repo("fixtures/golden");
     let update = std::env::var_os("STORE_UPDATE_GOLDEN").is_some_and(|v| v == "1");
     for (path, file) in [("/api", "api.json"), ("/openapi.json", "openapi.json")] {
         let body = text(&mut s.get(path)).replace(&s.base, "http://BASE");

@@ -5,11 +5,7 @@ use crate::common::*;
 use std::collections::HashSet;
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/../../fixtures/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("fixture")
+    std::fs::read(repo(&format!("fixtures/{name}"))).expect("fixture")
 }
 
 fn is_rfc3339_z(s: &str) -> bool {

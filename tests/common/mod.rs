@@ -12,6 +12,18 @@ pub mod qr;
 pub mod webdriver;
 
 pub use ureq::http::Response;
+
+/// A path in the repository, from its root: `repo("fixtures/pixel.png")`.
+/// Found at run time: nextest sets CARGO_MANIFEST_DIR to where the sources
+/// are, also when it runs an archived build against a copy of them
+/// (scripts/stress-runs), so such a run reads the fixtures and scripts of
+/// the commit it was built from, not of the working tree.
+pub fn repo(rel: &str) -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
+        .join("../..")
+        .join(rel)
+}
 pub type Body = ureq::Body;
 
 pub const RETAIN_TOKEN: &str = "test-retain-token";

@@ -94,12 +94,14 @@ mod tests {
 
     #[test]
     fn wire_js_is_the_route_tables() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/wire.js");
+        let manifest = std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into());
+        let path = format!("{manifest}/assets/wire.js");
         let generated = wire_js();
         if std::env::var_os("STORE_UPDATE_GOLDEN").is_some() {
-            std::fs::write(path, &generated).expect("wire.js is written");
+            std::fs::write(&path, &generated).expect("wire.js is written");
         }
-        let checked_in = std::fs::read_to_string(path).expect("wire.js is there");
+        let checked_in = std::fs::read_to_string(&path).expect("wire.js is there");
         assert!(
             checked_in == generated,
             "assets/wire.js differs from the route table; run scripts/golden"
