@@ -212,7 +212,7 @@ from_query_by_parse!(
 );
 
 /// `ttl=`, parsed (`4h`, `7d`, seconds).
-pub fn ttl(q: &Query) -> Result<Option<u64>, StoreError> {
+fn ttl(q: &Query) -> Result<Option<u64>, StoreError> {
     q.text("ttl")?
         .as_deref()
         .map(store_core::ttl::parse_ttl)
@@ -220,7 +220,7 @@ pub fn ttl(q: &Query) -> Result<Option<u64>, StoreError> {
 }
 
 /// `order=`: `desc` (the default) or `asc`.
-pub fn order(q: &Query) -> Result<SortOrder, StoreError> {
+fn order(q: &Query) -> Result<SortOrder, StoreError> {
     match q.get("order") {
         None | Some("desc") => Ok(SortOrder::Desc),
         Some("asc") => Ok(SortOrder::Asc),
@@ -232,7 +232,7 @@ pub fn order(q: &Query) -> Result<SortOrder, StoreError> {
 
 /// An upload's parameters (`POST /`, and a form's fields), checked by
 /// store-core's rules before a byte of the body is read.
-pub fn new_file(limits: &Limits, q: &Query) -> Result<NewFile, StoreError> {
+fn new_file(limits: &Limits, q: &Query) -> Result<NewFile, StoreError> {
     let req = NewFile {
         name: q.text("name")?,
         declared_type: None,
@@ -257,7 +257,7 @@ pub fn new_file(limits: &Limits, q: &Query) -> Result<NewFile, StoreError> {
 
 /// `POST /?url=`: the URL, whether to store it as a link, and the file's
 /// own parameters.
-pub fn import(limits: &Limits, q: &Query) -> Result<ImportRequest, StoreError> {
+fn import(limits: &Limits, q: &Query) -> Result<ImportRequest, StoreError> {
     let url = url(q)?;
     Ok(ImportRequest {
         url,
@@ -267,7 +267,7 @@ pub fn import(limits: &Limits, q: &Query) -> Result<ImportRequest, StoreError> {
 }
 
 /// `POST /?dir=1`'s parameters, checked by store-core's rules.
-pub fn new_dir(limits: &Limits, q: &Query) -> Result<NewDir, StoreError> {
+fn new_dir(limits: &Limits, q: &Query) -> Result<NewDir, StoreError> {
     let write = match q.get("write") {
         None | Some("0") | Some("false") | Some("no") | Some("off") => None,
         Some("1") | Some("true") | Some("yes") | Some("on") => Some(WriteRequest::Generate),
@@ -287,18 +287,18 @@ pub fn new_dir(limits: &Limits, q: &Query) -> Result<NewDir, StoreError> {
 }
 
 /// `name=` of a raw body written into a dir: the file's name.
-pub fn raw_name(q: &Query) -> Result<Option<String>, StoreError> {
+fn raw_name(q: &Query) -> Result<Option<String>, StoreError> {
     q.text("name")
 }
 
 /// `url=` of an import: the address to fetch.
-pub fn url(q: &Query) -> Result<String, StoreError> {
+fn url(q: &Query) -> Result<String, StoreError> {
     q.text("url")?
         .ok_or_else(|| StoreError::bad_request("url must not be empty"))
 }
 
 /// `clike=`: the comment a like is for.
-pub fn comment_like(q: &Query) -> Result<String, StoreError> {
+fn comment_like(q: &Query) -> Result<String, StoreError> {
     q.text("clike")?
         .ok_or_else(|| StoreError::bad_request("clike names a comment id"))
 }
@@ -322,7 +322,7 @@ pub fn form_write_token(fields: Vec<(String, String)>) -> Option<String> {
 }
 
 /// `name=` of an image upload or import, as given.
-pub fn image_name(q: &Query) -> Option<String> {
+fn image_name(q: &Query) -> Option<String> {
     q.get("name").map(str::to_string)
 }
 
@@ -352,17 +352,17 @@ impl FileRead {
 }
 
 /// `download=1`: the bytes even for a browser.
-pub fn download(q: &Query) -> Result<bool, StoreError> {
+fn download(q: &Query) -> Result<bool, StoreError> {
     q.flag("download")
 }
 
 /// `thumb=<size>` of a file or an image.
-pub fn thumb(q: &Query) -> Option<String> {
+fn thumb(q: &Query) -> Option<String> {
     q.get("thumb").map(str::to_string)
 }
 
 /// `zip=1`: a dir's or a gallery's files as one zip.
-pub fn zip(q: &Query) -> Result<bool, StoreError> {
+fn zip(q: &Query) -> Result<bool, StoreError> {
     q.flag("zip")
 }
 
@@ -544,7 +544,7 @@ impl GalleryShow {
 }
 
 /// `p=` of a gallery's admin page: the page, from 1; anything else is 1.
-pub fn admin_page(q: &Query) -> usize {
+fn admin_page(q: &Query) -> usize {
     q.get("p").and_then(|p| p.parse().ok()).unwrap_or(1)
 }
 
