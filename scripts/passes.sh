@@ -17,7 +17,14 @@ browser='test(/^browser::/)'
 # own database whatever the pass (cluster:: and migrate::), and so ran
 # just so in the first.
 same_on_postgres='test(/^cluster::/) | test(/^migrate::/)'
-pass_postgres="package(storesrv) & kind(test) & $not_faults & not ($same_on_postgres | $browser)"
+# The two tests that time how soon the server lets go of hundreds of
+# sockets (tests/hostile.rs) need the machine to themselves
+# (.config/nextest.toml), and this pass runs beside the fault suite
+# (scripts/test). What they time is the server's sockets and queues,
+# which are the same whatever holds the records: they run in the first
+# pass, and in the two-process pass, whose bytes come from Garage.
+alone='test(=hostile::slow_readers_are_dropped_after_the_send_deadline_and_starve_no_one) | test(=hostile::an_image_flood_is_refused_at_once_past_the_queue_and_others_are_served)'
+pass_postgres="package(storesrv) & kind(test) & $not_faults & not ($same_on_postgres | $browser | $alone)"
 # Two processes, records in PostgreSQL and bytes in Garage: the HTTP suite.
 pass_cluster="package(storesrv) & kind(test) & $not_faults & not $browser"
 pass_faults='package(storesrv) & kind(test) & test(/^faults::/)'

@@ -131,6 +131,22 @@ const FORM_FIELD_BYTES_MAX: u64 = 1024;
 const FORM_FIELDS_MAX: u64 = 32;
 /// A part's headers name a field, a file and a type.
 const PART_HEADER_BYTES_MAX: u64 = 16 * 1024;
+/// A gallery's upload form sends a holiday's pictures, not an archive.
+const BATCH_IMAGES_MAX: u64 = 50;
+/// How long, in all, the rest of a refused body is read after the answer
+/// (nginx's `lingering_time`).
+const LINGER_SECS: u64 = 30;
+/// How long a pause in a refused body's rest ends the lingering (nginx's
+/// `lingering_timeout`).
+const LINGER_IDLE_SECS: u64 = 5;
+/// Bytes of a refused body read and thrown away at most: a few uploads at
+/// the default size limit, so that lingering is no way to hold a
+/// connection.
+const LINGER_BYTES_MAX: u64 = 64 * 1024 * 1024;
+/// Bytes of a body read and thrown away after a storage fault in the
+/// middle of it, at most: enough for a client still sending a photo to
+/// read the 507.
+const DRAIN_BYTES_MAX: u64 = 16 * 1024 * 1024;
 
 /// How the server guards its connections and the size of requests
 /// (docs/RELIABILITY.md): one value with one set of defaults, which the
@@ -177,6 +193,20 @@ pub struct ServerLimits {
     pub form_fields_max: u64,
     /// Bytes of one part's headers in a multipart body (400 past it).
     pub part_header_bytes_max: u64,
+    /// Images in one multipart gallery upload (400 past it).
+    pub batch_images_max: u64,
+    /// Seconds, in all, the rest of a refused body is read and thrown
+    /// away after the answer, so that the client reads the answer
+    /// instead of a reset.
+    pub linger_secs: u64,
+    /// Seconds of a pause that end that lingering.
+    pub linger_idle_secs: u64,
+    /// Bytes of a refused body's rest read at most.
+    pub linger_bytes_max: u64,
+    /// Bytes of a body read and thrown away after a storage fault in the
+    /// middle of it (a full disk), at most, so that the client reads the
+    /// 507.
+    pub drain_bytes_max: u64,
 }
 
 impl ServerLimits {
@@ -198,6 +228,11 @@ impl ServerLimits {
         form_field_bytes_max: FORM_FIELD_BYTES_MAX,
         form_fields_max: FORM_FIELDS_MAX,
         part_header_bytes_max: PART_HEADER_BYTES_MAX,
+        batch_images_max: BATCH_IMAGES_MAX,
+        linger_secs: LINGER_SECS,
+        linger_idle_secs: LINGER_IDLE_SECS,
+        linger_bytes_max: LINGER_BYTES_MAX,
+        drain_bytes_max: DRAIN_BYTES_MAX,
     };
 }
 

@@ -244,12 +244,9 @@ pub async fn receive(
     sink.finish().await
 }
 
-/// Bytes of a body read and thrown away after a storage fault, at most.
-const DRAIN_BYTES_MAX: usize = 16 * 1024 * 1024;
-
 /// What is left to throw away of a body after a storage fault in the
-/// middle of it (a full disk). Reading the rest, up to
-/// [`DRAIN_BYTES_MAX`] and within the body's deadlines, lets a client
+/// middle of it (a full disk). Reading the rest, up to the server's
+/// `drain_bytes_max` and within the body's deadlines, lets a client
 /// still sending read the 507 instead of a broken pipe. A refusal of the
 /// client's own making (too large, a bad part) does not wait for its
 /// bytes.
@@ -259,9 +256,10 @@ struct Drain {
 
 impl Drain {
     /// A budget for `e`'s body, or `None` if `e` is not a storage fault.
-    fn after(e: &AppError) -> Option<Self> {
+    fn after(e: &AppError, intake: &Intake) -> Option<Self> {
+        let max = intake.app.config().limits.server.drain_bytes_max;
         matches!(e, AppError::Storage(_)).then_some(Self {
-            left: DRAIN_BYTES_MAX,
+            left: usize::try_from(max).unwrap_or(usize::MAX),
         })
     }
 
@@ -274,7 +272,7 @@ impl Drain {
 
 /// Throws away the rest of a raw body after `e` (see [`Drain`]).
 async fn drained(intake: &Intake, mut body: RequestBody, e: AppError) -> AppError {
-    let Some(mut drain) = Drain::after(&e) else {
+    let Some(mut drain) = Drain::after(&e, intake) else {
         return e;
     };
     while let Ok(Some(Ok(frame))) = intake.step(body.frame()).await {
@@ -522,7 +520,7 @@ async fn drained_parts<'r>(
     mp: &mut multer::Multipart<'r>,
     e: AppError,
 ) -> AppError {
-    let Some(mut drain) = Drain::after(&e) else {
+    let Some(mut drain) = Drain::after(&e, intake) else {
         return e;
     };
     let mut next = Some(field);

@@ -12,8 +12,9 @@
 //! every client and proxy reads the JSON error.
 //!
 //! The bounds keep it from being a way to hold a connection: at most
-//! [`LINGER_BYTES_MAX`] and [`LINGER_TIME`] in all, and at most
-//! [`LINGER_IDLE`] between two pieces. A client that asked before sending
+//! `linger_bytes_max` and `linger_secs` in all, and at most
+//! `linger_idle_secs` between two pieces (the server's limits,
+//! `store_core::ServerLimits`). A client that asked before sending
 //! (`Expect: 100-continue`) is not lingered for: reading its body would
 //! invite it to send what was refused.
 
@@ -25,29 +26,41 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 
-/// How long, in all, the rest of a refused body is read after the answer
-/// (nginx's `lingering_time`).
-const LINGER_TIME: Duration = Duration::from_secs(30);
-/// How long a pause in the rest ends the lingering (nginx's
-/// `lingering_timeout`).
-const LINGER_IDLE: Duration = Duration::from_secs(5);
-/// Bytes of a refused body read and thrown away at most.
-const LINGER_BYTES_MAX: usize = 64 * 1024 * 1024;
+/// How much of a refused body's rest is read, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Linger {
+    time: Duration,
+    idle: Duration,
+    bytes_max: usize,
+}
+
+impl Linger {
+    /// The server's bounds (`linger_secs`, `linger_idle_secs`,
+    /// `linger_bytes_max`).
+    pub(crate) fn new(limits: &store_core::ServerLimits) -> Self {
+        Self {
+            time: Duration::from_secs(limits.linger_secs),
+            idle: Duration::from_secs(limits.linger_idle_secs),
+            bytes_max: usize::try_from(limits.linger_bytes_max).unwrap_or(usize::MAX),
+        }
+    }
+}
 
 /// A request body that, dropped before its end, has its rest read and
 /// thrown away in the background (see the module's docs).
 pub(crate) struct Lingering<B: Body<Data = Bytes> + Send + 'static> {
     inner: Option<Pin<Box<B>>>,
-    ended: bool,
+    /// `None` once the body has ended, or when there is no lingering.
+    linger: Option<Linger>,
 }
 
 impl<B: Body<Data = Bytes> + Send + 'static> Lingering<B> {
-    /// Wraps `body`; `linger` false turns the lingering off (a client that
-    /// waits for `100 Continue`).
-    pub(crate) fn new(body: B, linger: bool) -> Self {
+    /// Wraps `body`; `linger` `None` turns the lingering off (a client
+    /// that waits for `100 Continue`).
+    pub(crate) fn new(body: B, linger: Option<Linger>) -> Self {
         Self {
             inner: Some(Box::pin(body)),
-            ended: !linger,
+            linger,
         }
     }
 }
@@ -65,7 +78,7 @@ impl<B: Body<Data = Bytes> + Send + 'static> Body for Lingering<B> {
         };
         let polled = inner.as_mut().poll_frame(cx);
         if matches!(polled, Poll::Ready(None | Some(Err(_)))) {
-            self.ended = true;
+            self.linger = None;
         }
         polled
     }
@@ -86,25 +99,25 @@ impl<B: Body<Data = Bytes> + Send + 'static> Drop for Lingering<B> {
         let Some(body) = self.inner.take() else {
             return;
         };
-        if self.ended || body.is_end_stream() {
+        let Some(linger) = self.linger.filter(|_| !body.is_end_stream()) else {
             return;
-        }
+        };
         // Outside a runtime (a host that drops requests elsewhere) there
         // is nothing to read with: the connection closes as before.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                let _ = tokio::time::timeout(LINGER_TIME, throw_away(body)).await;
+                let _ = tokio::time::timeout(linger.time, throw_away(body, linger)).await;
             });
         }
     }
 }
 
-/// Reads `body` to its end, [`LINGER_BYTES_MAX`] or a pause of
-/// [`LINGER_IDLE`], whichever comes first, keeping nothing.
-async fn throw_away<B: Body<Data = Bytes> + Send + 'static>(mut body: Pin<Box<B>>) {
-    let mut left = LINGER_BYTES_MAX;
+/// Reads `body` to its end, `linger`'s bytes or a pause of its idle time,
+/// whichever comes first, keeping nothing.
+async fn throw_away<B: Body<Data = Bytes> + Send + 'static>(mut body: Pin<Box<B>>, linger: Linger) {
+    let mut left = linger.bytes_max;
     loop {
-        match tokio::time::timeout(LINGER_IDLE, body.frame()).await {
+        match tokio::time::timeout(linger.idle, body.frame()).await {
             Ok(Some(Ok(frame))) => {
                 let n = frame.data_ref().map_or(0, Bytes::len);
                 left = left.saturating_sub(n);

@@ -16,7 +16,7 @@ use store_app::App;
 
 use crate::body::{BoxError, RequestBody};
 use crate::handlers;
-use crate::linger::Lingering;
+use crate::linger::{Linger, Lingering};
 use crate::respond::Res;
 use crate::shared::Shared;
 use crate::ServeOptions;
@@ -157,7 +157,8 @@ impl StoreService {
             .unwrap_or_else(unknown_peer);
         // A body a refusal leaves unread is read and dropped after the
         // answer, unless the client waits for leave to send it.
-        let linger = !expects_continue(req.headers());
+        let linger = (!expects_continue(req.headers()))
+            .then(|| Linger::new(&self.app.config().limits.server));
         let req = req.map(|b| RequestBody::new(Lingering::new(b.map_err(Into::into), linger)));
         let started = Instant::now();
         let method = req.method().clone();

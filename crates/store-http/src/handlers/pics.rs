@@ -19,9 +19,6 @@ use store_wire::views::{
     CommentView, Counters, GalleryCreated, GalleryEntry, GalleryView, ImageView, LikeView,
 };
 
-/// Files in one multipart gallery upload.
-const BATCH_FILES_MAX: usize = 50;
-
 fn visitor(ctx: &Ctx) -> Visitor {
     Visitor {
         ip: ctx.client.to_string(),
@@ -207,11 +204,13 @@ async fn receive_images(
         return Ok(vec![(raw_name, staged)]);
     };
     let boundary = boundary?;
-    let intake = ctx.intake(limit.saturating_mul(BATCH_FILES_MAX as u64))?;
+    let server = &ctx.app.config().limits.server;
+    let intake = ctx.intake(limit.saturating_mul(server.batch_images_max))?;
     let stream = http_body_util::BodyExt::into_data_stream(body);
+    let files_max = usize::try_from(server.batch_images_max).unwrap_or(usize::MAX);
     let rules = body::PartRules {
         gate: ctx.with_form_token(None),
-        ..body::PartRules::new(limit, BATCH_FILES_MAX, &ctx.app.config().limits.server)
+        ..body::PartRules::new(limit, files_max, server)
     };
     let mp = body::read_multipart(&intake, stream, boundary, rules).await?;
     if mp.files.is_empty() {
