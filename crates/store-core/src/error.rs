@@ -62,11 +62,15 @@ pub enum StoreError {
         /// The longest request target the server reads, in bytes.
         max_bytes: usize,
     },
-    /// The request headers are larger than the server reads.
-    #[error("the request headers are larger than {max_bytes} bytes in all")]
+    /// The request headers are larger, or more, than the server reads.
+    #[error(
+        "the request headers are too large: at most {max_bytes} bytes in all, in at most {max_fields} fields"
+    )]
     HeadersTooLarge {
         /// The most request header bytes the server reads, in all.
         max_bytes: usize,
+        /// The most request header fields the server reads.
+        max_fields: usize,
     },
     /// The store's disk is full: nothing was stored.
     #[error("the server's disk is full; nothing was stored. Try again later")]

@@ -76,6 +76,7 @@ mod linger;
 mod metrics;
 mod partguard;
 mod ranges;
+mod refusals;
 mod respond;
 mod server;
 mod service;

@@ -125,9 +125,12 @@ pub fn uri_too_long(max_bytes: usize) -> Res {
     store_error(&StoreError::UriTooLong { max_bytes })
 }
 
-/// 431 for request headers over `max_bytes` in all.
-pub fn headers_too_large(max_bytes: usize) -> Res {
-    store_error(&StoreError::HeadersTooLarge { max_bytes })
+/// 431 for request headers over `max_bytes` in all, or over `max_fields`.
+pub fn headers_too_large(max_bytes: usize, max_fields: usize) -> Res {
+    store_error(&StoreError::HeadersTooLarge {
+        max_bytes,
+        max_fields,
+    })
 }
 
 /// 503 `unavailable` with Retry-After: the records or the bytes cannot be

@@ -15,6 +15,7 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::client::rate_key;
 use crate::deadline::SendDeadline;
 use crate::fair::Tally;
+use crate::refusals::{JsonRefusals, RefusalLimits};
 use crate::shared::{count, ServeOptions, SHARE_RETRY_AFTER_SECS};
 use store_core::{ServerLimits, StoreError};
 
@@ -64,6 +65,8 @@ struct Acceptor {
     send_timeout: Duration,
     header_fields_max: usize,
     head_bytes_max: usize,
+    /// Named by the JSON form of hyper's refusals (`refusals.rs`).
+    refusal_limits: RefusalLimits,
     metrics: Option<Arc<crate::Metrics>>,
 }
 
@@ -81,6 +84,11 @@ impl Acceptor {
             send_timeout: secs(limits.send_timeout_secs),
             header_fields_max: count(limits.header_fields_max),
             head_bytes_max: count(limits.head_bytes_max),
+            refusal_limits: RefusalLimits {
+                uri_bytes_max: count(limits.uri_bytes_max),
+                head_bytes_max: count(limits.head_bytes_max),
+                header_fields_max: count(limits.header_fields_max),
+            },
             metrics: options.metrics.clone(),
         }
     }
@@ -147,7 +155,8 @@ impl Acceptor {
             let service = service.clone();
             async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
         });
-        let io = TokioIo::new(SendDeadline::new(stream, self.send_timeout));
+        let io = SendDeadline::new(stream, self.send_timeout);
+        let io = TokioIo::new(JsonRefusals::new(io, self.refusal_limits));
         let conn = http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(self.header_read_timeout)

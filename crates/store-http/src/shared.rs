@@ -79,6 +79,8 @@ pub(crate) struct Shared {
     pub uri_bytes_max: usize,
     /// Request header names and values together, in bytes (431 past it).
     pub header_bytes_max: usize,
+    /// Request header fields (431 past it; hyper counts them).
+    pub header_fields_max: usize,
 }
 
 impl Shared {
@@ -101,6 +103,7 @@ impl Shared {
             bodies_in_flight_bytes_max: server.bodies_in_flight_bytes_max,
             uri_bytes_max: count(server.uri_bytes_max),
             header_bytes_max: count(server.header_bytes_max),
+            header_fields_max: count(server.header_fields_max),
         }
     }
 

@@ -156,7 +156,7 @@ fn check_head(req: &Request<RequestBody>, shared: &Shared) -> Option<(Res, &'sta
         .sum();
     (header_bytes > shared.header_bytes_max).then(|| {
         (
-            respond::headers_too_large(shared.header_bytes_max),
+            respond::headers_too_large(shared.header_bytes_max, shared.header_fields_max),
             "headers_too_large",
         )
     })
