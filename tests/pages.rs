@@ -479,10 +479,16 @@ fn text_files_show_their_start_on_their_info_page() {
 fn the_home_form_sets_every_upload_option_without_the_script() {
     let s = Server::start();
     let home = page(&s, "/");
-    for field in ["ttl", "once", "max_downloads", "protect", "write", "listed"] {
+    for field in ["ttl", "once", "max_downloads", "write", "listed"] {
         let css = format!("form[data-upload=home] [name={field}]");
         assert_eq!(home.select(&sel(&css)).count(), 1, "{field}");
     }
+    // Protected unless the person opts out, with or without the script
+    // (CONTRACT.md): the checked choice of two is protect=1.
+    let protect = "form[data-upload=home] input[name=protect]";
+    assert_eq!(home.select(&sel(protect)).count(), 2);
+    let checked = format!("{protect}[value='1'][checked]");
+    assert_eq!(home.select(&sel(&checked)).count(), 1);
     // A plain form post (no script) with a download limit and protection.
     let (ct, body) = multipart(&[
         ("max_downloads", None, b"2"),

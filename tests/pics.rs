@@ -421,13 +421,18 @@ fn a_browser_creates_likes_and_comments_without_javascript() {
         ("content-type", "application/x-www-form-urlencoded"),
         ("accept", "text/html"),
     ];
-    let mut res = s.post_with("/pics?create=1", &form, b"name=from-a-form");
-    assert_eq!(res.status(), 201);
-    let page = text(&mut res);
-    assert!(
-        page.contains("/pics/g/from-a-form/"),
-        "the admin link is shown once: {page}"
-    );
+    // The form leads to the admin page, whose address is the admin key:
+    // a reload there posts nothing again.
+    let res = s.post_with("/pics?create=1", &form, b"name=from-a-form");
+    assert_eq!(res.status(), 303);
+    let admin = header(&res, "location");
+    assert!(admin.contains("/pics/g/from-a-form/"), "{admin}");
+    assert_eq!(header(&res, "cache-control"), "no-store");
+    let admin_page = text(&mut s.get_with(
+        admin.strip_prefix(&s.base).unwrap(),
+        &[("accept", "text/html")],
+    ));
+    assert!(admin_page.contains("admin key"), "{admin_page}");
     let img = upload(&s, "from-a-form", "a.gif", &media("animated.gif"));
     let id = img["id"].as_str().unwrap();
     let res = s.post_with(&format!("/pics/i/{id}?like=1"), &form, b"");

@@ -286,6 +286,46 @@ impl Browser {
             .expect("valid base64")
     }
 
+    /// Makes the page see `prefers-color-scheme: dark` (or light), as a
+    /// person whose system is dark does (Chrome's DevTools protocol,
+    /// through chromedriver).
+    pub fn color_scheme(&self, dark: bool) {
+        let value = if dark { "dark" } else { "light" };
+        self.call(
+            "POST",
+            "/goog/cdp/execute",
+            Some(json!({
+                "cmd": "Emulation.setEmulatedMedia",
+                "params": { "features": [{ "name": "prefers-color-scheme", "value": value }] }
+            })),
+        );
+    }
+
+    /// axe-core's violations on the current page (tests/vendor/axe-core,
+    /// injected into the page), each as its rule, impact and first few
+    /// nodes: empty when the page passes every rule axe runs by default.
+    pub fn axe_violations(&self) -> Vec<Value> {
+        static AXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let source = AXE.get_or_init(|| {
+            std::fs::read_to_string(super::repo("tests/vendor/axe-core/axe.min.js"))
+                .expect("tests/vendor/axe-core/axe.min.js (scripts/vendor-axe)")
+        });
+        self.execute(
+            &format!(
+                "{source}\n;window.__axe = null; axe.run(document).then(function (r) {{ \
+                 window.__axe = r.violations.map(function (v) {{ return {{ id: v.id, impact: v.impact, \
+                 nodes: v.nodes.slice(0, 4).map(function (n) {{ return n.target.join(' ') + ' ' + n.failureSummary; }}) }}; }}); }}, \
+                 function (e) {{ window.__axe = [{{ id: 'axe failed', nodes: [String(e)] }}]; }}); return null"
+            ),
+            json!([]),
+        );
+        self.wait_for("axe-core to finish", || {
+            self.execute("return window.__axe", json!([]))
+                .as_array()
+                .cloned()
+        })
+    }
+
     pub fn set_window(&self, width: u32, height: u32) {
         self.call(
             "POST",

@@ -316,9 +316,15 @@ fn every_page_links_within_the_mount_and_every_link_answers() {
 #[test]
 fn forms_posted_without_the_script_answer_within_the_mount() {
     let h = host(CRAWL_RATE_PER_MIN);
-    // A new gallery's page, with its admin link.
-    let (status, _, page) = h.post_form(&format!("{MOUNT}/pics?create=1"), b"name=holiday");
-    assert_eq!(status, 201, "{page}");
+    // A new gallery leads to its admin page, under the mount.
+    let (status, admin, body) = h.post_form(&format!("{MOUNT}/pics?create=1"), b"name=holiday");
+    assert_eq!(status, 303, "{body}");
+    assert!(
+        admin.contains(&format!("{MOUNT}/pics/g/holiday/")),
+        "{admin}"
+    );
+    let (status, _, page) = h.get(&admin, true);
+    assert_eq!(status, 200, "{page}");
     let found = links(&page);
     assert!(
         found

@@ -86,9 +86,11 @@
           bar.value = bar.max;
           resolve(data || {});
         } else {
-          var msg = data && data.error ? data.error : "HTTP " + xhr.status;
-          if (data && data.retry_after) { msg += " (retry in " + data.retry_after + " s)"; }
-          reject(new Error(msg));
+          var e = new Error(data && data.error ? data.error : "HTTP " + xhr.status);
+          e.status = xhr.status;
+          e.code = data && data.code;
+          e.retryAfter = data && data.retry_after;
+          reject(e);
         }
       };
       xhr.onerror = function () { reject(new Error("the connection failed")); };
@@ -140,6 +142,24 @@
     return Array.isArray(data.files) ? "bundle" : "file";
   }
 
+  // What the server applied, in the words of the form: a person reads
+  // here that what they ticked is what happened.
+  function applied(data, kind) {
+    var out = [];
+    if (kind === "dir") {
+      out.push(data.write_protected ? "changes need the write token" : "anyone with the link may add, change and delete files");
+      if (data.listed) { out.push("listed under Dirs"); }
+    } else {
+      if (data.once) {
+        out.push("burn after reading");
+      } else if (data.downloads_left !== undefined && data.downloads_left !== null) {
+        out.push(data.downloads_left + " download(s) allowed");
+      }
+      out.push(data.protected ? "only you may change or delete it" : "anyone with the link may change or delete it");
+    }
+    return "Applied: " + out.join("; ") + ".";
+  }
+
   function showResult(item, data, asked) {
     item.bar.remove();
     var kind = kindOf(data);
@@ -151,6 +171,7 @@
     p.appendChild(document.createTextNode(" "));
     p.appendChild(el("a", { href: infoPage(data.url, kind) }, kind === "file" ? "Details and QR code" : "Page and QR code"));
     item.li.appendChild(p);
+    item.li.appendChild(el("p", { "class": "muted", "data-applied": "" }, applied(data, kind)));
     var reused = !!(asked && asked.dirname && !data.owner_token);
     if (reused) {
       item.li.appendChild(el("p", { "class": "notice" },
@@ -204,6 +225,40 @@
     item.li.appendChild(el("p", { "class": "error", role: "alert" }, err.message));
   }
 
+  // `5 MiB`, `1.2 KiB`, `512 B`: as the server writes sizes
+  // (store_core::limits::binary_size), so that a file's size and the
+  // limit the page shows read alike.
+  function binarySize(n) {
+    var units = [["GiB", 1073741824], ["MiB", 1048576], ["KiB", 1024]];
+    for (var i = 0; i < units.length; i++) {
+      if (n >= units[i][1]) {
+        return (n / units[i][1]).toFixed(1).replace(/\.0$/, "") + " " + units[i][0];
+      }
+    }
+    return n + " B";
+  }
+
+  // An error in the page's words, by its stable code (SPEC.md, Errors):
+  // `ctx.tokenName` names the token the form asks for, `ctx.sentToken`
+  // whether one went with the request, `ctx.maxLabel` the size limit as
+  // the page shows it. Other refusals keep the server's own sentence.
+  function inWords(e, ctx) {
+    switch (e.code) {
+      case "too_large":
+        return ctx.maxLabel ? "Too large: this server takes up to " + ctx.maxLabel + " per file."
+          : "Too large for this server.";
+      case "write_denied":
+        return ctx.sentToken ? "The " + ctx.tokenName + " is wrong: check it and upload again."
+          : "This needs the " + ctx.tokenName + ": enter it above, then upload again.";
+      case "rate_limited":
+        return "Too many requests from here: wait " + (e.retryAfter || 60) + " s, then upload again.";
+      case "pool_full":
+        return "The server has no room left right now: try again later.";
+      default:
+        return e.message;
+    }
+  }
+
   // A query string of [name, value] pairs, names from WIRE.params; empty
   // values are left out.
   function query(pairs) {
@@ -225,19 +280,20 @@
   // The home form's requests: separate files, one bundle, or a dir. Each
   // answer is shown and remembered under Your uploads. They go where the
   // form posts, which is the service's root wherever it is mounted.
-  function homeJobs(root, files, list, field, auth) {
+  function homeJobs(root, files, list, field, auth, fail, sent) {
     var jobs = [];
-    var mode = field("mode") || "files";
+    var mode = files.length > 1 ? field("mode") || "files" : "files";
     var common = { ttl: field("ttl"), once: field("once") };
-    var done = function (item, label, asked) {
-      return function (v) { showResult(item, v, asked); remember(v, label); };
+    var done = function (item, label, asked, these) {
+      return function (v) { sent(these); showResult(item, v, asked); remember(v, label); };
     };
-    if (mode === "bundle" && files.length > 1) {
+    if (mode === "bundle") {
       var label = "Bundle of " + files.length + " files";
       var b = resultItem(list, label);
-      // Burn after reading and download limits apply to single files only.
+      // Burn after reading and download limits apply to single files
+      // only: the form disables them for a bundle (modeNote).
       jobs.push(send("POST", root + query([[WIRE.params.ttl, common.ttl], [WIRE.params.protect, field("protect")]]), formData(files), auth(null), b.bar)
-        .then(done(b, label, common), function (e) { showError(b, e); }));
+        .then(done(b, label, common, files), fail(b)));
     } else if (mode === "dir") {
       var name = field("dirname");
       var dirLabel = name ? "Dir " + name : "New dir";
@@ -245,51 +301,166 @@
       var asked = { ttl: field("ttl"), dirname: name };
       var dirQuery = [[WIRE.params.dir, "1"], [WIRE.params.name, name], [WIRE.params.ttl, field("ttl")], [WIRE.params.write, field("write")], [WIRE.params.listed, field("listed")]];
       jobs.push(send("POST", root + query(dirQuery), formData(files), auth(null), d.bar)
-        .then(done(d, dirLabel, asked), function (e) { showError(d, e); }));
+        .then(done(d, dirLabel, asked, files), fail(d)));
     } else {
       files.forEach(function (f) {
         var item = resultItem(list, f.name);
         var params = [[WIRE.params.name, f.name], [WIRE.params.ttl, common.ttl], [WIRE.params.once, common.once], [WIRE.params.max_downloads, field("max_downloads")], [WIRE.params.protect, field("protect")]];
         jobs.push(send("POST", root + query(params), f, auth({ "Content-Type": f.type || "application/octet-stream" }), item.bar)
-          .then(done(item, f.name, common), function (e) { showError(item, e); }));
+          .then(done(item, f.name, common, [f]), fail(item)));
       });
     }
     return jobs;
   }
 
-  function uploader(form) {
+  // Why the options the chosen mode cannot honour are off, or "".
+  function modeNote(mode) {
+    if (mode === "bundle") {
+      return "A bundle is downloaded whole, as one zip: burn after reading and download limits are for separate links.";
+    }
+    if (mode === "dir") {
+      return "A folder keeps its files until it expires and its write token guards changes: burn after reading, download limits and owner-only changes are for separate links and bundles.";
+    }
+    return "";
+  }
+
+  // The home form's options follow what was picked: the choice between
+  // links, a bundle and a folder shows for two files or more, the folder's
+  // fields for a folder only, and what the mode cannot honour is disabled
+  // with the reason beside it (a disabled field is not sent).
+  function showMode(form, count) {
+    var several = form.querySelector("[data-several]");
+    if (!several) { return; }
+    several.hidden = count < 2;
+    var checked = form.querySelector("input[name=mode]:checked");
+    var mode = count >= 2 && checked ? checked.value : "files";
+    var folder = form.querySelector("[data-folder]");
+    if (folder) {
+      folder.hidden = mode !== "dir";
+      // A hidden field is neither sent nor checked: a folder name typed
+      // before switching to a bundle must not block the upload.
+      folder.querySelectorAll("input").forEach(function (f) { f.disabled = folder.hidden; });
+    }
+    form.querySelectorAll("[data-single]").forEach(function (f) { f.disabled = mode !== "files"; });
+    form.querySelectorAll("[data-protect] input").forEach(function (f) { f.disabled = mode === "dir"; });
+    var note = form.querySelector("[data-mode-note]");
+    if (note) {
+      note.textContent = modeNote(mode);
+      note.hidden = !note.textContent;
+    }
+  }
+
+  // The files picked so far, by the chooser or dropped anywhere on the
+  // page, each with its size and a button that removes it.
+  function showPicked(form, picked, onRemove) {
+    var ul = form.querySelector("ul.picked-files");
+    if (!ul) { return; }
+    ul.textContent = "";
+    picked.forEach(function (f, i) {
+      var li = el("li", null, f.name + " (" + binarySize(f.size) + ") ");
+      var remove = el("button", { type: "button", "class": "secondary small", "aria-label": "Remove " + f.name }, "Remove");
+      remove.addEventListener("click", function () { onRemove(i); });
+      li.appendChild(remove);
+      ul.appendChild(li);
+    });
+    // The live line says what changed, for a screen reader too.
+    var note = form.querySelector(".picked");
+    if (note) {
+      note.textContent = picked.length ? picked.length + " file(s) picked; drop or choose more, or upload."
+        : "…or drop them anywhere on this page.";
+    }
+  }
+
+  function uploader(form, takesPageDrops) {
     var kind = form.getAttribute("data-upload");
     var input = form.querySelector("input[type=file]");
     var list = form.parentNode.querySelector(".results") || form.appendChild(el("ul", { "class": "results" }));
     var zone = form.querySelector(".drop");
-    var dropped = [];
+    var button = form.querySelector("button[type=submit]");
+    var picked = [];
+    form.classList.add("js-picking");
 
-    function chosen() {
-      var files = Array.prototype.slice.call(input.files || []);
-      return files.concat(dropped);
+    function changed() {
+      // Picked files stand in for the chooser's: it may be left empty.
+      if (picked.length) { input.removeAttribute("required"); } else { input.setAttribute("required", ""); }
+      showPicked(form, picked, function (i) {
+        picked.splice(i, 1);
+        changed();
+        // Focus stays in the list (or goes back to the chooser), not lost.
+        var buttons = form.querySelectorAll("ul.picked-files button");
+        (buttons[Math.min(i, buttons.length - 1)] || input).focus();
+      });
+      showMode(form, picked.length);
     }
 
-    if (zone) {
+    function add(files) {
+      picked = picked.concat(Array.prototype.slice.call(files || []));
+      changed();
+    }
+
+    input.addEventListener("change", function () {
+      add(input.files);
+      // Kept in `picked`; cleared here so that picking again adds.
+      input.value = "";
+    });
+    form.querySelectorAll("input[name=mode]").forEach(function (r) {
+      r.addEventListener("change", function () { showMode(form, picked.length); });
+    });
+
+    // A drop anywhere on the page picks the files: a drop beside the box
+    // would otherwise make the browser leave the page for the file.
+    // Only a drag of files: text dragged into a field drops as usual.
+    var carriesFiles = function (e) {
+      return !!e.dataTransfer && Array.prototype.indexOf.call(e.dataTransfer.types || [], "Files") >= 0;
+    };
+    var target = takesPageDrops ? document : zone;
+    if (target) {
       ["dragenter", "dragover"].forEach(function (n) {
-        zone.addEventListener(n, function (e) { e.preventDefault(); zone.classList.add("over"); });
+        target.addEventListener(n, function (e) {
+          if (!carriesFiles(e)) { return; }
+          e.preventDefault();
+          if (zone) { zone.classList.add("over"); }
+        });
       });
       ["dragleave", "drop"].forEach(function (n) {
-        zone.addEventListener(n, function (e) { e.preventDefault(); zone.classList.remove("over"); });
+        target.addEventListener(n, function (e) {
+          if (!carriesFiles(e)) { return; }
+          e.preventDefault();
+          if (zone) { zone.classList.remove("over"); }
+        });
       });
-      zone.addEventListener("drop", function (e) {
-        var files = Array.prototype.slice.call(e.dataTransfer.files || []);
-        dropped = dropped.concat(files);
-        var note = zone.querySelector(".picked");
-        if (note) { note.textContent = dropped.length + " file(s) dropped, ready to upload"; }
-        // Dropping is enough: the file input is no longer required.
-        input.removeAttribute("required");
-      });
+      target.addEventListener("drop", function (e) { if (carriesFiles(e)) { add(e.dataTransfer.files); } });
     }
+    changed();
+
+    var field = function (name) {
+      var f = form.elements.namedItem(name);
+      if (!f) { return ""; }
+      // Radio buttons: the checked one's value, unless they are off.
+      if (typeof RadioNodeList !== "undefined" && f instanceof RadioNodeList) {
+        var on = Array.prototype.filter.call(f, function (r) { return r.checked && !r.disabled; })[0];
+        return on ? on.value : "";
+      }
+      if (f.disabled) { return ""; }
+      if (f.type === "checkbox") { return f.checked ? f.value : ""; }
+      return f.value;
+    };
 
     form.addEventListener("submit", function (ev) {
-      var files = chosen();
+      var files = picked.slice();
       if (!files.length) { return; }
       ev.preventDefault();
+      // One upload per click: a second click while this one is in flight
+      // would send everything again.
+      if (button.disabled) { return; }
+      // A dir's page asks for its write token; the home and gallery
+      // pages for the server's upload token, where it takes one.
+      var tokenField = kind === "dir" ? "write" : "token";
+      var words = {
+        maxLabel: form.getAttribute("data-max-label") || "",
+        tokenName: kind === "dir" ? "write token" : "upload token",
+        sentToken: !!field(tokenField) || kind === "dir" && !!dirOwner(form.getAttribute("action"))
+      };
       // Refuse oversized files here: the server answers 413 from the
       // Content-Length at once, which a browser still sending the body
       // often reports as a broken connection instead.
@@ -298,16 +469,10 @@
       if (big.length) {
         big.forEach(function (f) {
           var item = resultItem(list, f.name);
-          showError(item, new Error("too large: " + f.size + " bytes, the limit is " + max));
+          showError(item, new Error(f.name + " is " + binarySize(f.size) + ": this server takes up to " + words.maxLabel + " per file. Remove it to upload the others."));
         });
         return;
       }
-      var field = function (name) {
-        var f = form.elements.namedItem(name);
-        if (!f) { return ""; }
-        if (f.type === "checkbox") { return f.checked ? f.value : ""; }
-        return f.value;
-      };
       // A server closed to anonymous uploads (STORE_UPLOAD_TOKEN) shows a
       // token field; every request of this upload carries it.
       var auth = function (headers) {
@@ -316,21 +481,42 @@
         if (field("token")) { out.Authorization = "Bearer " + field("token"); }
         return out;
       };
-      var jobs = kind === "home" ? homeJobs(form.getAttribute("action"), files, list, field, auth) : [];
+      var failures = 0;
+      var fail = function (item) {
+        return function (e) {
+          failures += 1;
+          if (kind === "dir" && e.code === "write_denied" && dirOwner(form.getAttribute("action"))) {
+            dropDirOwner(form.getAttribute("action"));
+          }
+          showError(item, new Error(inWords(e, words)));
+        };
+      };
+      // Files whose upload succeeded leave the list: sending again after
+      // a partial failure sends only what failed.
+      var sent = function (done) {
+        picked = picked.filter(function (f) { return done.indexOf(f) < 0; });
+      };
+      button.disabled = true;
+      var jobs = kind === "home" ? homeJobs(form.getAttribute("action"), files, list, field, auth, fail, sent) : [];
       if (kind !== "home") {
         // A dir or a gallery: one multipart request, then show the new state.
         var headers = auth(null);
         var token = field("write");
         if (token) { headers["X-Store-Write"] = token; }
+        var owner = kind === "dir" ? dirOwner(form.getAttribute("action")) : "";
+        if (owner) { headers["X-Store-Owner"] = owner; }
         var item2 = resultItem(list, files.length + " file(s)");
         jobs.push(send("POST", form.getAttribute("action"), formData(files), headers, item2.bar)
-          .then(function () { window.location.reload(); }, function (e) { showError(item2, e); }));
+          .then(function () { window.location.reload(); }, fail(item2)));
       }
-      Promise.all(jobs).then(function () {
-        form.reset();
-        dropped = [];
-        input.setAttribute("required", "");
-      });
+      var finish = function () {
+        button.disabled = false;
+        // After a refusal the form keeps its choices and what failed, to
+        // fix and send again; only a wholly successful upload clears it.
+        if (!failures) { form.reset(); picked = []; }
+        changed();
+      };
+      Promise.all(jobs).then(finish, finish);
     });
   }
 
@@ -354,24 +540,57 @@
     try { window.localStorage.setItem(UPLOADS_KEY, JSON.stringify(list.slice(0, UPLOADS_MAX))); } catch (e) { /* storage full or off */ }
   }
 
+  // Downloads left, from a record's `downloads_left`, or null.
+  function leftOf(data) {
+    return data.downloads_left !== undefined && data.downloads_left !== null ? data.downloads_left : null;
+  }
+
   function remember(data, label) {
     if (!data || !data.url) { return; }
-    var list = loadUploads();
-    var old = list.filter(function (u) { return u.url === data.url; })[0] || {};
-    var entry = {
+    var old = loadUploads().filter(function (u) { return u.url === data.url; })[0] || {};
+    keep({
       url: data.url,
       name: label,
       kind: kindOf(data),
       // A named dir that already existed answers no owner token: keep the
-      // one this browser got when it made it. A dir's write token is not
-      // kept: the owner token passes the dir's write gate.
-      owner: data.owner_token || old.owner || "",
+      // one this browser got when it made it, unless the dir of that name
+      // is a newer one. A dir's write token is not kept: the owner token
+      // passes the dir's write gate.
+      owner: data.owner_token || (old.created && old.created !== data.created_at ? "" : old.owner) || "",
+      created: data.created_at || old.created || null,
       expires_at: data.expires_at || null,
-      counted: !!data.once || data.downloads_left !== undefined && data.downloads_left !== null,
+      counted: !!data.once || leftOf(data) !== null,
+      left: leftOf(data),
       at: old.at || new Date().toISOString()
-    };
-    saveUploads([entry].concat(list.filter(function (u) { return u.url !== data.url; })));
+    });
+  }
+
+  // Puts `entry` first in Your uploads, in place of any older one for
+  // its URL.
+  function keep(entry) {
+    var rest = loadUploads().filter(function (u) { return u.url !== entry.url; });
+    saveUploads([entry].concat(rest));
     renderUploads();
+  }
+
+  // A gallery's admin page: its address is the admin key, kept with the
+  // gallery under Your uploads so that it is not lost with the tab.
+  function rememberGallery() {
+    var admin = document.querySelector("[data-gallery-admin]");
+    if (!admin) { return; }
+    var url = admin.getAttribute("data-url");
+    var old = loadUploads().filter(function (u) { return u.url === url; })[0] || {};
+    keep({
+      url: url,
+      name: admin.getAttribute("data-name") || url,
+      kind: "gallery",
+      owner: "",
+      admin: window.location.pathname,
+      expires_at: old.expires_at || null,
+      counted: false,
+      left: null,
+      at: old.at || new Date().toISOString()
+    });
   }
 
   function forget(url) {
@@ -400,14 +619,22 @@
     return out;
   }
 
+  var KIND_WORDS = { file: "file", bundle: "bundle", dir: "dir", gallery: "gallery" };
+
   function uploadItem(u) {
     var li = el("li", { "data-upload-url": u.url });
     var title = el("div");
-    title.appendChild(el("a", { href: infoPage(u.url, u.kind) }, u.name || u.url));
-    title.appendChild(el("span", { "class": "muted" }, " · " + u.kind + (u.counted ? " · downloads counted" : "")));
+    title.appendChild(el("a", { href: u.kind === "gallery" ? localPath(u.url) : infoPage(u.url, u.kind) }, u.name || u.url));
+    var about = " · " + (KIND_WORDS[u.kind] || u.kind);
+    if (!u.gone && u.left !== null && u.left !== undefined) { about += " · " + u.left + " download(s) left"; }
+    title.appendChild(el("span", { "class": "muted" }, about));
     li.appendChild(title);
-    var when = el("div", { "class": "muted expiry" });
-    if (u.expires_at) {
+    var when = el("div", { "class": "muted expiry", "data-state": u.gone || "live" });
+    if (u.gone === "read") {
+      when.textContent = "Read, gone: its downloads are spent and the link no longer works.";
+    } else if (u.gone) {
+      when.textContent = "Gone: it expired or was deleted.";
+    } else if (u.expires_at) {
       when.appendChild(document.createTextNode("Expires "));
       when.appendChild(el("time", { datetime: u.expires_at, "data-rel": "" }, u.expires_at));
     } else {
@@ -416,13 +643,16 @@
     li.appendChild(when);
     var status = el("span", { "class": "status muted", role: "status" });
     var actions = el("div", { "class": "actions" });
-    actions.appendChild(copyButton(u.url));
-    actions.appendChild(qrButton(li, u));
-    if (u.owner) {
-      if (ttlOptions().length) { actions.appendChild(extendControl(u, status)); }
-      actions.appendChild(deleteButton(u, status));
+    if (!u.gone) {
+      actions.appendChild(copyButton(u.url));
+      actions.appendChild(qrButton(li, u));
+      if (u.admin) { actions.appendChild(el("a", { "class": "button small", href: u.admin, "data-admin": "" }, "Admin")); }
+      if (u.owner) {
+        if (ttlOptions().length && u.expires_at) { actions.appendChild(extendControl(u, status)); }
+        actions.appendChild(deleteButton(u, status));
+      }
     }
-    var forgetIt = el("button", { type: "button", "class": "secondary small", "data-forget": "" }, "Forget");
+    var forgetIt = el("button", { type: "button", "class": "secondary small", "data-forget": "", "aria-label": "Forget " + (u.name || u.url) }, "Forget");
     forgetIt.addEventListener("click", function () { forget(u.url); });
     actions.appendChild(forgetIt);
     actions.appendChild(status);
@@ -442,12 +672,32 @@
     return b;
   }
 
+  // The lifetime choices with the one that keeps the upload at least as
+  // long as it has left chosen: the control extends by default, and
+  // asks before it shortens.
   function extendControl(u, status) {
     var wrap = el("span");
+    var left = Math.max(0, Math.round((new Date(u.expires_at).getTime() - Date.now()) / 1000));
     var select = el("select", { "aria-label": "New lifetime for " + (u.name || u.url), "data-extend-ttl": "" });
-    ttlOptions().forEach(function (o) { select.appendChild(el("option", { value: o[0] }, o[1])); });
-    var go = el("button", { type: "button", "class": "secondary small", "data-extend": "" }, "Set lifetime");
+    var options = ttlOptions();
+    var chosen = options.filter(function (o) { return ttlSeconds(o[0]) >= left; })[0] || options[options.length - 1];
+    options.forEach(function (o) {
+      var option = el("option", { value: o[0] }, o[1]);
+      if (o === chosen) { option.selected = true; }
+      select.appendChild(option);
+    });
+    var go = el("button", { type: "button", "class": "secondary small", "data-extend": "" }, "Extend");
+    // Two minutes of slack: the lifetime left shrinks while the page is
+    // open, and "4 hours" on a fresh upload is no shortening.
+    var shortens = function () { return ttlSeconds(select.value) < left - 120; };
+    select.addEventListener("change", function () { go.removeAttribute("data-armed"); go.textContent = shortens() ? "Shorten" : "Extend"; });
     go.addEventListener("click", function () {
+      var shorter = shortens();
+      if (shorter && go.getAttribute("data-armed") !== "1") {
+        go.setAttribute("data-armed", "1");
+        go.textContent = "Shorten to " + select.options[select.selectedIndex].textContent + "?";
+        return;
+      }
       status.textContent = "…";
       ownerRequest("POST", withParam(localPath(u.url), WIRE.params.ttl, select.value), u.owner).then(function (v) {
         update(u.url, function (old) { old.expires_at = v.expires_at || null; return old; });
@@ -476,8 +726,7 @@
 
   function failed(u, status, e) {
     if (e.status === 404) {
-      status.textContent = "Gone: it expired or was deleted.";
-      setTimeout(function () { forget(u.url); }, 1500);
+      markGone(u);
       return;
     }
     status.className = "status error";
@@ -485,26 +734,51 @@
   }
 
   // The record of an upload, read without spending a download: a file's
-  // `?info=1`, a bundle's `?json=1`, a dir as JSON.
+  // `?info=1`, a bundle's `?json=1`, a dir or a gallery as JSON.
   function recordUrl(u) {
     var path = localPath(u.url);
     if (u.kind === "file") { return withParam(path, WIRE.params.info, "1"); }
     return u.kind === "bundle" ? withParam(path, WIRE.params.json, "1") : path;
   }
 
-  // An entry whose stored expiry has passed may still be alive: a dir's
-  // lifetime slides with every write, and another device may have
-  // extended it. Ask the server; drop the entry only on a 404.
-  function refreshExpired(list) {
+  // A 404: read to its last download (a counted upload whose lifetime
+  // had not run out), or gone otherwise. Kept, so that the person sees
+  // what became of it, until they forget it.
+  function markGone(u) {
+    var expired = u.expires_at && new Date(u.expires_at).getTime() <= Date.now();
+    update(u.url, function (old) { old.gone = old.counted && !expired ? "read" : "gone"; return old; });
+  }
+
+  // Entries refreshed from the server when the page loads: the newest
+  // (another device may have extended or deleted them, a reader spent a
+  // download), then those whose stored expiry has passed (a dir's
+  // lifetime slides with every write). At most this many requests per
+  // visit, a fifth of the default rate limit, and none after a 429.
+  var REFRESHED_MAX = 20;
+
+  function refreshUploads(list) {
     var now = Date.now();
-    list.filter(function (u) { return u.expires_at && new Date(u.expires_at).getTime() <= now; })
-      .forEach(function (u) {
-        ownerRequest("GET", recordUrl(u), "").then(function (v) {
-          if (v.expires_at !== u.expires_at) {
-            update(u.url, function (old) { old.expires_at = v.expires_at || null; return old; });
-          }
-        }, function (e) { if (e.status === 404) { forget(u.url); } });
+    var expired = function (u) { return u.expires_at && new Date(u.expires_at).getTime() <= now; };
+    var live = list.filter(function (u) { return !u.gone; });
+    // The newest first, then the expired ones past them, at most
+    // REFRESHED_MAX requests in all, one after another, stopping at a 429.
+    var due = live.slice(0, REFRESHED_MAX).concat(live.slice(REFRESHED_MAX).filter(expired))
+      .slice(0, REFRESHED_MAX);
+    var next = function (i) {
+      if (i >= due.length) { return; }
+      var u = due[i];
+      ownerRequest("GET", recordUrl(u), "").then(function (v) {
+        var left = leftOf(v);
+        if (v.expires_at !== u.expires_at || left !== u.left) {
+          update(u.url, function (old) { old.expires_at = v.expires_at || null; old.left = left; return old; });
+        }
+        next(i + 1);
+      }, function (e) {
+        if (e.status === 404) { markGone(u); }
+        if (e.status !== 429) { next(i + 1); }
       });
+    };
+    next(0);
   }
 
   function renderUploads(refresh) {
@@ -517,7 +791,7 @@
     var empty = section.querySelector(".empty");
     if (empty) { empty.hidden = list.length > 0; }
     localTimes(ul);
-    if (refresh) { refreshExpired(list); }
+    if (refresh) { refreshUploads(list); }
   }
 
   // --- Likes and comments without reloading the page.
@@ -533,6 +807,7 @@
           if (!r.ok) {
             var e = new Error(data.error || "HTTP " + r.status);
             e.status = r.status;
+            e.code = data.code;
             e.retryAfter = data.retry_after;
             throw e;
           }
@@ -595,10 +870,11 @@
     if (!links.length || typeof HTMLDialogElement === "undefined") { return; }
     var dialog = el("dialog", { "class": "lightbox", "aria-label": "Image viewer" });
     var bar = el("div", { "class": "bar" });
-    var prev = el("button", { type: "button", "class": "small" }, "← Previous");
-    var caption = el("span");
-    var next = el("button", { type: "button", "class": "small" }, "Next →");
-    var close = el("button", { type: "button", "class": "small" }, "Close");
+    // Arrows and short words: the bar stays one or two rows on a phone.
+    var prev = el("button", { type: "button", "class": "small", "aria-label": "Previous image" }, "←");
+    var caption = el("span", { "class": "caption" });
+    var next = el("button", { type: "button", "class": "small", "aria-label": "Next image" }, "→");
+    var close = el("button", { type: "button", "class": "small", "aria-label": "Close the viewer", "data-lightbox-close": "" }, "✕");
     // Like, download and the original, for the image shown.
     var like = el("button", { type: "button", "class": "small", "data-lightbox-like": "" }, "♥");
     var download = el("a", { "class": "button small", "data-lightbox-download": "" }, "Download");
@@ -620,7 +896,9 @@
       var count = form ? form.querySelector("[data-likes]") : null;
       var pressed = form ? form.querySelector("button").getAttribute("aria-pressed") : null;
       like.hidden = !form;
+      // The visible "♥ 3" starts the accessible name, as on the grid.
       like.textContent = "♥ " + (count ? count.textContent : "");
+      like.appendChild(el("span", { "class": "sr-only" }, " likes; like this image"));
       like.setAttribute("aria-pressed", pressed === "true" ? "true" : "false");
     }
     function show(i) {
@@ -659,9 +937,191 @@
     });
   }
 
+  // Marks the navigation's link to the section this page is in: the
+  // home page by its own path, the others also for the pages under them.
+  function markSection() {
+    var here = window.location.pathname;
+    var links = document.querySelectorAll("header.top nav a");
+    var home = document.querySelector("header.top a.brand");
+    var root = home ? new URL(home.href).pathname : "/";
+    links.forEach(function (a) {
+      var path = new URL(a.href).pathname;
+      var inside = path === here || path !== root && here.indexOf(path.replace(/\/$/, "") + "/") === 0;
+      if (inside) { a.setAttribute("aria-current", "page"); }
+    });
+  }
+
+  // --- A dir's page for those who may change it.
+  // The owner token this browser keeps for the dir at `path`, or "": not
+  // for an entry known gone, nor for a dir of the same name made since
+  // (its creation time differs from the one this browser saw).
+  function dirOwner(path) {
+    var form = document.querySelector("form[data-upload=dir]");
+    var created = form ? form.getAttribute("data-created") : null;
+    var mine = loadUploads().filter(function (u) {
+      return u.kind === "dir" && u.owner && !u.gone && localPath(u.url) === path &&
+        (!u.created || !created || u.created === created);
+    })[0];
+    return mine ? mine.owner : "";
+  }
+
+  // The server refused this browser's owner token for the dir at `path`
+  // (a different dir of the same name): forget the token, and offer the
+  // write token field again.
+  function dropDirOwner(path) {
+    loadUploads().forEach(function (u) {
+      if (u.kind === "dir" && localPath(u.url) === path && u.owner) {
+        update(u.url, function (old) { old.owner = ""; return old; });
+      }
+    });
+    var form = document.querySelector("form[data-upload=dir]");
+    var field = form && form.querySelector("[data-write-field]");
+    if (field) { field.hidden = false; }
+    var note = form && form.querySelector("[data-owner-note]");
+    if (note) { note.hidden = true; }
+  }
+
+  // The headers that let this browser write to the dir: its owner token,
+  // or the write token typed on the page.
+  function dirWriteHeaders(form) {
+    var owner = dirOwner(form.getAttribute("action"));
+    if (owner) { return { "X-Store-Owner": owner }; }
+    var typed = form.querySelector("input[name=write]");
+    return typed && typed.value ? { "X-Store-Write": typed.value } : {};
+  }
+
+  function dirFileError(cell, e, form) {
+    var owner = dirOwner(form.getAttribute("action"));
+    if (owner && e.code === "write_denied") { dropDirOwner(form.getAttribute("action")); }
+    var sent = Object.keys(dirWriteHeaders(form)).length > 0;
+    var status = cell.querySelector(".status") || cell.appendChild(el("span", { "class": "status error", role: "alert" }));
+    status.className = "status error";
+    status.textContent = " " + inWords(e, { tokenName: "write token", sentToken: sent, maxLabel: form.getAttribute("data-max-label") || "" });
+  }
+
+  // A text file's editor, in a row under the file's: the text as it is
+  // now, saved with PUT (which records the change in the dir's history).
+  function editRow(tr, form) {
+    var next = tr.nextElementSibling;
+    if (next && next.hasAttribute("data-editor")) { next.remove(); return; }
+    var url = tr.getAttribute("data-file-url");
+    var row = el("tr", { "data-editor": "" });
+    var cell = el("td", { colspan: "5" });
+    var area = el("textarea", { rows: "10", "aria-label": "Text of " + tr.getAttribute("data-file-name") });
+    // Nothing to save until the text is in: saving an empty or partial
+    // editor would replace the file with it.
+    var save = el("button", { type: "button", "data-save": "", disabled: "" }, "Save");
+    cell.appendChild(area);
+    cell.appendChild(save);
+    row.appendChild(cell);
+    tr.parentNode.insertBefore(row, tr.nextSibling);
+    fetch(url, { credentials: "same-origin" }).then(function (r) {
+      if (!r.ok) { throw Object.assign(new Error("HTTP " + r.status), { status: r.status }); }
+      return r.text();
+    }).then(function (t) {
+      area.value = t;
+      save.disabled = false;
+    }, function (e) { dirFileError(cell, e, form); });
+    save.addEventListener("click", function () {
+      save.disabled = true;
+      var headers = dirWriteHeaders(form);
+      headers["Content-Type"] = tr.getAttribute("data-type") || "text/plain";
+      request("PUT", url, headers, area.value).then(function () { window.location.reload(); },
+        function (e) { save.disabled = false; dirFileError(cell, e, form); });
+    });
+  }
+
+  function dirPage() {
+    var form = document.querySelector("form[data-upload=dir]");
+    if (!form) { return; }
+    if (dirOwner(form.getAttribute("action"))) {
+      var field = form.querySelector("[data-write-field]");
+      if (field) { field.hidden = true; }
+      var note = form.querySelector("[data-owner-note]");
+      if (note) { note.hidden = false; }
+    }
+    document.querySelectorAll("tr[data-file-url]").forEach(function (tr) {
+      var cell = tr.querySelector("[data-file-actions]");
+      if (!cell) { return; }
+      var name = tr.getAttribute("data-file-name");
+      var type = tr.getAttribute("data-type") || "";
+      if (type.indexOf("text/") === 0 && Number(tr.getAttribute("data-size")) <= 65536) {
+        var edit = el("button", { type: "button", "class": "secondary small", "data-edit": "", "aria-label": "Edit " + name }, "Edit");
+        edit.addEventListener("click", function () { editRow(tr, form); });
+        cell.appendChild(edit);
+        cell.appendChild(document.createTextNode(" "));
+      }
+      // Deleting cannot be undone: the first click asks, the second deletes.
+      var del = el("button", { type: "button", "class": "secondary small", "data-delete-file": "", "aria-label": "Delete " + name }, "Delete");
+      del.addEventListener("click", function () {
+        if (del.getAttribute("data-armed") !== "1") {
+          del.setAttribute("data-armed", "1");
+          del.textContent = "Really delete?";
+          return;
+        }
+        request("DELETE", tr.getAttribute("data-file-url"), dirWriteHeaders(form), null)
+          .then(function () { window.location.reload(); }, function (e) { dirFileError(cell, e, form); });
+      });
+      cell.appendChild(del);
+    });
+  }
+
+  // --- A burn-after-reading page after its download: the page says the
+  // link is spent, since the next visit answers only SPEC.md's JSON 404.
+  function spent(left) {
+    var note = document.querySelector("[data-burnt]");
+    if (!note) { return; }
+    note.hidden = false;
+    note.textContent = left > 1
+      ? "Downloaded. " + (left - 1) + " download(s) left; after the last the link no longer works."
+      : "Your download has started, and the file is deleted as it is served: this link no longer works, for you or anyone else.";
+    if (left <= 1) {
+      var actions = document.querySelector(".once-actions");
+      if (actions) { actions.hidden = true; }
+    }
+  }
+
+  function oncePage() {
+    var link = document.querySelector("a[data-burn]");
+    if (!link) { return; }
+    link.addEventListener("click", function () {
+      var left = Number(link.getAttribute("data-left") || 1);
+      spent(left);
+      link.setAttribute("data-left", String(Math.max(left - 1, 1)));
+    });
+    var reveal = document.querySelector("button[data-reveal]");
+    if (!reveal) { return; }
+    reveal.addEventListener("click", function () {
+      reveal.disabled = true;
+      fetch(reveal.getAttribute("data-reveal"), { credentials: "same-origin" }).then(function (r) {
+        if (!r.ok) { throw new Error(r.status === 404 ? "This link no longer works: the file was already read, or it expired." : "HTTP " + r.status); }
+        return r.text();
+      }).then(function (text) {
+        var pre = document.querySelector("[data-revealed]");
+        pre.textContent = text;
+        pre.hidden = false;
+        spent(1);
+      }, function (e) {
+        var note = document.querySelector("[data-burnt]");
+        note.hidden = false;
+        note.className = "notice error";
+        note.textContent = e.message;
+        // A 404 is final; anything else (a 429, a lost connection) may
+        // be tried again.
+        reveal.disabled = e.message.indexOf("no longer works") >= 0;
+      });
+    });
+  }
+
   function start() {
     localTimes(document);
-    document.querySelectorAll("form[data-upload]").forEach(uploader);
+    markSection();
+    oncePage();
+    dirPage();
+    rememberGallery();
+    var uploadForms = document.querySelectorAll("form[data-upload]");
+    // A page with one upload form takes files dropped anywhere on it.
+    uploadForms.forEach(function (f) { uploader(f, uploadForms.length === 1); });
     document.querySelectorAll("form[data-like]").forEach(likeForm);
     document.querySelectorAll("form[data-comment]").forEach(commentForm);
     document.querySelectorAll(".js-only").forEach(function (n) { n.classList.remove("hidden-js"); });

@@ -33,6 +33,11 @@ pub struct Topic {
 /// these; a test checks that each name exists.
 pub const TOPICS: &[Topic] = &[
     Topic {
+        slug: "browser",
+        title: "In a browser",
+        summary: "The upload page, Your uploads, folders and galleries, for people without a terminal.",
+    },
+    Topic {
         slug: "files",
         title: "Single files",
         summary: "Upload bytes, get a URL; the file expires on its own (ttl, burn after reading, edit text).",
@@ -237,6 +242,7 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
     let b = &config.base_url;
     let l = &config.limits;
     match slug {
+        "browser" => browser_text(l),
         "files" => files_text(b, l),
         "bundles" => bundles_text(b, l),
         "dirs" => dirs_text(b, l),
@@ -253,6 +259,28 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
         "errors" => errors_text(l),
         _ => String::new(),
     }
+}
+
+fn browser_text(l: &Limits) -> String {
+    format!(
+        "Everything here works from the pages, without a terminal.\n\n\
+## Share files\n\n\
+1. On the Upload page, choose files (or drop them anywhere on the page). Each is listed with its size and a Remove button. Up to {max} per file.\n\
+2. Pick a lifetime ({def} by default) and, for a secret, **Burn after reading**: the first download deletes it. Under **More options**: how many downloads are allowed, and who may change or delete it.\n\
+3. With two files or more, choose separate links, **one bundle** (one link, downloaded as a zip) or **a folder** (a dir: files can be added, changed and deleted later). An option the choice cannot honour is switched off, with the reason beside it.\n\
+4. Upload. Each result shows its link, a QR code page, and what was applied. After a refusal the form keeps what you picked: fix it and upload again.\n\n\
+What you upload from the page is protected unless you choose otherwise: only you, with the owner token this browser keeps, may change or delete a file or bundle. Choose \"Anyone with the link\" under More options to let the people you share it with edit a text file. A folder is made with a write token (shown once) unless you untick it: you and whoever you give the token may change it.\n\n\
+## Your uploads\n\n\
+The Upload page lists what this browser uploaded, with the owner tokens, in this browser only. Each entry says when it expires, how many downloads are left, or that it was read and is gone. Extend a lifetime (the control asks before it shortens one), show a QR code, delete, or forget the entry. Galleries you made are kept here with their admin link.\n\n\
+## Burn after reading\n\n\
+A recipient who opens the link first sees a page, never the bytes: a link preview in a chat app spends nothing. **Download and delete** downloads it once; a short text can be shown on the page instead. Afterwards the page says the link no longer works.\n\n\
+## Folders\n\n\
+A folder's page lists its files. If you made it in this browser, you may add, edit (text) and delete its files there without its write token; others need the write token when it has one.\n\n\
+## Galleries\n\n\
+Create one on the Galleries page: you land on its admin page, whose address is the admin key (this browser keeps it under Your uploads). Share the public page; visitors like images and sign the guestbook.\n",
+        max = bytes(l.file_bytes_max),
+        def = duration(l.file_ttl_default_secs),
+    )
 }
 
 fn files_text(b: &str, l: &Limits) -> String {
@@ -683,7 +711,10 @@ pub fn render_markdown(md: &str) -> String {
     });
     let mut out = String::new();
     html::push_html(&mut out, parser);
-    out
+    // A code block scrolls sideways on a phone: focusable, a keyboard
+    // can scroll it too (axe's scrollable-region-focusable). The renderer
+    // writes every block's tag so, and raw HTML never gets here unescaped.
+    out.replace("<pre>", "<pre tabindex=\"0\">")
 }
 
 #[cfg(test)]

@@ -82,6 +82,12 @@ pub(super) async fn create(
     };
     let made = blocking(ctx, move |app| app.create_gallery(name.as_deref(), listed)).await?;
     let view = GalleryCreated::new(&made, ctx.base());
+    // A browser goes on to the admin page (whose address is the admin
+    // key, kept by the page script under Your uploads): reloading it
+    // posts nothing again, as reloading the answer to the form did.
+    if let (true, Some(admin)) = (ctx.html, &view.admin_url) {
+        return Ok(private(respond::redirect(admin)));
+    }
     let res = if ctx.html {
         respond::html(StatusCode::OK, pages::gallery_created(ctx.site(), &view))
     } else {

@@ -5,7 +5,6 @@ use maud::{html, Markup};
 use store_core::Limits;
 
 use super::*;
-use crate::qr;
 use crate::views::{DirView, HistoryView};
 
 /// A new dir's write token, shown once, with what it is for.
@@ -38,8 +37,6 @@ pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Lim
             h1 { "Dir " code { (title) } @if view.open { " (show-dir: anyone may write)" } }
             (write_token_notice(site, view.write_token.as_deref()))
             (owner_notice(site, view.owner_token.as_deref()))
-            p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
-            (qr::inline(&view.url))
             p {
                 (view.file_count) @if view.file_count == 1 { " file, " } @else { " files, " } (size(view.bytes)) " · " (expiry(view.expires_at.as_deref()))
                 " · " a href=(with_query(local(&view.url), routes::ZIP.name, "1")) { "Download all as zip" }
@@ -49,34 +46,43 @@ pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Lim
                 p { "No files yet." }
             } @else {
                 table class="wide" {
-                    thead { tr { th { "File" } th { "Type" } th class="num" { "Size" } th { "Updated" } } }
+                    thead { tr { th { "File" } th { "Type" } th class="num" { "Size" } th { "Updated" } th class="js-only hidden-js" { "Change" } } }
                     tbody {
                         @for f in &view.files {
-                            tr {
+                            // The script adds delete (and, for text, edit)
+                            // for whoever may write: the owner, a write
+                            // token's holder, anyone in an open dir.
+                            tr data-file-url=(local(&f.url)) data-file-name=(f.name) data-type=(f.content_type) data-size=(f.size) {
                                 td data-label="File" { a href=(local(&f.url)) { (f.name) } }
                                 td data-label="Type" { (f.content_type) }
                                 td class="num" data-label="Size" { (size(f.size)) }
                                 td data-label="Updated" { (time(&f.updated_at, false)) }
+                                td class="js-only hidden-js" data-label="Change" data-file-actions="" {}
                             }
                         }
                     }
                 }
             }
             h2 { "Add files" }
-            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="dir" data-max=(limits.file_bytes_max) {
+            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="dir" data-created=(view.created_at) data-max=(limits.file_bytes_max) data-max-label=(store_core::limits::binary_size(limits.file_bytes_max)) {
                 // The token field comes before the files: a form sends its
                 // fields in this order, and the server checks the token
                 // before it stores the first file.
-                @if !view.open {
-                    label { "Write token (if the dir has one) " input type="password" name="write" autocomplete="off"; }
+                @if view.write_protected {
+                    label data-write-field="" { "Write token " input type="password" name="write" autocomplete="off"; }
+                }
+                p class="notice js-only hidden-js" data-owner-note="" hidden {
+                    "You made this dir: this browser's owner token lets you add, change and delete its files."
                 }
                 div class="drop" {
                     label { "Choose files " input type="file" name="file" multiple required; }
-                    p class="picked muted js-only hidden-js" { "…or drop them here." }
+                    p class="picked muted js-only hidden-js" aria-live="polite" { "…or drop them anywhere on this page." }
+                    ul class="picked-files js-only hidden-js" {}
                 }
                 button type="submit" { "Upload" }
             }
             ul class="results" aria-live="polite" {}
+            (share(&view.url, view.owner_token.is_some() || view.write_token.is_some()))
             @if !history.is_empty() {
                 h2 { "Recent activity" }
                 ul {

@@ -6,7 +6,6 @@ use store_core::Limits;
 
 use super::*;
 use crate::params::BrowseFilter;
-use crate::qr;
 use store_app::TextPreview;
 
 use crate::views::{BrowseEntry, BundleView, FileView};
@@ -19,11 +18,32 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
         html! {
             h1 { "Share a file" }
             p { "Upload a file and get a link. It expires on its own; nothing to clean up." }
-            form method="post" action=(site.href(RouteId::Home)) enctype="multipart/form-data" data-upload="home" data-max=(limits.file_bytes_max) {
+            form method="post" action=(site.href(RouteId::Home)) enctype="multipart/form-data" data-upload="home" data-max=(limits.file_bytes_max) data-max-label=(store_core::limits::binary_size(limits.file_bytes_max)) {
                 (upload_token_field(token_required))
                 div class="drop" {
                     label { "Choose files " input type="file" name="file" multiple required; }
-                    p class="picked muted js-only hidden-js" { "…or drop them here." }
+                    p class="picked muted js-only hidden-js" aria-live="polite" { "…or drop them anywhere on this page." }
+                    ul class="picked-files js-only hidden-js" {}
+                }
+                // The choice between links, a bundle and a folder matters
+                // only for two files or more: the script shows it then.
+                fieldset class="js-only hidden-js" data-several="" hidden {
+                    legend { "Several files" }
+                    label class="inline" { input type="radio" name="mode" value="files" checked; " Separate links" }
+                    label class="inline" { input type="radio" name="mode" value="bundle"; " One bundle (zip)" }
+                    label class="inline" { input type="radio" name="mode" value="dir"; " A folder" }
+                    div data-folder="" hidden {
+                        label { "Folder name (optional, " (limits.name_chars_min) "–" (limits.name_chars_max) " of a-z, 0-9, -) "
+                            // Browsers compile a pattern in the `v` mode,
+                            // where a bare hyphen in a class is an error
+                            // (and the check silently off): it is escaped.
+                            input type="text" name="dirname" pattern="[a-z0-9\\-]*" maxlength=(limits.name_chars_max); }
+                        // Protected by default, as the files are: only
+                        // this browser (by the owner token) and holders of
+                        // the write token may change the folder.
+                        label class="inline" { input type="checkbox" name="write" value="1" checked; " Only you and whoever you give its write token may change it" }
+                        label class="inline" { input type="checkbox" name="listed" value="1"; " List the folder publicly under Dirs" }
+                    }
                 }
                 label class="inline" { "Lifetime "
                     select name="ttl" {
@@ -31,20 +51,23 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
                         @for (value, label) in ttl_choices(limits) { option value=(value) { (label) } }
                     }
                 }
-                label class="inline" { input type="checkbox" name="once" value="1"; " Burn after reading" }
-                label class="inline" { "Downloads allowed "
-                    input type="number" name="max_downloads" min="1" max=(limits.downloads_max) placeholder="no limit" inputmode="numeric"; }
-                label class="inline" { input type="checkbox" name="protect" value="1"; " Protect: only the owner token may change or delete it" }
-                fieldset class="js-only hidden-js" {
-                    legend { "Several files" }
-                    label class="inline" { input type="radio" name="mode" value="files" checked; " Separate links" }
-                    label class="inline" { input type="radio" name="mode" value="bundle"; " One bundle (zip)" }
-                    label class="inline" { input type="radio" name="mode" value="dir"; " A dir" }
-                    label { "Dir name (optional, " (limits.name_chars_min) "–" (limits.name_chars_max) " of a-z, 0-9, -) "
-                        input type="text" name="dirname" pattern="[a-z0-9-]*" maxlength=(limits.name_chars_max); }
-                    label class="inline" { input type="checkbox" name="write" value="1"; " Protect the dir with a write token" }
-                    label class="inline" { input type="checkbox" name="listed" value="1"; " List the dir publicly under Dirs" }
+                label class="inline" { input type="checkbox" name="once" value="1" data-single=""; " Burn after reading" }
+                // The less common options, folded: the Upload button stays
+                // in sight on a phone.
+                details class="more" {
+                    summary { "More options" }
+                    label class="inline" { "Downloads allowed "
+                        input type="number" name="max_downloads" min="1" max=(limits.downloads_max) placeholder="no limit" inputmode="numeric" data-single=""; }
+                    // Protected unless the person opts out (CONTRACT.md, owner
+                    // tokens): a link holder must not replace or delete what
+                    // is shared with them. The API's default stays open.
+                    fieldset data-protect="" {
+                        legend { "Who may change or delete it" }
+                        label class="inline" { input type="radio" name="protect" value="1" checked; " Only you (this browser keeps the owner token)" }
+                        label class="inline" { input type="radio" name="protect" value="0"; " Anyone with the link (they can edit a text file, or delete it)" }
+                    }
                 }
+                p class="muted js-only hidden-js" data-mode-note="" aria-live="polite" hidden {}
                 p { button type="submit" { "Upload" } }
                 p class="muted" { "Up to " (size(limits.file_bytes_max)) " per file." }
             }
@@ -56,7 +79,9 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
                 p class="empty muted" { "Nothing yet: what you upload here is listed here." }
             }
             h2 { "From a terminal or an agent" }
-            pre { code { "curl --data-binary @notes.txt '" (base_url) "/?name=notes.txt'" } }
+            // Focusable, so that a keyboard can scroll it (axe's
+            // scrollable-region-focusable), like every block that scrolls.
+            pre tabindex="0" { code { "curl --data-binary @notes.txt '" (base_url) "/?name=notes.txt'" } }
             p { "Everything else: " a href=(site.href(RouteId::Help)) { "help" } ", " a href=(site.href(RouteId::WriteForAgents)) { "instructions for agents" } ", " a href=(site.href(RouteId::Api)) { "the API contract" } "." }
         },
     )
@@ -82,10 +107,26 @@ pub fn file(site: Site<'_>, view: &FileView, preview: Option<&TextPreview>) -> M
         &view.name,
         Some(&og),
         html! {
+            // A recipient comes first: what it is and its download; the
+            // sender's tools (the link to copy, the QR code) are folded.
             h1 { (view.name) }
-            p { a href=(local(&view.url)) data-result-url="" { (view.url) } " " (copy(&view.url)) }
             (owner_notice(site, view.owner_token.as_deref()))
-            (qr::inline(&view.url))
+            p {
+                a class="button" href=(with_query(local(&view.url), routes::DOWNLOAD.name, "1")) rel="nofollow" {
+                    @if view.once { "Download (this deletes it)" } @else if view.downloads_left.is_some() { "Download (counts as one of its downloads)" } @else { "Download" }
+                }
+            }
+            // A preview would fetch the bytes: a counted file's page has none.
+            @if view.downloads_left.is_none() {
+                @if is_image(&view.content_type) {
+                    div class="preview" { img src=(local(&view.url)) alt=(view.name); }
+                } @else if let Some(p) = preview {
+                    div class="preview" {
+                        pre tabindex="0" { code { (p.text) } }
+                        @if !p.whole { p class="muted" { "The start of the file; download it for the rest." } }
+                    }
+                }
+            }
             dl class="facts" {
                 dt { "Size" } dd { (size(view.size)) }
                 dt { "Type" } dd { (view.content_type) }
@@ -97,29 +138,23 @@ pub fn file(site: Site<'_>, view: &FileView, preview: Option<&TextPreview>) -> M
                     dt { "Tags" } dd { @for t in &view.tags { a href=(with_query(&site.href(RouteId::Browse), routes::TAG.name, t)) { (t) } " " } }
                 }
             }
-            p {
-                a href=(with_query(local(&view.url), routes::DOWNLOAD.name, "1")) rel="nofollow" {
-                    @if view.once { "Download (this deletes it)" } @else if view.downloads_left.is_some() { "Download (counts as one of its downloads)" } @else { "Download" }
-                }
-            }
-            // A preview would fetch the bytes: a counted file's page has none.
-            @if view.downloads_left.is_none() {
-                @if is_image(&view.content_type) {
-                    div class="preview" { img src=(local(&view.url)) alt=(view.name); }
-                } @else if let Some(p) = preview {
-                    div class="preview" {
-                        pre { code { (p.text) } }
-                        @if !p.whole { p class="muted" { "The start of the file; download it for the rest." } }
-                    }
-                }
-            }
+            (share(&view.url, view.owner_token.is_some()))
         },
     )
 }
 
+/// The largest burn-after-reading text shown on its page instead of
+/// downloaded: a message or a snippet, not a log.
+const ONCE_TEXT_SHOWN_BYTES_MAX: u64 = 64 * 1024;
+
+fn is_text(content_type: &str) -> bool {
+    content_type.starts_with("text/") || content_type.starts_with("application/json")
+}
+
 /// What a browser sees first at a burn-after-reading file's URL: the
 /// file's name and size, and the one link that downloads (and deletes)
-/// it. Nothing on the page fetches the bytes.
+/// it. Nothing on the page fetches the bytes until the reader asks (the
+/// download link, or the script's "Show it here" for a short text).
 pub fn once_file(site: Site<'_>, view: &FileView) -> Markup {
     let og = Og {
         title: &view.name,
@@ -151,9 +186,21 @@ pub fn once_file(site: Site<'_>, view: &FileView) -> Markup {
                 dt { "Type" } dd { (view.content_type) }
                 dt { "Lifetime" } dd { (expiry(view.expires_at.as_deref())) }
             }
-            p { a class="button" href=(with_query(local(&view.url), routes::DOWNLOAD.name, "1")) rel="nofollow" data-burn="" {
-                @if view.downloads_left.is_some_and(|n| n > 1) { "Download" } @else { "Download and delete" }
-            } }
+            @let download = with_query(local(&view.url), routes::DOWNLOAD.name, "1");
+            @let left = view.downloads_left.unwrap_or(1);
+            p class="once-actions" {
+                a class="button" href=(download) rel="nofollow" data-burn="" data-left=(left) {
+                    @if left > 1 { "Download" } @else { "Download and delete" }
+                }
+                // A short text reads on the page itself (the script
+                // fetches it, which is the download that deletes it).
+                @if left == 1 && is_text(&view.content_type) && view.size <= ONCE_TEXT_SHOWN_BYTES_MAX {
+                    " "
+                    button type="button" class="secondary js-only hidden-js" data-reveal=(download) { "Show it here and delete it" }
+                }
+            }
+            p class="notice js-only hidden-js" role="status" data-burnt="" hidden {}
+            pre tabindex="0" class="revealed" data-revealed="" hidden {}
         },
     )
 }
@@ -210,22 +257,21 @@ pub fn browse(site: Site<'_>, entries: &[BrowseEntry], f: &BrowseFilter) -> Mark
 
 /// A bundle's page: its members, each a link.
 pub fn bundle(site: Site<'_>, view: &BundleView) -> Markup {
+    let title = bundle_title(view);
     let og = Og {
-        title: "Bundle",
+        title: &title,
         description: format!("{} files, downloadable as one zip", view.files.len()),
         url: &view.url,
         image: None,
     };
     shared_page(
         site,
-        "Bundle",
+        &title,
         Some(&og),
         html! {
-            h1 { "Bundle " code { (view.id) } }
-            p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) }
+            h1 { (title) }
             (owner_notice(site, view.owner_token.as_deref()))
-            (qr::inline(&view.url))
-            p { a href=(with_query(local(&view.url), routes::DOWNLOAD.name, "1")) { "Download all as zip" } " · " (expiry(view.expires_at.as_deref())) }
+            p { a class="button" href=(with_query(local(&view.url), routes::DOWNLOAD.name, "1")) { "Download all as zip" } " " (expiry(view.expires_at.as_deref())) }
             table class="wide" {
                 thead { tr { th { "File" } th { "Type" } th class="num" { "Size" } } }
                 tbody {
@@ -234,6 +280,19 @@ pub fn bundle(site: Site<'_>, view: &BundleView) -> Markup {
                     }
                 }
             }
+            (share(&view.url, view.owner_token.is_some()))
         },
     )
+}
+
+/// A bundle is titled by its files, as a person knows it: "notes.txt and
+/// photo.jpg", "notes.txt, photo.jpg and 3 more".
+fn bundle_title(view: &BundleView) -> String {
+    let names: Vec<&str> = view.files.iter().map(|f| f.name.as_str()).collect();
+    match names.as_slice() {
+        [] => format!("Bundle {}", view.id),
+        [one] => (*one).to_string(),
+        [a, b] => format!("{a} and {b}"),
+        [a, b, rest @ ..] => format!("{a}, {b} and {} more", rest.len()),
+    }
 }

@@ -124,19 +124,39 @@ fn shared_page(site: Site<'_>, title: &str, og: Option<&Og<'_>>, body: Markup) -
         html lang="en" {
             (head(site, &format!("{title} · storesrv"), true, og))
             body {
+                // The first stop of the keyboard: past the navigation.
+                a class="skip" href="#main" { "Skip to content" }
                 header class="top" {
                     a class="brand" href=(site.href(RouteId::Home)) { "storesrv" }
                     nav aria-label="Main" {
                         @for (id, label) in NAV { a href=(site.href(*id)) { (label) } }
                     }
                 }
-                main { (body) }
+                main id="main" tabindex="-1" { (body) }
                 footer class="bottom" {
                     "Files expire on their own. "
                     a href=(site.href(RouteId::Help)) { "Help" } " · " a href=(site.href(RouteId::Api)) { "API" } " · "
                     a href=(site.href(RouteId::WriteForAgents)) { "For agents" } " · " a href=(site.href(RouteId::Releases)) { "Releases" }
                 }
             }
+        }
+    }
+}
+
+/// The link to copy and its QR code under "Share": the sender's tools,
+/// after what the page is for. Folded for a recipient; open for the
+/// uploader who just made it (`made`: the answer carries its token),
+/// who came for the link. `made` also marks the link as the upload's
+/// result, for the script.
+pub(super) fn share(url: &str, made: bool) -> Markup {
+    html! {
+        details class="share" open[made] {
+            summary { "Share" }
+            p {
+                @if made { a href=(local(url)) data-result-url="" { (url) } } @else { a href=(local(url)) { (url) } }
+                " " (copy(url))
+            }
+            (crate::qr::inline(url))
         }
     }
 }

@@ -109,11 +109,12 @@ pub struct UploadForm {
 /// The form that adds images, posting to `action`.
 fn image_form(action: &str, max_bytes: u64, token_required: bool) -> Markup {
     html! {
-        form method="post" action=(action) enctype="multipart/form-data" data-upload="gallery" data-max=(max_bytes) {
+        form method="post" action=(action) enctype="multipart/form-data" data-upload="gallery" data-max=(max_bytes) data-max-label=(store_core::limits::binary_size(max_bytes)) {
             (upload_token_field(token_required))
             div class="drop" {
                 label { "Choose images " input type="file" name="file" accept="image/*,.heic,.heif" multiple required; }
-                p class="picked muted js-only hidden-js" { "…or drop them here." }
+                p class="picked muted js-only hidden-js" aria-live="polite" { "…or drop them anywhere on this page." }
+                ul class="picked-files js-only hidden-js" {}
             }
             button type="submit" { "Upload" }
             p class="muted" { "JPEG, PNG, WebP, GIF or HEIC. Large photos are downscaled; location data is removed." }
@@ -175,8 +176,8 @@ pub fn gallery(site: Site<'_>, view: &GalleryView, embed: bool, form: &UploadFor
         Some(&og),
         html! {
             h1 { (title) }
-            p { a href=(local(&view.url)) { (view.url) } " " (copy(&view.url)) " · "
-                (view.images.len()) " images on this page · " (expiry(view.expires_at.as_deref()))
+            p {
+                (view.images.len()) @if view.images.len() == 1 { " image on this page · " } @else { " images on this page · " } (expiry(view.expires_at.as_deref()))
                 @if !view.images.is_empty() { " · " a href=(with_query(local(&view.url), routes::ZIP.name, "1")) download="" { "Download all (zip)" } } }
             (grid)
             h2 { "Add photos" }
@@ -186,8 +187,7 @@ pub fn gallery(site: Site<'_>, view: &GalleryView, embed: bool, form: &UploadFor
                 p class="muted" { "Only this gallery's admin adds photos here." }
             }
             (comments(view, &view.limits))
-            h2 { "Share" }
-            (qr::inline(&view.url))
+            (share(&view.url, false))
         },
     )
 }
@@ -210,7 +210,9 @@ fn embed_page(site: Site<'_>, title: &str, body: Markup) -> Markup {
         (DOCTYPE)
         html lang="en" {
             (head(site, title, false, None))
-            body { main { (body) } }
+            // The heading names the gallery for a screen reader; the
+            // frame's host shows its own title, so it is not drawn.
+            body { main { h1 class="sr-only" { (title) } (body) } }
         }
     }
 }
@@ -246,8 +248,11 @@ pub fn gallery_admin(
         site,
         "Gallery admin",
         html! {
-            h1 { "Admin: " (view.name.as_deref().unwrap_or(&view.id)) }
-            p class="notice secret" { "This page's address is the gallery's admin key. Do not share it." }
+            h1 data-gallery-admin="" data-url=(view.url) data-name=(view.name.as_deref().unwrap_or(&view.id)) { "Admin: " (view.name.as_deref().unwrap_or(&view.id)) }
+            p class="notice secret" {
+                "This page's address is the gallery's admin key: keep it, and do not share it. "
+                span class="js-only hidden-js" { "This browser keeps it under Your uploads, on the Upload page." }
+            }
             p { a href=(local(&view.url)) { "Public view" } }
             h2 { "Add photos" }
             (image_form(&with_keyword(&admin_url, RouteId::AdminUploadImage, "1"), view.limits.upload_bytes_max, form.token_required))
