@@ -882,7 +882,11 @@ fn axe_every_page(width: u32, height: u32, label: &str, dark: bool) {
     for v in b.axe_violations() {
         found.push(format!("lightbox ({label}, {theme}): {v}"));
     }
-    assert!(found.is_empty(), "axe-core violations:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "axe-core violations:\n{}",
+        found.join("\n")
+    );
 }
 
 // Issue 38: axe-core finds nothing on any page, at a desktop's and a
