@@ -1044,8 +1044,9 @@
       var cell = tr.querySelector("[data-file-actions]");
       if (!cell) { return; }
       var name = tr.getAttribute("data-file-name");
-      var type = tr.getAttribute("data-type") || "";
-      if (type.indexOf("text/") === 0 && Number(tr.getAttribute("data-size")) <= 65536) {
+      // Editable as the server decides it (text files); the editor holds
+      // a page's worth at most.
+      if (tr.hasAttribute("data-editable") && Number(tr.getAttribute("data-size")) <= 65536) {
         var edit = el("button", { type: "button", "class": "secondary small", "data-edit": "", "aria-label": "Edit " + name }, "Edit");
         edit.addEventListener("click", function () { editRow(tr, form); });
         cell.appendChild(edit);

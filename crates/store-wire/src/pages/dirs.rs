@@ -52,7 +52,7 @@ pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Lim
                             // The script adds delete (and, for text, edit)
                             // for whoever may write: the owner, a write
                             // token's holder, anyone in an open dir.
-                            tr data-file-url=(local(&f.url)) data-file-name=(f.name) data-type=(f.content_type) data-size=(f.size) {
+                            tr data-file-url=(local(&f.url)) data-file-name=(f.name) data-type=(f.content_type) data-size=(f.size) data-editable[f.editable] {
                                 td data-label="File" { a href=(local(&f.url)) { (f.name) } }
                                 td data-label="Type" { (f.content_type) }
                                 td class="num" data-label="Size" { (size(f.size)) }

@@ -147,10 +147,6 @@ pub fn file(site: Site<'_>, view: &FileView, preview: Option<&TextPreview>) -> M
 /// downloaded: a message or a snippet, not a log.
 const ONCE_TEXT_SHOWN_BYTES_MAX: u64 = 64 * 1024;
 
-fn is_text(content_type: &str) -> bool {
-    content_type.starts_with("text/") || content_type.starts_with("application/json")
-}
-
 /// What a browser sees first at a burn-after-reading file's URL: the
 /// file's name and size, and the one link that downloads (and deletes)
 /// it. Nothing on the page fetches the bytes until the reader asks (the
@@ -194,7 +190,7 @@ pub fn once_file(site: Site<'_>, view: &FileView) -> Markup {
                 }
                 // A short text reads on the page itself (the script
                 // fetches it, which is the download that deletes it).
-                @if left == 1 && is_text(&view.content_type) && view.size <= ONCE_TEXT_SHOWN_BYTES_MAX {
+                @if left == 1 && store_core::content::is_text_type(&view.content_type) && view.size <= ONCE_TEXT_SHOWN_BYTES_MAX {
                     " "
                     button type="button" class="secondary js-only hidden-js" data-reveal=(download) { "Show it here and delete it" }
                 }
