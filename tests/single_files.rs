@@ -691,7 +691,7 @@ fn length_rules_are_enforced_before_reading() {
     assert!(res.starts_with("HTTP/1.1 411"), "{res}");
     // A declared length over the limit is refused at once, without sending
     // the body (the server answers although the body never comes).
-    let res = s.raw(b"POST /?name=a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 6000000\r\nConnection: close\r\n\r\n");
+    let res = s.raw_answer(b"POST /?name=a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 6000000\r\nConnection: close\r\n\r\n");
     assert!(res.starts_with("HTTP/1.1 413"), "{res}");
     assert!(res.contains("too_large"), "{res}");
     assert_eq!(s.blob_count(), 0);

@@ -694,6 +694,42 @@ impl Server {
         let _ = s.read_to_end(&mut out);
         String::from_utf8_lossy(&out).into_owned()
     }
+
+    /// Like [`Server::raw`], but returns as soon as one whole answer (its
+    /// head and `Content-Length` bytes of body) has come, as a client does,
+    /// instead of waiting for the server to close: after an early refusal
+    /// the server keeps reading the body that never comes for a few
+    /// seconds (store-http's linger) before it closes.
+    pub fn raw_answer(&self, request: &[u8]) -> String {
+        let addr = self.base.trim_start_matches("http://");
+        let mut s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let _ = s.write_all(request);
+        let mut out = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while !whole_answer(&out) {
+            match s.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&chunk[..n]),
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+/// Whether `bytes` hold an answer's whole head and as much body as its
+/// `Content-Length` says.
+fn whole_answer(bytes: &[u8]) -> bool {
+    let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    bytes.len() >= end + 4 + length
 }
 
 impl Drop for Server {
