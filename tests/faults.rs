@@ -742,6 +742,18 @@ fn a_killed_drainer_leaves_its_deletes_to_another_process() {
     p.held("DELETE");
     p.a.kill();
     p.proxy.release("DELETE");
+    // The dead drainer's claim holds its batch for 30 s (store-pg's
+    // DELETE_CLAIM_SECS). The test lets that time pass in the database
+    // instead of waiting it out, as it ages the records above.
+    assert_ne!(
+        psql(
+            &p.url,
+            "SELECT count(*) FROM store_doomed WHERE due_at > now()"
+        ),
+        "0",
+        "the killed drainer had claimed its batch"
+    );
+    psql(&p.url, "UPDATE store_doomed SET due_at = now()");
     signal(p.b.pid(), "-CONT");
     let deadline = Instant::now() + Duration::from_secs(90);
     while listed() > 0 || psql(&p.url, "SELECT count(*) FROM store_doomed") != "0" {

@@ -274,12 +274,22 @@ impl Browser {
         );
     }
 
-    /// Saves a PNG screenshot of the viewport.
+    /// Saves a PNG screenshot of the viewport. It is taken through
+    /// Chrome's DevTools protocol, which can encode for speed instead of
+    /// size: the screenshots are for people to look at, and the browser
+    /// suite takes about a hundred.
     pub fn screenshot(&self, path: &Path) {
         use base64::Engine as _;
-        let b64 = self.call("GET", "/screenshot", None);
+        let shot = self.call(
+            "POST",
+            "/goog/cdp/execute",
+            Some(json!({
+                "cmd": "Page.captureScreenshot",
+                "params": { "format": "png", "optimizeForSpeed": true }
+            })),
+        );
         let png = base64::engine::general_purpose::STANDARD
-            .decode(b64.as_str().expect("base64 screenshot"))
+            .decode(shot["data"].as_str().expect("base64 screenshot"))
             .expect("valid base64");
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).expect("screenshot dir");
