@@ -126,12 +126,16 @@ mod tests {
     use super::*;
     use tokio::io::AsyncWriteExt;
 
-    #[tokio::test]
+    // The clock is tokio's, paused: it moves on only when every task
+    // waits, to the next timer, so the 5 ms reads below always come
+    // before the 100 ms deadline, however busy the machine is.
+
+    #[tokio::test(start_paused = true)]
     async fn a_peer_that_reads_nothing_is_cut_off() {
         // A duplex pipe with a tiny buffer stands for a full socket.
         let (ours, _theirs) = tokio::io::duplex(64);
         let mut conn = SendDeadline::new(ours, Duration::from_millis(100));
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let mut sent = 0usize;
         let err = loop {
             match conn.write(&[0u8; 32]).await {
@@ -144,7 +148,7 @@ mod tests {
         assert!(started.elapsed() >= Duration::from_millis(100));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_peer_that_keeps_reading_is_never_cut_off() {
         let (ours, mut theirs) = tokio::io::duplex(64);
         let mut conn = SendDeadline::new(ours, Duration::from_millis(100));
