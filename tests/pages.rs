@@ -170,6 +170,11 @@ fn every_page_is_well_formed_strict_and_escapes_hostile_strings() {
     assert_eq!(texts(&info, "h1"), vec![HOSTILE.to_string()]);
     let dir = page(&s, "/d/page-tests");
     assert!(texts(&dir, "td a").contains(&HOSTILE.to_string()));
+    // Issue 38: a person reads "folder" where the API says "dir".
+    assert_eq!(texts(&dir, "h1"), vec!["Folder page-tests".to_string()]);
+    let dirs = page(&s, "/d");
+    assert_eq!(texts(&dirs, "h1"), vec!["Listed folders".to_string()]);
+    assert!(texts(&dirs, "header.top nav a").contains(&"Folders".to_string()));
     let bundle = page(&s, &format!("/{bundle_id}"));
     assert!(texts(&bundle, "td a").contains(&HOSTILE.to_string()));
     let gallery = page(&s, "/pics/g/page-gallery");

@@ -148,7 +148,7 @@
     var out = [];
     if (kind === "dir") {
       out.push(data.write_protected ? "changes need the write token" : "anyone with the link may add, change and delete files");
-      if (data.listed) { out.push("listed under Dirs"); }
+      if (data.listed) { out.push("listed under Folders"); }
     } else {
       if (data.once) {
         out.push("burn after reading");
@@ -175,11 +175,11 @@
     var reused = !!(asked && asked.dirname && !data.owner_token);
     if (reused) {
       item.li.appendChild(el("p", { "class": "notice" },
-        "The dir " + asked.dirname + " already existed: the files were added to it (which slides its lifetime); the lifetime, write token and listing you chose were not applied."));
+        "The folder " + asked.dirname + " already existed: the files were added to it (which slides its lifetime); the lifetime, write token and listing you chose were not applied."));
     }
     if (data.write_token) {
       item.li.appendChild(secret("Write token", data.write_token,
-        "Whoever has it may add, change and delete this dir's files (the X-Store-Write header, or the dir page's write token field); without it the dir is read-only."));
+        "Whoever has it may add, change and delete this folder's files (the X-Store-Write header, or the folder page's write token field); without it the folder is read-only."));
     }
     if (data.owner_token) {
       item.li.appendChild(secret("Owner token", data.owner_token,
@@ -296,7 +296,7 @@
         .then(done(b, label, common, files), fail(b)));
     } else if (mode === "dir") {
       var name = field("dirname");
-      var dirLabel = name ? "Dir " + name : "New dir";
+      var dirLabel = name ? "Folder " + name : "New folder";
       var d = resultItem(list, dirLabel);
       var asked = { ttl: field("ttl"), dirname: name };
       var dirQuery = [[WIRE.params.dir, "1"], [WIRE.params.name, name], [WIRE.params.ttl, field("ttl")], [WIRE.params.write, field("write")], [WIRE.params.listed, field("listed")]];
@@ -619,7 +619,7 @@
     return out;
   }
 
-  var KIND_WORDS = { file: "file", bundle: "bundle", dir: "dir", gallery: "gallery" };
+  var KIND_WORDS = { file: "file", bundle: "bundle", dir: "folder", gallery: "gallery" };
 
   function uploadItem(u) {
     var li = el("li", { "data-upload-url": u.url });

@@ -10,10 +10,16 @@ use crate::views::{DirView, HistoryView};
 /// A new dir's write token, shown once, with what it is for.
 fn write_token_notice(site: Site<'_>, token: Option<&str>) -> Markup {
     let what = html! {
-        "Whoever has it may add, change and delete this dir's files (the "
-        code { "X-Store-Write" } " header, or the form's write token field); without it the dir is read-only. "
+        "Whoever has it may add, change and delete this folder's files (the "
+        code { "X-Store-Write" } " header, or the form's write token field); without it the folder is read-only. "
     };
-    token_notice(site, "Write token", token, what, ("dirs", "About dirs"))
+    token_notice(
+        site,
+        "Write token",
+        token,
+        what,
+        ("dirs", "About folders (dirs)"),
+    )
 }
 
 /// A dir's page: its files, its history and, for writers, its forms.
@@ -34,7 +40,7 @@ pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Lim
         &title,
         Some(&og),
         html! {
-            h1 { "Dir " code { (title) } @if view.open { " (show-dir: anyone may write)" } }
+            h1 { "Folder " code { (title) } @if view.open { " (open: anyone may add and change files)" } }
             (write_token_notice(site, view.write_token.as_deref()))
             (owner_notice(site, view.owner_token.as_deref()))
             p {
@@ -72,7 +78,7 @@ pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Lim
                     label data-write-field="" { "Write token " input type="password" name="write" autocomplete="off"; }
                 }
                 p class="notice js-only hidden-js" data-owner-note="" hidden {
-                    "You made this dir: this browser's owner token lets you add, change and delete its files."
+                    "You made this folder: this browser's owner token lets you add, change and delete its files."
                 }
                 div class="drop" {
                     label { "Choose files " input type="file" name="file" multiple required; }
@@ -124,9 +130,9 @@ pub fn dir_history(site: Site<'_>, view_url: &str, title: &str, history: &[Histo
 pub fn dir_index(site: Site<'_>, dirs: &[DirView], q: &str) -> Markup {
     page(
         site,
-        "Dirs",
+        "Folders",
         html! {
-            h1 { "Listed dirs" }
+            h1 { "Listed folders" }
             form method="get" action=(site.href(RouteId::ListDirs)) {
                 label class="inline" { "Search " input type="search" name="q" value=(q); }
                 label class="inline" { "Sort "
@@ -139,14 +145,14 @@ pub fn dir_index(site: Site<'_>, dirs: &[DirView], q: &str) -> Markup {
                 button type="submit" { "Go" }
             }
             @if dirs.is_empty() {
-                p { "No listed dirs." }
+                p { "No listed folders." }
             } @else {
                 table class="wide" {
-                    thead { tr { th { "Dir" } th class="num" { "Files" } th { "Tags" } th { "Updated" } } }
+                    thead { tr { th { "Folder" } th class="num" { "Files" } th { "Tags" } th { "Updated" } } }
                     tbody {
                         @for d in dirs {
                             tr {
-                                td data-label="Dir" { a href=(local(&d.url)) { (d.name.as_deref().unwrap_or(&d.id)) } }
+                                td data-label="Folder" { a href=(local(&d.url)) { (d.name.as_deref().unwrap_or(&d.id)) } }
                                 td class="num" data-label="Files" { (d.file_count) }
                                 td data-label="Tags" { (d.tags.join(", ")) }
                                 td data-label="Updated" { (time(&d.updated_at, false)) }

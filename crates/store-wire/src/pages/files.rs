@@ -42,12 +42,12 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
                         // this browser (by the owner token) and holders of
                         // the write token may change the folder.
                         label class="inline" { input type="checkbox" name="write" value="1" checked; " Only you and whoever you give its write token may change it" }
-                        label class="inline" { input type="checkbox" name="listed" value="1"; " List the folder publicly under Dirs" }
+                        label class="inline" { input type="checkbox" name="listed" value="1"; " List the folder publicly under Folders" }
                     }
                 }
                 label class="inline" { "Lifetime "
                     select name="ttl" {
-                        option value="" selected { "Default (files " (crate::help::duration(limits.file_ttl_default_secs)) ", dirs " (crate::help::duration(limits.dir_ttl_default_secs)) ")" }
+                        option value="" selected { "Default (files " (crate::help::duration(limits.file_ttl_default_secs)) ", folders " (crate::help::duration(limits.dir_ttl_default_secs)) ")" }
                         @for (value, label) in ttl_choices(limits) { option value=(value) { (label) } }
                     }
                 }

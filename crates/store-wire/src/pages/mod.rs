@@ -28,7 +28,7 @@ pub use self::pics::*;
 const NAV: &[(RouteId, &str)] = &[
     (RouteId::Home, "Upload"),
     (RouteId::Browse, "Browse"),
-    (RouteId::ListDirs, "Dirs"),
+    (RouteId::ListDirs, "Folders"),
     (RouteId::PicsIndex, "Galleries"),
     (RouteId::Help, "Help"),
 ];
