@@ -671,12 +671,34 @@ fn picked_count(b: &Browser) -> Value {
 /// it is shared with, a refusal keeps the form, and a double click sends
 /// once.
 #[test]
-fn what_a_person_ticks_is_what_happens() {
+fn what_a_person_ticks_is_what_happens_on_a_desktop() {
+    what_a_person_ticks_is_what_happens(1280, 900);
+}
+
+#[test]
+fn what_a_person_ticks_is_what_happens_on_a_phone() {
+    what_a_person_ticks_is_what_happens(390, 844);
+}
+
+/// The home form at one window size: the options follow what was picked,
+/// a refusal keeps the form, a double click sends once, and the result
+/// says what was applied, which is what the server did.
+fn what_a_person_ticks_is_what_happens(width: u32, height: u32) {
     let s = Server::with_env(&[("STORE_UPLOAD_TOKEN", "right-token")]);
     let b = Browser::start();
+    b.set_window(width, height);
     b.goto(&s.url("/"));
     ready(&b);
     let form = "form[data-upload=home]";
+    // Upload is in sight without scrolling, on a phone too.
+    assert_eq!(
+        b.execute(
+            "const r = document.querySelector(arguments[0]).getBoundingClientRect(); return r.bottom <= window.innerHeight && r.top >= 0",
+            json!([format!("{form} button[type=submit]")])
+        ),
+        true,
+        "the Upload button is above the fold at {width}x{height}"
+    );
     let two = format!(
         "{}\n{}",
         fixture("notes-utf8.txt").display(),
@@ -790,6 +812,190 @@ fn what_a_person_ticks_is_what_happens() {
     );
     let path = url.strip_prefix(&s.base).unwrap().to_string();
     crate::common::assert_error(&mut s.delete(&path, &[]), 401, "write_denied");
+}
+
+// Issue 38, item 5: the owner of a protected folder adds, edits and
+// deletes its files from its page with the owner token this browser
+// kept; a stranger cannot; whoever holds the write token can, typing it.
+
+#[test]
+fn the_owner_manages_their_folder_from_its_page_on_a_desktop() {
+    the_owner_manages_their_folder_from_its_page(1280, 900);
+}
+
+#[test]
+fn the_owner_manages_their_folder_from_its_page_on_a_phone() {
+    the_owner_manages_their_folder_from_its_page(390, 844);
+}
+
+fn the_owner_manages_their_folder_from_its_page(width: u32, height: u32) {
+    let s = Server::start();
+    let b = Browser::start();
+    b.set_window(width, height);
+    b.goto(&s.url("/"));
+    ready(&b);
+    let two = format!(
+        "{}\n{}",
+        fixture("notes-utf8.txt").display(),
+        fixture("pixel.png").display()
+    );
+    b.send_keys(&b.find("form[data-upload=home] input[type=file]"), &two);
+    b.click(&b.find("input[name=mode][value=dir]"));
+    b.send_keys(&b.find("input[name=dirname]"), "owned-folder");
+    b.click(&b.find("form[data-upload=home] button[type=submit]"));
+    b.find("a[data-result-url]");
+    let write = b.execute(
+        "return [...document.querySelectorAll('.results .secret')].find(p => p.textContent.startsWith('Write token')).querySelector('code').textContent",
+        json!([]),
+    );
+    let write = write
+        .as_str()
+        .expect("the write token, shown once")
+        .to_string();
+    let folder = json(&mut s.get("/d/owned-folder"));
+    assert_eq!(folder["write_protected"], true, "{folder}");
+
+    // Its page knows this browser made it: no token to type.
+    b.goto(&s.url("/d/owned-folder"));
+    ready(&b);
+    let shown = |css: &str| {
+        b.execute(
+            "return !document.querySelector(arguments[0]).hidden",
+            json!([css]),
+        )
+    };
+    assert_eq!(shown("[data-owner-note]"), true);
+    assert_eq!(shown("[data-write-field]"), false);
+    edit_in_the_page(&b, "notes-utf8.txt", "edited by the owner\n");
+    let text = |s: &Server| {
+        s.get("/d/owned-folder/notes-utf8.txt")
+            .body_mut()
+            .read_to_string()
+            .unwrap()
+    };
+    b.wait_for("the owner's edit", || {
+        (text(&s) == "edited by the owner\n").then_some(())
+    });
+    let del = "tr[data-file-name='pixel.png'] button[data-delete-file]";
+    b.click(&b.find(del));
+    assert_eq!(
+        b.text(&b.find(del)),
+        "Really delete?",
+        "the first click asks"
+    );
+    b.click(&b.find(del));
+    b.wait_for("the owner's delete", || {
+        (json(&mut s.get("/d/owned-folder"))["files"]
+            .as_array()
+            .map(Vec::len)
+            == Some(1))
+        .then_some(())
+    });
+    shot(&b, &format!("folder-owner-{width}"));
+
+    // A stranger with the link: refused.
+    crate::common::assert_error(
+        &mut s.delete("/d/owned-folder/notes-utf8.txt", &[]),
+        401,
+        "write_denied",
+    );
+
+    // Another browser (this one, forgetting its uploads) holds only the
+    // write token: the field shows, and the typed token edits.
+    b.execute("localStorage.clear(); return null", json!([]));
+    b.goto(&s.url("/d/owned-folder"));
+    ready(&b);
+    assert_eq!(shown("[data-write-field]"), true);
+    assert_eq!(shown("[data-owner-note]"), false);
+    b.send_keys(&b.find("form[data-upload=dir] input[name=write]"), &write);
+    edit_in_the_page(&b, "notes-utf8.txt", "edited with the write token\n");
+    b.wait_for("the write token holder's edit", || {
+        (text(&s) == "edited with the write token\n").then_some(())
+    });
+}
+
+/// Opens the editor of the folder file `name` on its page, waits for its
+/// text, replaces it with `text` and saves.
+fn edit_in_the_page(b: &Browser, name: &str, text: &str) {
+    b.click(&b.find(&format!("tr[data-file-name='{name}'] button[data-edit]")));
+    b.wait_for("the file's text in the editor", || {
+        (b.execute(
+            "return !document.querySelector('tr[data-editor] button[data-save]').disabled",
+            json!([]),
+        ) == true)
+            .then_some(())
+    });
+    b.execute(
+        "document.querySelector('tr[data-editor] textarea').value = arguments[0]; document.querySelector('tr[data-editor] button[data-save]').click(); return null",
+        json!([text]),
+    );
+}
+
+// Issue 38, item 6: Your uploads says what became of each upload (a
+// burnt once file reads "Read, gone" after a reload, not "Expires in"),
+// and keeps the galleries made in this browser with their admin link.
+
+#[test]
+fn your_uploads_tell_what_became_of_each_and_keep_galleries_on_a_desktop() {
+    your_uploads_tell_what_became_of_each_and_keep_galleries(1280, 900);
+}
+
+#[test]
+fn your_uploads_tell_what_became_of_each_and_keep_galleries_on_a_phone() {
+    your_uploads_tell_what_became_of_each_and_keep_galleries(390, 844);
+}
+
+fn your_uploads_tell_what_became_of_each_and_keep_galleries(width: u32, height: u32) {
+    let s = Server::start();
+    let b = Browser::start();
+    b.set_window(width, height);
+    b.goto(&s.url("/"));
+    ready(&b);
+    b.send_keys(
+        &b.find("form[data-upload=home] input[type=file]"),
+        fixture("notes-utf8.txt").to_str().unwrap(),
+    );
+    b.click(&b.find("input[name=once]"));
+    b.click(&b.find("form[data-upload=home] button[type=submit]"));
+    let url = b.attr(&b.find("a[data-result-url]"), "href").unwrap();
+    let entry = format!("#your-uploads li[data-upload-url='{url}']");
+    let about = b.text(&b.find(&entry));
+    assert!(about.contains("1 download(s) left"), "{about}");
+
+    // An agent spends its one download; the page, reloaded, says so.
+    let path = url.strip_prefix(&s.base).unwrap().to_string();
+    let mut got = s.get(&path);
+    assert_eq!(got.status(), 200);
+    got.body_mut().read_to_string().unwrap();
+    b.goto(&s.url("/"));
+    ready(&b);
+    let state = format!("{entry} .expiry[data-state=read]");
+    let said = b.wait_for("the burnt upload's new state", || {
+        b.execute(
+            "const e = document.querySelector(arguments[0]); return e && e.textContent",
+            json!([state]),
+        )
+        .as_str()
+        .map(str::to_string)
+    });
+    assert!(said.starts_with("Read, gone"), "{said}");
+
+    // A gallery made from the Galleries page lands on its admin page,
+    // and Your uploads keeps it with that page's link.
+    b.goto(&s.url("/pics"));
+    ready(&b);
+    b.send_keys(
+        &b.find("form[method=post] input[name=name]"),
+        "kept-gallery",
+    );
+    b.click(&b.find("form[method=post] button[type=submit]"));
+    b.find("h1[data-gallery-admin]");
+    let admin = b.execute("return window.location.pathname", json!([]));
+    b.goto(&s.url("/"));
+    ready(&b);
+    let link = b.find("#your-uploads a[data-admin]");
+    assert_eq!(b.attr(&link, "href").as_deref(), admin.as_str());
+    shot(&b, &format!("your-uploads-kept-{width}"));
 }
 
 /// A site with one of everything a page shows: a text file, a once file,
