@@ -817,6 +817,8 @@ fn what_a_person_ticks_is_what_happens(width: u32, height: u32) {
 // Issue 38, item 5: the owner of a protected folder adds, edits and
 // deletes its files from its page with the owner token this browser
 // kept; a stranger cannot; whoever holds the write token can, typing it.
+// Each change reloads the page: the test waits for the new page before
+// it touches anything on it.
 
 #[test]
 fn the_owner_manages_their_folder_from_its_page_on_a_desktop() {
@@ -866,6 +868,19 @@ fn the_owner_manages_their_folder_from_its_page(width: u32, height: u32) {
     };
     assert_eq!(shown("[data-owner-note]"), true);
     assert_eq!(shown("[data-write-field]"), false);
+    let count = |s: &Server| {
+        json(&mut s.get("/d/owned-folder"))["files"]
+            .as_array()
+            .map(Vec::len)
+    };
+    b.send_keys(
+        &b.find("form[data-upload=dir] input[type=file]"),
+        fixture("page.html").to_str().unwrap(),
+    );
+    b.click(&b.find("form[data-upload=dir] button[type=submit]"));
+    b.find("table a[href$='/d/owned-folder/page.html']");
+    assert_eq!(count(&s), Some(3), "the owner added a file");
+    ready(&b);
     edit_in_the_page(&b, "notes-utf8.txt", "edited by the owner\n");
     let text = |s: &Server| {
         s.get("/d/owned-folder/notes-utf8.txt")
@@ -883,14 +898,13 @@ fn the_owner_manages_their_folder_from_its_page(width: u32, height: u32) {
         "Really delete?",
         "the first click asks"
     );
+    mark(&b);
     b.click(&b.find(del));
     b.wait_for("the owner's delete", || {
-        (json(&mut s.get("/d/owned-folder"))["files"]
-            .as_array()
-            .map(Vec::len)
-            == Some(1))
-        .then_some(())
+        (count(&s) == Some(2)).then_some(())
     });
+    b.wait_for("the page to reload", || (!still_marked(&b)).then_some(()));
+    ready(&b);
     shot(&b, &format!("folder-owner-{width}"));
 
     // A stranger with the link: refused.
@@ -915,7 +929,8 @@ fn the_owner_manages_their_folder_from_its_page(width: u32, height: u32) {
 }
 
 /// Opens the editor of the folder file `name` on its page, waits for its
-/// text, replaces it with `text` and saves.
+/// text, replaces it with `text`, saves, and waits for the page to reload
+/// (which it does once the server has saved).
 fn edit_in_the_page(b: &Browser, name: &str, text: &str) {
     b.click(&b.find(&format!("tr[data-file-name='{name}'] button[data-edit]")));
     b.wait_for("the file's text in the editor", || {
@@ -925,10 +940,15 @@ fn edit_in_the_page(b: &Browser, name: &str, text: &str) {
         ) == true)
             .then_some(())
     });
+    mark(b);
     b.execute(
         "document.querySelector('tr[data-editor] textarea').value = arguments[0]; document.querySelector('tr[data-editor] button[data-save]').click(); return null",
         json!([text]),
     );
+    b.wait_for("the page to reload after saving", || {
+        (!still_marked(b)).then_some(())
+    });
+    ready(b);
 }
 
 // Issue 38, item 6: Your uploads says what became of each upload (a
@@ -990,11 +1010,21 @@ fn your_uploads_tell_what_became_of_each_and_keep_galleries(width: u32, height: 
     );
     b.click(&b.find("form[method=post] button[type=submit]"));
     b.find("h1[data-gallery-admin]");
+    ready(&b);
     let admin = b.execute("return window.location.pathname", json!([]));
     b.goto(&s.url("/"));
     ready(&b);
-    let link = b.find("#your-uploads a[data-admin]");
-    assert_eq!(b.attr(&link, "href").as_deref(), admin.as_str());
+    // The list is drawn again when the refresh brings the gallery's
+    // expiry: the link is read once that has happened, in one call.
+    let link = b.wait_for("the gallery's entry, refreshed", || {
+        b.execute(
+            "const t = document.querySelector('#your-uploads li:has(a[data-admin]) .expiry time'); const a = document.querySelector('#your-uploads a[data-admin]'); return t && a && a.getAttribute('href')",
+            json!([]),
+        )
+        .as_str()
+        .map(str::to_string)
+    });
+    assert_eq!(Some(link.as_str()), admin.as_str());
     shot(&b, &format!("your-uploads-kept-{width}"));
 }
 

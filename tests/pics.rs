@@ -153,7 +153,7 @@ fn uploads_go_through_the_pipeline() {
         400,
         "bad_request",
     );
-    let res = s.raw(b"POST /pics/g/pipeline?name=x.jpg HTTP/1.1\r\nHost: x\r\nContent-Length: 31457281\r\nConnection: close\r\n\r\n");
+    let res = s.raw_answer(b"POST /pics/g/pipeline?name=x.jpg HTTP/1.1\r\nHost: x\r\nContent-Length: 31457281\r\nConnection: close\r\n\r\n");
     assert!(res.starts_with("HTTP/1.1 413"), "{res}");
     assert_error(
         &mut s.post("/pics/g/no-such-gallery?name=a.gif", &media("animated.gif")),

@@ -699,7 +699,9 @@ impl Server {
     /// head and `Content-Length` bytes of body) has come, as a client does,
     /// instead of waiting for the server to close: after an early refusal
     /// the server keeps reading the body that never comes for a few
-    /// seconds (store-http's linger) before it closes.
+    /// seconds (store-http's linger) before it closes. For a final answer
+    /// with a `Content-Length` (as every refusal has) to a request other
+    /// than HEAD: a chunked body is cut at its head.
     pub fn raw_answer(&self, request: &[u8]) -> String {
         let addr = self.base.trim_start_matches("http://");
         let mut s = TcpStream::connect(addr).expect("connect");
