@@ -684,12 +684,7 @@ impl Server {
     /// Sends raw bytes on a new connection and returns the raw answer, for
     /// requests a well-behaved client library will not send.
     pub fn raw(&self, request: &[u8]) -> String {
-        let addr = self.base.trim_start_matches("http://");
-        let mut s = TcpStream::connect(addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        // The server may answer and close before the whole request is sent
-        // (an early 413): keep whatever it said.
-        let _ = s.write_all(request);
+        let mut s = self.send_raw(request);
         let mut out = Vec::new();
         let _ = s.read_to_end(&mut out);
         String::from_utf8_lossy(&out).into_owned()
@@ -703,10 +698,7 @@ impl Server {
     /// with a `Content-Length` (as every refusal has) to a request other
     /// than HEAD: a chunked body is cut at its head.
     pub fn raw_answer(&self, request: &[u8]) -> String {
-        let addr = self.base.trim_start_matches("http://");
-        let mut s = TcpStream::connect(addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let _ = s.write_all(request);
+        let mut s = self.send_raw(request);
         let mut out = Vec::new();
         let mut chunk = [0u8; 4096];
         while !whole_answer(&out) {
@@ -716,6 +708,18 @@ impl Server {
             }
         }
         String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// A new connection with `request` written on it, reads timing out
+    /// after 10 s. The server may answer and close before the whole
+    /// request is sent (an early 413): the write's failure is ignored, so
+    /// that whatever it said can still be read.
+    fn send_raw(&self, request: &[u8]) -> TcpStream {
+        let addr = self.base.trim_start_matches("http://");
+        let mut s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let _ = s.write_all(request);
+        s
     }
 }
 
