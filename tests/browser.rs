@@ -567,7 +567,9 @@ fn a_once_file_survives_a_link_preview_and_opens_once_in_a_browser() {
     );
     shot(&b, "once-spent-phone");
 
-    // A short text once file reads on the page, which spends it.
+    // A short text once file reads on the page, which spends it: at
+    // desktop width, so that the once page is tried at both.
+    b.set_window(1280, 900);
     let note = json(&mut s.post("/?name=note.txt&once=1", b"the door code is 4711"));
     let note_info = format!("/{}?info=1", note["id"].as_str().unwrap());
     b.goto(note["url"].as_str().unwrap());
@@ -583,6 +585,59 @@ fn a_once_file_survives_a_link_preview_and_opens_once_in_a_browser() {
     assert_eq!(shown, "the door code is 4711");
     assert_eq!(s.get(&note_info).status(), 404, "reading it spent it");
     assert!(b.text(&b.find("[data-burnt]")).contains("no longer works"));
+    assert!(!overflows(&b));
+    shot(&b, "once-revealed-desktop");
+}
+
+// Issue 38, item 1, without the script: nothing can disable the download
+// limits when several files are picked (they go as one bundle, which has
+// none), so the form says so before the upload; one file gets what was
+// ticked, protected as with the script.
+#[test]
+fn without_the_script_the_form_says_what_it_cannot_do_and_does_the_rest() {
+    let s = Server::start();
+    let b = Browser::start();
+    b.without_script();
+    b.goto(&s.url("/"));
+    b.find("form[data-upload=home]");
+    assert_eq!(
+        b.execute(
+            "return document.documentElement.dataset.ready || null",
+            json!([])
+        ),
+        Value::Null,
+        "app.js did not run"
+    );
+    let note = b.find("[data-noscript-single]");
+    assert!(
+        b.text(&note).contains("several files go as one zip bundle"),
+        "the reason is shown: {:?}",
+        b.text(&note)
+    );
+    assert_eq!(
+        b.execute(
+            "return document.querySelector('[data-several]').checkVisibility()",
+            json!([])
+        ),
+        false,
+        "no mode choice the server would not read"
+    );
+    let form = "form[data-upload=home]";
+    b.send_keys(
+        &b.find(&format!("{form} input[type=file]")),
+        fixture("notes-utf8.txt").to_str().unwrap(),
+    );
+    b.click(&b.find("input[name=once]"));
+    b.click(&b.find(&format!("{form} button[type=submit]")));
+    // The link as the page shows it (WebDriver's attribute reading runs a
+    // script of its own, which the page does not allow now).
+    let url = b.text(&b.find("a[data-result-url]"));
+    shot(&b, "noscript-uploaded");
+    let path = url.strip_prefix(&s.base).unwrap();
+    let record = json(&mut s.get(&format!("{path}?info=1")));
+    assert_eq!(record["once"], true, "{record}");
+    assert_eq!(record["protected"], true, "{record}");
+    assert_eq!(record["name"], "notes-utf8.txt", "{record}");
 }
 
 /// A host serving storesrv (memory ports) under `/files` on 127.0.0.1:
@@ -791,6 +846,7 @@ fn what_a_person_ticks_is_what_happens(width: u32, height: u32) {
     assert_eq!(bundle["protected"], true, "{bundle}");
     assert_eq!(bundle["files"].as_array().map(Vec::len), Some(2));
     crate::common::assert_error(&mut s.delete(&path, &[]), 401, "write_denied");
+    let bundle_url = url;
 
     // One file, nothing ticked: protected, so a link holder can neither
     // replace nor delete it; burn after reading ticked is applied.
@@ -812,6 +868,32 @@ fn what_a_person_ticks_is_what_happens(width: u32, height: u32) {
     );
     let path = url.strip_prefix(&s.base).unwrap().to_string();
     crate::common::assert_error(&mut s.delete(&path, &[]), 401, "write_denied");
+
+    // Item 8: whoever the links reach sees what they are first.
+    a_recipient_sees_the_content_first(&b, &bundle_url, "notes-utf8.txt and pixel.png");
+    a_recipient_sees_the_content_first(&b, &format!("{url}?info=1"), "notes-utf8.txt");
+    assert_eq!(
+        s.get(&format!("{path}?info=1")).status(),
+        200,
+        "a page spends nothing"
+    );
+}
+
+/// Issue 38, item 8: a recipient opens a shared link and sees its title
+/// and its download button in sight; the sender's tools (the link to copy,
+/// the QR code) wait, folded, under "Share".
+fn a_recipient_sees_the_content_first(b: &Browser, url: &str, title: &str) {
+    b.goto(url);
+    ready(b);
+    assert_eq!(b.text(&b.find("main h1")), title);
+    assert_eq!(
+        b.execute(
+            "const r = document.querySelector('main a.button').getBoundingClientRect(); const share = document.querySelector('details.share'); return [r.top >= 0 && r.bottom <= window.innerHeight, share.open, share.querySelector('svg').checkVisibility()]",
+            json!([])
+        ),
+        json!([true, false, false]),
+        "{url}: the download in sight, the share box folded"
+    );
 }
 
 // Issue 38, item 5: the owner of a protected folder adds, edits and

@@ -321,6 +321,17 @@ impl Browser {
         );
     }
 
+    /// Turns the pages' own scripts off, as for a person who browses
+    /// without JavaScript (Chrome's DevTools protocol, through
+    /// chromedriver). WebDriver's commands still work.
+    pub fn without_script(&self) {
+        self.call(
+            "POST",
+            "/goog/cdp/execute",
+            Some(json!({ "cmd": "Emulation.setScriptExecutionDisabled", "params": { "value": true } })),
+        );
+    }
+
     /// axe-core's violations on the current page (tests/vendor/axe-core,
     /// injected into the page once per document), each as its rule, impact
     /// and first few nodes: empty when the page passes every rule axe runs

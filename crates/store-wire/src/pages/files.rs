@@ -52,6 +52,10 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
                     }
                 }
                 label class="inline" { input type="checkbox" name="once" value="1" data-single=""; " Burn after reading" }
+                // Without the script nothing can disable the two download
+                // limits for several files, which go as one bundle: the
+                // reason is said before the upload instead of after it.
+                noscript { p class="muted" data-noscript-single="" { "Burn after reading and Downloads allowed apply to one file: several files go as one zip bundle, which has neither." } }
                 // The less common options, folded: the Upload button stays
                 // in sight on a phone.
                 details class="more" {
