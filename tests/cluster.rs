@@ -511,3 +511,65 @@ fn a_bucket_outage_fails_clearly_and_loses_nothing() {
         assert_eq!(text(&mut c.b.get(&path)), "after the outage");
     }
 }
+
+/// Issue 33: a resumable upload's PATCHes reach either process; one that
+/// races another PATCH of the same upload, on the other process, is
+/// refused and never interleaved. On a bucket, staging is not built yet:
+/// the upload is refused up front (501), before anything is reserved.
+#[test]
+fn a_resumable_upload_goes_on_through_either_process_one_patch_at_a_time() {
+    use std::io::{Read as _, Write as _};
+    let c = Cluster::start(&[]);
+    let tus = ("Tus-Resumable", "1.0.0");
+    let offset_body = ("Content-Type", "application/offset+octet-stream");
+    // "bm90ZXMudHh0" is "notes.txt" in base64.
+    let meta = ("Upload-Metadata", "filename bm90ZXMudHh0");
+    let mut res =
+        c.a.post_empty("/uploads", &[tus, ("Upload-Length", "8"), meta]);
+    if backend() == Backend::Cluster {
+        assert_error(&mut res, 501, "unsupported");
+        return;
+    }
+    assert_eq!(res.status(), 201);
+    let location = header(&res, "location");
+    let path = location.strip_prefix(&c.a.base).unwrap().to_string();
+    // Process a takes a PATCH of four bytes and gets two of them...
+    let addr = c.a.base.trim_start_matches("http://").to_string();
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    let head = format!(
+        "PATCH {path} HTTP/1.1\r\nHost: x\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n\
+         Content-Type: application/offset+octet-stream\r\nContent-Length: 4\r\n\r\nab"
+    );
+    slow.write_all(head.as_bytes()).unwrap();
+    // ...and while it waits for the rest, process b refuses another. The
+    // probe asks for offset 1, which no state of the upload allows: it
+    // writes nothing whether a's PATCH has begun or not, and says which.
+    let start = std::time::Instant::now();
+    loop {
+        let mut res =
+            c.b.patch(&path, &[tus, offset_body, ("Upload-Offset", "1")], b"z");
+        let body = text(&mut res);
+        assert_eq!(res.status(), 409, "{body}");
+        if body.contains("another PATCH of this upload is in progress") {
+            break;
+        }
+        assert!(body.contains("not 1"), "{body}");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "a's PATCH never began"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    slow.write_all(b"cd").unwrap();
+    let mut answer = [0u8; 512];
+    let n = slow.read(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 204"), "{answer}");
+    assert!(answer.contains("upload-offset: 4"), "{answer}");
+    // The rest through b: the file, whole, from either.
+    let res =
+        c.b.patch(&path, &[tus, offset_body, ("Upload-Offset", "4")], b"efgh");
+    assert_eq!(res.status(), 204);
+    let id = header(&res, "x-store-id");
+    assert_eq!(text(&mut c.a.get(&format!("/{id}"))), "abcdefgh");
+}

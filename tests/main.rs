@@ -25,3 +25,4 @@ mod pics;
 mod selfdesc;
 mod server;
 mod single_files;
+mod tus;

@@ -710,6 +710,13 @@ impl Server {
         String::from_utf8_lossy(&out).into_owned()
     }
 
+    /// Writes `request` on a new connection and closes it without reading:
+    /// a client whose connection broke in the middle of a body.
+    pub fn send_and_close(&self, request: &[u8]) {
+        let s = self.send_raw(request);
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    }
+
     /// A new connection with `request` written on it, reads timing out
     /// after 10 s. The server may answer and close before the whole
     /// request is sent (an early 413): the write's failure is ignored, so

@@ -247,6 +247,29 @@ impl store_core::ports::BlobStore for TimedRemovals {
     fn reads_wait(&self) -> bool {
         self.inner.reads_wait()
     }
+
+    fn stages(&self) -> bool {
+        self.inner.stages()
+    }
+
+    fn stage(&self) -> store_core::ports::StorageResult<store_core::resumable::Staging> {
+        self.inner.stage()
+    }
+
+    fn resume(
+        &self,
+        staging: &store_core::resumable::Staging,
+        offset: u64,
+    ) -> store_core::ports::StorageResult<Box<dyn store_core::ports::StagedWriter>> {
+        self.inner.resume(staging, offset)
+    }
+
+    fn discard(
+        &self,
+        staging: &store_core::resumable::Staging,
+    ) -> store_core::ports::StorageResult<()> {
+        self.inner.discard(staging)
+    }
 }
 
 /// The sled repository, timing the sweep's two kinds of call, so that

@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use store_core::ports::{BlobReader, BlobStore, BlobWriter, StorageResult};
+use store_core::ports::{BlobReader, BlobStore, BlobWriter, StagedWriter, StorageResult};
+use store_core::resumable::Staging;
 use store_core::BlobId;
 
 #[derive(Debug, Default)]
@@ -234,6 +235,24 @@ impl BlobStore for CachedBlobs {
 
     fn reads_wait(&self) -> bool {
         self.inner.reads_wait()
+    }
+
+    fn stages(&self) -> bool {
+        self.inner.stages()
+    }
+
+    // A staged blob is never read before it is complete, and is then
+    // read under its id like any other: nothing to cache or forget.
+    fn stage(&self) -> StorageResult<Staging> {
+        self.inner.stage()
+    }
+
+    fn resume(&self, staging: &Staging, offset: u64) -> StorageResult<Box<dyn StagedWriter>> {
+        self.inner.resume(staging, offset)
+    }
+
+    fn discard(&self, staging: &Staging) -> StorageResult<()> {
+        self.inner.discard(staging)
     }
 }
 

@@ -27,6 +27,30 @@ pub enum Uploaded {
 
 pub use store_core::requests::NewFile;
 
+/// What a new file's body told as it arrived: its first bytes (for its
+/// type), whether it is UTF-8 text, and its size in bytes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Body<'a> {
+    pub(crate) head: &'a [u8],
+    pub(crate) utf8: bool,
+    pub(crate) size: u64,
+}
+
+/// A new single file's record, checked, waiting for its bytes and owner.
+#[derive(Debug)]
+pub(crate) struct FileDraft(FileRecord);
+
+impl FileDraft {
+    /// The record, pointing at `blob`, made by `owner`.
+    pub(crate) fn into_record(self, blob: store_core::BlobId, owner: Owner) -> FileRecord {
+        FileRecord {
+            blob,
+            owner: Some(owner),
+            ..self.0
+        }
+    }
+}
+
 /// A file ready to be streamed out: a single file, or one file of a bundle
 /// or dir. For a burnt file the record is already gone: `reader` holds the
 /// last handle to its bytes.
@@ -202,45 +226,16 @@ impl App {
         link: bool,
     ) -> AppResult<Created<FileRecord>> {
         let now = self.now();
-        req.validate(&self.config.limits)?;
-        let tags = apply_tags(&self.config.limits, &[], &req.tags, &[])?;
-        let lifetime = lifetime_for_new(
-            auth,
-            Lifetime::fixed(now, ttl::file_ttl(&self.config.limits, req.ttl_secs)),
-        )?;
-        let downloads = req.downloads(&self.config.limits)?;
-        let utf8 = upload.is_utf8_text();
-        let content_type = content::decide(
-            upload.head(),
-            req.name.as_deref().unwrap_or(""),
-            req.declared_type.as_deref(),
-            utf8,
-        );
-        let name = req
-            .name
-            .clone()
-            .unwrap_or_else(|| default_file_name(&content_type));
-        let size = upload.size();
-        let reservation = self.reserve(size)?;
-        let blob = upload.into_blob();
-        let owner_token = ids::token(self.ports.random.as_ref());
-        let mut record = FileRecord {
-            id: String::new(),
-            name,
-            text: is_text_file(utf8, &content_type),
-            content_type,
-            size,
-            blob,
-            created_at: now,
-            updated_at: now,
-            lifetime,
-            once: downloads == Some(1),
-            downloads_left: downloads.filter(|&n| n > 1),
-            tags,
-            link,
-            thumbs: Default::default(),
-            owner: Some(Owner::new(&owner_token, req.protect)),
+        let body = Body {
+            head: upload.head(),
+            utf8: upload.is_utf8_text(),
+            size: upload.size(),
         };
+        let draft = self.draft_file(req, body, auth, link, now)?;
+        let reservation = self.reserve(body.size)?;
+        let owner_token = ids::token(self.ports.random.as_ref());
+        let mut record =
+            draft.into_record(upload.into_blob(), Owner::new(&owner_token, req.protect));
         // The reservation is kept even when the insert failed: the record
         // may have been written before a failed flush. The next start reads
         // the pool totals kept with the records and collects orphan blobs,
@@ -254,6 +249,53 @@ impl App {
             now,
             owner_token,
         })
+    }
+
+    /// Every check and choice of a new single file that its body and
+    /// options decide (tags, lifetime, download limit, type, name): what a
+    /// plain upload and a resumable upload's last byte both make.
+    pub(crate) fn draft_file(
+        &self,
+        req: &NewFile,
+        body: Body<'_>,
+        auth: RetainAuth,
+        link: bool,
+        now: store_core::Timestamp,
+    ) -> AppResult<FileDraft> {
+        req.validate(&self.config.limits)?;
+        let tags = apply_tags(&self.config.limits, &[], &req.tags, &[])?;
+        let lifetime = lifetime_for_new(
+            auth,
+            Lifetime::fixed(now, ttl::file_ttl(&self.config.limits, req.ttl_secs)),
+        )?;
+        let downloads = req.downloads(&self.config.limits)?;
+        let content_type = content::decide(
+            body.head,
+            req.name.as_deref().unwrap_or(""),
+            req.declared_type.as_deref(),
+            body.utf8,
+        );
+        let name = req
+            .name
+            .clone()
+            .unwrap_or_else(|| default_file_name(&content_type));
+        Ok(FileDraft(FileRecord {
+            id: String::new(),
+            name,
+            text: is_text_file(body.utf8, &content_type),
+            content_type,
+            size: body.size,
+            blob: store_core::BlobId(String::new()),
+            created_at: now,
+            updated_at: now,
+            lifetime,
+            once: downloads == Some(1),
+            downloads_left: downloads.filter(|&n| n > 1),
+            tags,
+            link,
+            thumbs: Default::default(),
+            owner: None,
+        }))
     }
 
     /// GET or HEAD `/<id>`. A once file is burnt by the first GET, and a
@@ -299,7 +341,7 @@ impl App {
         let record = match object {
             Object::File(f) => f,
             Object::Bundle(b) => return Ok(Some(Opened::Bundle(b))),
-            Object::Dir(_) | Object::Gallery(_) | Object::Image(_) => {
+            Object::Dir(_) | Object::Gallery(_) | Object::Image(_) | Object::Upload(_) => {
                 unreachable!("live_object only returns files and bundles")
             }
         };
@@ -433,7 +475,7 @@ impl App {
                 b.lifetime = Lifetime::Indefinite;
                 b.updated_at = now;
             }
-            Object::Dir(_) | Object::Gallery(_) | Object::Image(_) => {
+            Object::Dir(_) | Object::Gallery(_) | Object::Image(_) | Object::Upload(_) => {
                 unreachable!("live_object only returns files and bundles")
             }
         }

@@ -8,8 +8,11 @@
 //!
 //! What makes that safe is the rule that a record only ever points at
 //! blobs committed by the request that writes it (no use case moves bytes
-//! from one record to another), so the danger is only a blob committed
-//! and not yet recorded. Two guards cover it:
+//! from one record to another), or, for a resumable upload's staged blob,
+//! at a blob whose bytes follow its record; so the danger is only a blob
+//! committed and not yet recorded, or staged after the records were read.
+//! Two guards cover it (a staged blob is noted, and its intent
+//! registered, when it is staged):
 //!
 //! - One process alone ([`crate::Coordination::Local`]): from
 //!   [`App::open`] until the first collection ends, every blob this
@@ -34,8 +37,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use store_core::ports::{
-    BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, StorageResult,
+    BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, StagedWriter, StorageResult,
 };
+use store_core::resumable::Staging;
 use store_core::{BlobId, Timestamp};
 
 use crate::{App, AppResult};
@@ -101,6 +105,20 @@ impl Fresh {
         }
         let _shared = self.gate.read().unwrap_or_else(|e| e.into_inner());
         let id = writer.commit()?;
+        self.note_held(&id);
+        Ok(id)
+    }
+
+    /// Notes a blob that a record points at before its bytes exist (a
+    /// resumable upload's): a collection that read the records before
+    /// that record was written must spare the bytes that follow.
+    fn note(&self, id: &BlobId) {
+        let _shared = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        self.note_held(id);
+    }
+
+    /// Notes `id`, with the gate held shared.
+    fn note_held(&self, id: &BlobId) {
         let mut state = self.state();
         if let State::Noting(set) = &mut *state {
             if set.len() >= NOTED_MAX {
@@ -109,7 +127,6 @@ impl Fresh {
                 set.insert(id.clone());
             }
         }
-        Ok(id)
     }
 
     fn finish(&self) {
@@ -255,6 +272,29 @@ impl BlobStore for NotingBlobs {
 
     fn reads_wait(&self) -> bool {
         self.inner.reads_wait()
+    }
+
+    fn stages(&self) -> bool {
+        self.inner.stages()
+    }
+
+    /// A staged blob is noted, and its intent registered, before its
+    /// record is written and long before its first byte.
+    fn stage(&self) -> StorageResult<Staging> {
+        let staging = self.inner.stage()?;
+        self.fresh.note(&staging.blob);
+        if let Some(intents) = &self.intents {
+            intents.renew(&staging.blob)?;
+        }
+        Ok(staging)
+    }
+
+    fn resume(&self, staging: &Staging, offset: u64) -> StorageResult<Box<dyn StagedWriter>> {
+        self.inner.resume(staging, offset)
+    }
+
+    fn discard(&self, staging: &Staging) -> StorageResult<()> {
+        self.inner.discard(staging)
     }
 }
 

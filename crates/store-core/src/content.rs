@@ -236,11 +236,17 @@ pub fn check_appended_text(bytes: &[u8]) -> Result<(), crate::StoreError> {
 
 /// Validates UTF-8 across chunk boundaries without holding the whole body,
 /// and notes NUL bytes (which mark a file as binary even when valid UTF-8).
-#[derive(Debug, Clone, Default)]
+///
+/// It is kept with a resumable upload's record between its requests, so it
+/// has a stored form.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Utf8Check {
     /// An incomplete sequence carried over from the previous chunk (<= 3 bytes).
+    #[serde(default)]
     pending: Vec<u8>,
+    #[serde(default)]
     invalid: bool,
+    #[serde(default)]
     has_nul: bool,
 }
 

@@ -82,6 +82,23 @@ pub enum StoreError {
     /// A fault of the server's own; the details are in its log only.
     #[error("internal storage error; the server log has the details")]
     Internal,
+    /// A resumable upload is not where the request expects it: another
+    /// offset, or another PATCH of it in progress (409 `conflict`).
+    #[error("{0}")]
+    Conflict(String),
+    /// A resumable upload's request without the protocol version the
+    /// server speaks (412 `precondition_failed`).
+    #[error("{0}")]
+    PreconditionFailed(String),
+    /// A body of a type the endpoint does not take (415
+    /// `unsupported_media_type`).
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// A PATCH whose bytes do not match the checksum it came with (460
+    /// `checksum_mismatch`, the tus checksum extension's status); nothing
+    /// of it was kept.
+    #[error("{0}")]
+    ChecksumMismatch(String),
     /// The server is saturated for everyone (its image queue, or the room
     /// for bodies in flight, is full); retry after the given seconds. It is
     /// answered as 429 `rate_limited`, the code SPEC.md's clients already
@@ -142,6 +159,10 @@ impl StoreError {
             Self::StorageFull => ErrorCode::StorageFull,
             Self::Unavailable => ErrorCode::Unavailable,
             Self::Internal => ErrorCode::Internal,
+            Self::Conflict(_) => ErrorCode::Conflict,
+            Self::PreconditionFailed(_) => ErrorCode::PreconditionFailed,
+            Self::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
+            Self::ChecksumMismatch(_) => ErrorCode::ChecksumMismatch,
         }
     }
 
@@ -190,12 +211,24 @@ pub enum ErrorCode {
     Unsupported,
     /// 507 `pool_full`: the pool is exhausted.
     PoolFull,
+    /// Beyond SPEC.md: 409, a resumable upload's offset differs, or
+    /// another PATCH of it is in progress.
+    Conflict,
+    /// Beyond SPEC.md: 412, a resumable upload's request without
+    /// `Tus-Resumable: 1.0.0`.
+    PreconditionFailed,
     /// Beyond SPEC.md: 414, a request target too long.
     UriTooLong,
+    /// Beyond SPEC.md: 415, a PATCH body that is not
+    /// `application/offset+octet-stream`.
+    UnsupportedMediaType,
     /// Beyond SPEC.md: 416, a byte range past the end.
     RangeNotSatisfiable,
     /// Beyond SPEC.md: 431, request headers too large.
     HeadersTooLarge,
+    /// Beyond SPEC.md: 460, a PATCH's bytes do not match its
+    /// `Upload-Checksum`.
+    ChecksumMismatch,
     /// Beyond SPEC.md: 500, a fault of the server's own.
     Internal,
     /// Beyond SPEC.md: 503, the records or the bytes out of reach.
@@ -218,17 +251,21 @@ pub struct ErrorInfo {
 impl ErrorCode {
     /// Every code the service answers, by HTTP status: what `/api` and
     /// `/help/errors` list.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 19] = [
         Self::BadRequest,
         Self::WriteDenied,
         Self::Forbidden,
         Self::NotFound,
+        Self::Conflict,
         Self::MissingLength,
+        Self::PreconditionFailed,
         Self::TooLarge,
         Self::UriTooLong,
+        Self::UnsupportedMediaType,
         Self::RangeNotSatisfiable,
         Self::RateLimited,
         Self::HeadersTooLarge,
+        Self::ChecksumMismatch,
         Self::Internal,
         Self::Unsupported,
         Self::Unavailable,
@@ -254,6 +291,10 @@ impl ErrorCode {
             Self::Internal => "internal",
             Self::Unavailable => "unavailable",
             Self::StorageFull => "storage_full",
+            Self::Conflict => "conflict",
+            Self::PreconditionFailed => "precondition_failed",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::ChecksumMismatch => "checksum_mismatch",
         }
     }
 
@@ -275,6 +316,10 @@ impl ErrorCode {
             Self::Internal => 500,
             Self::Unavailable => 503,
             Self::StorageFull => 507,
+            Self::Conflict => 409,
+            Self::PreconditionFailed => 412,
+            Self::UnsupportedMediaType => 415,
+            Self::ChecksumMismatch => 460,
         }
     }
 
@@ -357,6 +402,22 @@ impl ErrorCode {
             Self::StorageFull => (
                 "the server's disk is full; nothing was stored",
                 "wait for the Retry-After header (seconds), then retry unchanged",
+            ),
+            Self::Conflict => (
+                "a resumable upload (/uploads) is at another offset than Upload-Offset says, or another PATCH of it is in progress",
+                "ask for the offset with HEAD, then send from there",
+            ),
+            Self::PreconditionFailed => (
+                "a resumable upload's request (/uploads) without Tus-Resumable: 1.0.0",
+                "send the header, then retry",
+            ),
+            Self::UnsupportedMediaType => (
+                "a resumable upload's PATCH whose Content-Type is not application/offset+octet-stream",
+                "send that type, then retry",
+            ),
+            Self::ChecksumMismatch => (
+                "a resumable upload's PATCH whose bytes do not match its Upload-Checksum; none of them were kept",
+                "send the same bytes again from the same offset",
             ),
         };
         ErrorInfo {

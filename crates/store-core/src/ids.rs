@@ -22,6 +22,7 @@ pub const ROUTE_WORDS: &[&str] = &[
     "healthz",
     "readyz",
     "openapi.json",
+    "uploads",
 ];
 
 /// Characters of a single file or bundle id: 12 of base62 is ~71 bits.

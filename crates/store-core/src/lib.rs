@@ -62,6 +62,7 @@ pub mod ports;
 pub mod ratelimit;
 pub mod record;
 pub mod requests;
+pub mod resumable;
 pub mod time;
 pub mod ttl;
 

@@ -13,6 +13,7 @@ use std::time::Duration;
 use crate::blob::BlobId;
 use crate::pool::Totals;
 use crate::record::{Listing, Object};
+use crate::resumable::Staging;
 use crate::time::Timestamp;
 
 /// A storage fault: the disk, the database, a corrupt record. Never the
@@ -449,6 +450,41 @@ pub trait BlobStore: Send + Sync {
     /// only the requests that read it. No default, as for
     /// [`BlobStore::ping`].
     fn reads_wait(&self) -> bool;
+
+    /// Whether [`BlobStore::stage`] is supported: resumable uploads are
+    /// refused up front (501) where it is not.
+    fn stages(&self) -> bool;
+
+    /// Starts a blob written across requests, each of which may reach
+    /// another process (a resumable upload). Nothing is written yet: the
+    /// answer is what [`BlobStore::resume`] needs to go on, which the
+    /// caller keeps with its record. No default, as for
+    /// [`BlobStore::ping`]: a wrapper must pass the three on.
+    fn stage(&self) -> StorageResult<Staging>;
+
+    /// Goes on with a staged blob whose first `offset` bytes are kept.
+    /// Anything stored past `offset` (a request that died midway, or
+    /// whose bytes were refused) is replaced by what is written now.
+    /// Fewer than `offset` bytes kept is an error: they are lost.
+    fn resume(&self, staging: &Staging, offset: u64) -> StorageResult<Box<dyn StagedWriter>>;
+
+    /// Drops a staged blob that will not be completed (its upload was
+    /// ended or expired). Dropping one that is gone is not an error.
+    fn discard(&self, staging: &Staging) -> StorageResult<()>;
+}
+
+/// A staged blob being written by one request (see [`BlobStore::stage`]).
+pub trait StagedWriter: Send {
+    /// Appends `chunk`.
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()>;
+
+    /// Makes the bytes written so far durable: the answer is where the
+    /// staged blob stands now, for the next request to go on from.
+    fn pause(self: Box<Self>) -> StorageResult<Staging>;
+
+    /// The last bytes are written: makes the whole a committed blob,
+    /// readable under the staging's blob id.
+    fn complete(self: Box<Self>) -> StorageResult<BlobId>;
 }
 
 /// A blob being written.

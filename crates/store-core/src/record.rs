@@ -9,6 +9,7 @@ use crate::container::{BundleRecord, DirRecord};
 use crate::error::StoreError;
 use crate::gallery::{GalleryRecord, ImageRecord};
 use crate::lifetime::Lifetime;
+use crate::resumable::UploadRecord;
 use crate::time::Timestamp;
 
 /// A single file.
@@ -147,6 +148,8 @@ pub enum Object {
     Gallery(GalleryRecord),
     /// An image in a gallery.
     Image(ImageRecord),
+    /// A resumable upload in progress, under the id of the file it becomes.
+    Upload(UploadRecord),
 }
 
 /// The kinds of [`Object`], named as the record's `kind` field names them:
@@ -163,16 +166,19 @@ pub enum ObjectKind {
     Gallery,
     /// A gallery image (`image`).
     Image,
+    /// A resumable upload in progress (`upload`).
+    Upload,
 }
 
 impl ObjectKind {
     /// Every kind, in the order of [`ObjectKind::index`].
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::File,
         Self::Bundle,
         Self::Dir,
         Self::Gallery,
         Self::Image,
+        Self::Upload,
     ];
 
     /// The name the record's serde form uses (`"kind": "file"`), which the
@@ -184,6 +190,7 @@ impl ObjectKind {
             Self::Dir => "dir",
             Self::Gallery => "gallery",
             Self::Image => "image",
+            Self::Upload => "upload",
         }
     }
 
@@ -244,6 +251,7 @@ impl Object {
             Self::File(f) => f.owner.as_ref(),
             Self::Bundle(b) => b.owner.as_ref(),
             Self::Dir(d) => d.owner.as_ref(),
+            Self::Upload(u) => Some(&u.owner),
             Self::Gallery(_) | Self::Image(_) => None,
         }
     }
@@ -256,6 +264,7 @@ impl Object {
             Self::Dir(_) => ObjectKind::Dir,
             Self::Gallery(_) => ObjectKind::Gallery,
             Self::Image(_) => ObjectKind::Image,
+            Self::Upload(_) => ObjectKind::Upload,
         }
     }
 
@@ -267,6 +276,7 @@ impl Object {
             Self::Dir(d) => dir_storage_key(&d.key),
             Self::Gallery(g) => gallery_storage_key(&g.gid),
             Self::Image(i) => image_storage_key(&i.id),
+            Self::Upload(u) => u.id.clone(),
         }
     }
 
@@ -278,6 +288,7 @@ impl Object {
             Self::Dir(d) => &d.lifetime,
             Self::Gallery(g) => &g.lifetime,
             Self::Image(i) => &i.lifetime,
+            Self::Upload(u) => &u.lifetime,
         }
     }
 
@@ -285,7 +296,7 @@ impl Object {
     pub fn tags(&self) -> &[String] {
         match self {
             Self::File(f) => &f.tags,
-            Self::Bundle(_) | Self::Gallery(_) | Self::Image(_) => &[],
+            Self::Bundle(_) | Self::Gallery(_) | Self::Image(_) | Self::Upload(_) => &[],
             Self::Dir(d) => &d.tags,
         }
     }
@@ -302,12 +313,14 @@ impl Object {
     }
 
     /// Bytes this object counts against the store pool (gallery images
-    /// count against the pics pool instead).
+    /// count against the pics pool instead). An upload in progress counts
+    /// its whole length, reserved at its creation.
     pub fn pool_bytes(&self) -> u64 {
         match self {
             Self::File(f) => f.size,
             Self::Bundle(b) => b.size(),
             Self::Dir(d) => d.size(),
+            Self::Upload(u) => u.length,
             Self::Gallery(_) | Self::Image(_) => 0,
         }
     }
@@ -327,15 +340,18 @@ impl Object {
             Self::Bundle(b) => b.files.iter().map(|f| &f.blob).collect(),
             Self::Dir(d) => d.files.iter().map(|f| &f.blob).collect(),
             Self::Gallery(_) => vec![],
+            Self::Upload(u) => vec![&u.staging.blob],
             Self::Image(i) => std::iter::once(&i.blob).chain(i.thumbs.values()).collect(),
         }
     }
 
     /// Whether store pool eviction may remove it: a file, bundle or dir
     /// that is not retained (a show-dir is retained). The pics pool never
-    /// evicts, so galleries and their images never are.
+    /// evicts, so galleries and their images never are; nor is an upload
+    /// in progress, whose client is still sending.
     pub fn is_evictable(&self) -> bool {
-        !matches!(self, Self::Gallery(_) | Self::Image(_)) && !self.lifetime().is_retained()
+        !matches!(self, Self::Gallery(_) | Self::Image(_) | Self::Upload(_))
+            && !self.lifetime().is_retained()
     }
 }
 

@@ -8,8 +8,10 @@ use crate::error::StoreError;
 use crate::limits::Limits;
 use crate::names::{apply_tags, validate_file_name, validate_memorable_name};
 
-/// An upload's parameters, checked before its body is read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// An upload's parameters, checked before its body is read. A resumable
+/// upload keeps them in its record until its last byte.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct NewFile {
     /// `name=`, or the multipart part's file name.
     pub name: Option<String>,

@@ -244,6 +244,77 @@ pub async fn receive(
     sink.finish().await
 }
 
+/// Streams a resumable upload's PATCH body into `patch`, gathering
+/// chunks up to `SINK_BATCH_BYTES` per job on the lane, as [`receive`]
+/// does. It answers the patch back (holding every byte it took) with how
+/// the body ended: whole, cut short by the client (the bytes that came
+/// are still the patch's to keep), or refused by a write. `None` only if
+/// a job on the lane died with it.
+pub async fn stream_patch(
+    intake: &Intake,
+    mut body: RequestBody,
+    patch: store_app::Patch,
+) -> (Option<store_app::Patch>, AppResult<()>) {
+    let mut patch = Some(patch);
+    let mut pending: Vec<Bytes> = Vec::new();
+    let mut pending_bytes = 0;
+    let mut ended = Ok(());
+    loop {
+        let frame = match intake.step(body.frame()).await {
+            Ok(Some(Ok(frame))) => frame,
+            Ok(None) => break,
+            Ok(Some(Err(e))) => {
+                ended = Err(body_error(e));
+                break;
+            }
+            Err(e) => {
+                ended = Err(e);
+                break;
+            }
+        };
+        if let Ok(data) = frame.into_data() {
+            pending_bytes += data.len();
+            pending.push(data);
+        }
+        if pending_bytes >= SINK_BATCH_BYTES {
+            let chunks = std::mem::take(&mut pending);
+            pending_bytes = 0;
+            let (back, written) = write_patch(intake, patch, chunks).await;
+            patch = back;
+            if let Err(e) = written {
+                return (patch, Err(e));
+            }
+        }
+    }
+    let (patch, written) = write_patch(intake, patch, pending).await;
+    (patch, ended.and(written))
+}
+
+/// Writes `chunks` into the patch on the lane.
+async fn write_patch(
+    intake: &Intake,
+    patch: Option<store_app::Patch>,
+    chunks: Vec<Bytes>,
+) -> (Option<store_app::Patch>, AppResult<()>) {
+    let Some(mut patch) = patch else {
+        return (
+            None,
+            Err(store_core::StorageError::new("a PATCH was lost").into()),
+        );
+    };
+    if chunks.is_empty() {
+        return (Some(patch), Ok(()));
+    }
+    let job = intake.lane.run(move || {
+        let written = chunks.iter().try_for_each(|c| patch.push(c));
+        (patch, written)
+    });
+    match job.await {
+        Ok((patch, written)) => (Some(patch), written),
+        Err(e) => (None, Err(e)),
+    }
+}
+
 /// What is left to throw away of a body after a storage fault in the
 /// middle of it (a full disk). Reading the rest, up to the server's
 /// `drain_bytes_max` and within the body's deadlines, lets a client

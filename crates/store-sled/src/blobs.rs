@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use store_core::ports::{BlobReader, BlobStore, BlobWriter, Random, StorageResult};
+use store_core::ports::{BlobReader, BlobStore, BlobWriter, Random, StagedWriter, StorageResult};
+use store_core::resumable::Staging;
 use store_core::{ids, BlobId, StorageError};
 
 use crate::handles::{Handles, Lease};
@@ -232,7 +233,89 @@ impl BlobReader for FsReader {
     }
 }
 
+/// A resumable upload's bytes, written in place at the path of the blob
+/// they become: a staged blob is referenced by its upload's record from
+/// before its first byte, so orphan collection leaves it alone, and the
+/// sweeper removes it with an expired upload as it removes any blob.
+struct FsStaged {
+    file: File,
+    path: PathBuf,
+    staging: Staging,
+}
+
+impl StagedWriter for FsStaged {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+        self.file
+            .write_all(chunk)
+            .map_err(|e| io("cannot write", &self.path, e))
+    }
+
+    fn pause(self: Box<Self>) -> StorageResult<Staging> {
+        self.file
+            .sync_data()
+            .map_err(|e| io("cannot sync", &self.path, e))?;
+        sync_dir(self.path.parent().expect("blob paths have a parent"))?;
+        Ok(self.staging)
+    }
+
+    fn complete(self: Box<Self>) -> StorageResult<BlobId> {
+        Ok(self.pause()?.blob)
+    }
+}
+
+impl FsBlobStore {
+    fn resume_staged(&self, staging: &Staging, offset: u64) -> StorageResult<FsStaged> {
+        let path = self.path(&staging.blob)?;
+        let parent = path.parent().expect("blob paths have a parent");
+        fs::create_dir_all(parent).map_err(|e| io("cannot create", parent, e))?;
+        let mut file = File::options()
+            .write(true)
+            .create(offset == 0)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| io("cannot open", &path, e))?;
+        let kept = file
+            .metadata()
+            .map_err(|e| io("cannot read", &path, e))?
+            .len();
+        if kept < offset {
+            return Err(StorageError::new(format!(
+                "staged blob {} holds {kept} bytes, fewer than the {offset} recorded",
+                staging.blob.0
+            )));
+        }
+        // Bytes past the offset are a PATCH's that died or was refused.
+        file.set_len(offset)
+            .and_then(|()| file.seek(std::io::SeekFrom::Start(offset)).map(drop))
+            .map_err(|e| io("cannot truncate", &path, e))?;
+        Ok(FsStaged {
+            file,
+            path,
+            staging: staging.clone(),
+        })
+    }
+}
+
 impl BlobStore for FsBlobStore {
+    fn stages(&self) -> bool {
+        true
+    }
+
+    fn stage(&self) -> StorageResult<Staging> {
+        Ok(Staging {
+            blob: ids::blob_id(self.random.as_ref()),
+            state: String::new(),
+        })
+    }
+
+    fn resume(&self, staging: &Staging, offset: u64) -> StorageResult<Box<dyn StagedWriter>> {
+        Ok(Box::new(self.resume_staged(staging, offset)?))
+    }
+
+    fn discard(&self, staging: &Staging) -> StorageResult<()> {
+        self.remove(&staging.blob)
+    }
+
     /// Both directories are there: a data directory unmounted or moved
     /// away under a running server is not ready.
     fn ping(&self) -> StorageResult<()> {

@@ -732,7 +732,7 @@ mod tests {
             objects: 3,
             pool_bytes: u64::MAX,
             pics_bytes: 7,
-            by_kind: [1, 0, 0, 2, 0],
+            by_kind: [1, 0, 0, 2, 0, 0],
         };
         assert_eq!(decode_totals(&encode_totals(&t)).unwrap(), t);
     }

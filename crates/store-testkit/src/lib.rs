@@ -48,8 +48,9 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use store_core::ports::{
-    BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, Rev, StorageResult,
+    BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, Rev, StagedWriter, StorageResult,
 };
+use store_core::resumable::Staging;
 use store_core::{BlobId, FetchError, Fetched, Fetcher, Listing, Object, StorageError, Timestamp};
 
 /// A clock that moves only when told to.
@@ -331,6 +332,8 @@ impl Repository for MemoryRepository {
 #[derive(Debug)]
 pub struct MemoryBlobStore {
     blobs: Arc<Mutex<HashMap<BlobId, Arc<Vec<u8>>>>>,
+    /// Staged blobs (resumable uploads) being written.
+    staged: Arc<Mutex<HashMap<BlobId, Vec<u8>>>>,
     random: Arc<SeededRandom>,
 }
 
@@ -346,6 +349,7 @@ impl MemoryBlobStore {
     pub fn new() -> Self {
         Self {
             blobs: Arc::default(),
+            staged: Arc::default(),
             random: Arc::new(SeededRandom::new(0xB10B)),
         }
     }
@@ -353,6 +357,12 @@ impl MemoryBlobStore {
     /// Number of committed blobs, for leak checks in tests.
     pub fn count(&self) -> usize {
         lock(&self.blobs).len()
+    }
+
+    /// Number of staged blobs (resumable uploads) not completed or
+    /// discarded, for leak checks in tests.
+    pub fn staged_count(&self) -> usize {
+        lock(&self.staged).len()
     }
 }
 
@@ -380,6 +390,35 @@ impl BlobWriter for MemoryWriter {
     }
 }
 
+/// A staged blob of [`MemoryBlobStore`], written in place.
+struct MemoryStaged {
+    staging: Staging,
+    staged: Arc<Mutex<HashMap<BlobId, Vec<u8>>>>,
+    blobs: Arc<Mutex<HashMap<BlobId, Arc<Vec<u8>>>>>,
+}
+
+impl StagedWriter for MemoryStaged {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+        lock(&self.staged)
+            .entry(self.staging.blob.clone())
+            .or_default()
+            .extend_from_slice(chunk);
+        Ok(())
+    }
+
+    fn pause(self: Box<Self>) -> StorageResult<Staging> {
+        Ok(self.staging)
+    }
+
+    fn complete(self: Box<Self>) -> StorageResult<BlobId> {
+        let bytes = lock(&self.staged)
+            .remove(&self.staging.blob)
+            .unwrap_or_default();
+        lock(&self.blobs).insert(self.staging.blob.clone(), Arc::new(bytes));
+        Ok(self.staging.blob)
+    }
+}
+
 struct MemoryReader {
     data: Arc<Vec<u8>>,
     pos: usize,
@@ -402,6 +441,36 @@ impl BlobReader for MemoryReader {
 }
 
 impl BlobStore for MemoryBlobStore {
+    fn stages(&self) -> bool {
+        true
+    }
+
+    fn stage(&self) -> StorageResult<Staging> {
+        Ok(Staging {
+            blob: store_core::ids::blob_id(self.random.as_ref()),
+            state: String::new(),
+        })
+    }
+
+    fn resume(&self, staging: &Staging, offset: u64) -> StorageResult<Box<dyn StagedWriter>> {
+        let mut staged = lock(&self.staged);
+        let bytes = staged.entry(staging.blob.clone()).or_default();
+        if (bytes.len() as u64) < offset {
+            return Err(StorageError::new("staged bytes lost"));
+        }
+        bytes.truncate(offset as usize);
+        Ok(Box::new(MemoryStaged {
+            staging: staging.clone(),
+            staged: Arc::clone(&self.staged),
+            blobs: Arc::clone(&self.blobs),
+        }))
+    }
+
+    fn discard(&self, staging: &Staging) -> StorageResult<()> {
+        lock(&self.staged).remove(&staging.blob);
+        Ok(())
+    }
+
     fn ping(&self) -> StorageResult<()> {
         Ok(())
     }
@@ -440,6 +509,7 @@ impl BlobStore for MemoryBlobStore {
 
     fn remove(&self, id: &BlobId) -> StorageResult<()> {
         lock(&self.blobs).remove(id);
+        lock(&self.staged).remove(id);
         Ok(())
     }
 

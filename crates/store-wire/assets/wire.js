@@ -98,6 +98,11 @@ const WIRE = Object.freeze({
     "show_dir": "/d/{key}",
     "static": "/static/{file}",
     "tag_file": "/{id}",
+    "tus_create": "/uploads",
+    "tus_delete": "/uploads/{uid}",
+    "tus_options": "/uploads",
+    "tus_patch": "/uploads/{uid}",
+    "tus_upload": "/uploads/{uid}",
     "upload": "/",
     "upload_image": "/pics/g/{gid}",
     "write_for_agents": "/write_for_agents"

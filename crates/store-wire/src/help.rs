@@ -43,6 +43,11 @@ pub const TOPICS: &[Topic] = &[
         summary: "Upload bytes, get a URL; the file expires on its own (ttl, burn after reading, edit text).",
     },
     Topic {
+        slug: "uploads",
+        title: "Resumable uploads",
+        summary: "Large files over the tus 1.0.0 protocol: an upload survives a broken connection and resumes where it stopped.",
+    },
+    Topic {
         slug: "bundles",
         title: "Bundles",
         summary: "Several files uploaded together as one immutable object, downloadable as a zip.",
@@ -244,6 +249,7 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
     match slug {
         "browser" => browser_text(l),
         "files" => files_text(b, l),
+        "uploads" => uploads_text(b, l),
         "bundles" => bundles_text(b, l),
         "dirs" => dirs_text(b, l),
         "show-dirs" => show_dirs_text(config),
@@ -259,6 +265,32 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
         "errors" => errors_text(l),
         _ => String::new(),
     }
+}
+
+fn uploads_text(b: &str, l: &Limits) -> String {
+    format!(
+        "A resumable upload takes a file in as many requests as it needs: when a connection breaks, ask where the upload stands and send the rest. The service speaks tus 1.0.0 (tus.io), so a tus client does all of it: tus-js-client or Uppy in a browser, tuspy in Python, tusd's `tus-upload` at a terminal. Any process of a cluster may take any request.\n\n\
+Every request carries `Tus-Resumable: 1.0.0` (412 without it); so does every answer.\n\n\
+## With curl\n\n\
+1. Create it with its length and its name (base64: `notes.txt` is `bm90ZXMudHh0`):\n\n\
+    curl -i -X POST -H 'Tus-Resumable: 1.0.0' -H 'Upload-Length: 11' -H 'Upload-Metadata: filename bm90ZXMudHh0' {b}/uploads\n\n\
+   The answer is 201 with `Location: {b}/uploads/<id>`, `Upload-Expires` and the owner token in `X-Store-Owner`.\n\
+2. Send bytes from an offset, as many times as it takes:\n\n\
+    curl -i -X PATCH -H 'Tus-Resumable: 1.0.0' -H 'Upload-Offset: 0' -H 'Content-Type: application/offset+octet-stream' --data-binary @notes.txt {b}/uploads/<id>\n\n\
+   The answer is 204 with the new `Upload-Offset`. The PATCH that brings the last byte makes the file and names it in `X-Store-Id` and `X-Store-Url`.\n\
+3. After a broken connection, ask where it stands, then PATCH from there:\n\n\
+    curl -I -H 'Tus-Resumable: 1.0.0' {b}/uploads/<id>\n\n\
+## Options\n\n\
+`Upload-Metadata` is comma-separated `key base64value` pairs: `filename` (required), `filetype`, and what a plain upload takes in its query, with the same meanings: `ttl`, `once`, `max_downloads`, `protect` and `tags` (comma-separated). Other keys are ignored.\n\n\
+## Rules\n\n\
+- `Upload-Length` is at most {max} (`Tus-Max-Size`), and is reserved in the pool at creation (507 `pool_full` when it cannot fit).\n\
+- A PATCH at another offset than the upload's, or while another PATCH of it is sending, is 409 `conflict`; a body not of `application/offset+octet-stream` is 415.\n\
+- `Upload-Checksum: sha1 <base64>` (or `sha256`) checks a PATCH's bytes: on a mismatch it answers 460 `checksum_mismatch` and keeps none of them. Without one, a PATCH cut short keeps what arrived.\n\
+- An upload not complete within 24 hours expires: its bytes and its room in the pool are freed. `DELETE` ends one sooner.\n\
+- `GET {b}/uploads/<id>` answers the file's record once the upload is complete, and 404 before.\n\
+- Where `STORE_UPLOAD_TOKEN` is set, the creation needs it, as any upload does.\n",
+        max = bytes(l.file_bytes_max),
+    )
 }
 
 fn browser_text(l: &Limits) -> String {
@@ -635,6 +667,9 @@ You can store files here with curl and hand out the URL. Everything expires on i
 ## Upload one file (default lifetime {def}, at most {max})\n\
 ```sh\ncurl --data-binary @report.md '{b}/?name=report.md'\ncurl --data-binary @report.md '{b}/?name=report.md&ttl=3d&tag=report'\ncurl --data-binary @secret.txt '{b}/?name=secret.txt&once=1'   # burn after reading\ncurl --data-binary @build.zip '{b}/?name=build.zip&max_downloads=5'   # gone after 5 downloads\n```\n\
 The answer's `url` is the link to share; `expires_at` says when it goes.\n\n\
+## A large file, resumable (tus 1.0.0: survives a broken connection)\n\
+```sh\ncurl -i -X POST -H 'Tus-Resumable: 1.0.0' -H 'Upload-Length: 11' -H 'Upload-Metadata: filename bm90ZXMudHh0' '{b}/uploads'   # Location: the upload's URL\ncurl -X PATCH -H 'Tus-Resumable: 1.0.0' -H 'Upload-Offset: 0' -H 'Content-Type: application/offset+octet-stream' --data-binary @notes.txt '<Location>'\ncurl -I -H 'Tus-Resumable: 1.0.0' '<Location>'   # after a break: Upload-Offset says where to go on from\n```\n\
+The metadata values are base64 (`filename` required; `ttl`, `once`, `max_downloads`, `protect`, `tags` as for a plain upload). A tus client does it all: tuspy, tus-js-client, tusd's `tus-upload`. More at {b}/help/uploads.\n\n\
 ## Several files as one bundle\n\
 ```sh\ncurl -F file=@a.md -F file=@b.png '{b}/'\n```\n\n\
 ## A dir you keep editing (sliding lifetime, default {ddef}, capped at {cap})\n\

@@ -38,6 +38,7 @@ pub mod query;
 pub mod router;
 pub mod routes;
 pub mod strict;
+pub mod tus;
 pub mod views;
 
 pub use api::{contract, SPEC_VERSION};

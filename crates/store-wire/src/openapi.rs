@@ -126,6 +126,7 @@ fn request_body(group: &[&'static Route]) -> Option<Value> {
                 "application/x-www-form-urlencoded": { "schema": fields },
             })
         }
+        Takes::Offset => json!({ crate::tus::OFFSET_TYPE: binary }),
         Takes::Form => json!({ "application/x-www-form-urlencoded": { "schema": {
             "type": "object",
             "properties": { "id": { "type": "string" }, "action": { "type": "string" } },
@@ -259,6 +260,8 @@ fn responses(gen: &mut SchemaGenerator, group: &[&'static Route]) -> Value {
                     json!({ "schema": { "type": "string" } }),
                 );
             }
+            // Status and headers say it all (tus).
+            Answer::Empty => {}
             Answer::Qr => {
                 for content_type in ["image/svg+xml", "text/plain"] {
                     media.insert(

@@ -34,6 +34,8 @@ pub enum Verb {
     Patch,
     /// DELETE.
     Delete,
+    /// OPTIONS (what a tus server supports).
+    Options,
 }
 
 impl Verb {
@@ -45,6 +47,7 @@ impl Verb {
             Self::Put => "PUT",
             Self::Patch => "PATCH",
             Self::Delete => "DELETE",
+            Self::Options => "OPTIONS",
         }
     }
 
@@ -56,6 +59,7 @@ impl Verb {
             Self::Put => method == http::Method::PUT,
             Self::Patch => method == http::Method::PATCH,
             Self::Delete => method == http::Method::DELETE,
+            Self::Options => method == http::Method::OPTIONS,
         }
     }
 }
@@ -173,6 +177,9 @@ pub enum Answer {
     Text(&'static str),
     /// A QR code: `image/svg+xml`, or `text/plain` for a terminal.
     Qr,
+    /// No body: what the answer says is in its status and headers (the
+    /// tus protocol's answers).
+    Empty,
 }
 
 /// What a route reads from the request body.
@@ -188,6 +195,9 @@ pub enum Takes {
     Comment,
     /// A form: `id` and `action`.
     Form,
+    /// A resumable upload's bytes from some offset on
+    /// (`application/offset+octet-stream`); optional on its creation.
+    Offset,
 }
 
 /// One route: everything known about it, in one place.
@@ -662,6 +672,30 @@ route_table! {
     LikeImage { id } => Route { name: "like_image", verb: Verb::Post, path: "/pics/i/{id}", keywords: &["like"],
         params: &[Param::opt("like", "1", Shape::Flag).req()],
         topic: "galleries", does: "toggle your like of an image", takes: Takes::Nothing, answers: Answer::Json(View::Like) },
+    /// OPTIONS /uploads: what the tus server supports.
+    TusOptions => Route { name: "tus_options", verb: Verb::Options, path: "/uploads", keywords: &[], params: &[],
+        topic: "uploads",
+        does: "204 with Tus-Version, Tus-Extension (creation, creation-with-upload, termination, checksum, expiration), Tus-Checksum-Algorithm (sha1, sha256) and Tus-Max-Size (the single-file limit)",
+        takes: Takes::Nothing, answers: Answer::Empty },
+    /// POST /uploads: a resumable upload (tus creation).
+    TusCreate => Route { name: "tus_create", verb: Verb::Post, path: "/uploads", keywords: &[], params: &[TOKEN],
+        topic: "uploads",
+        does: "create a resumable upload (tus 1.0.0): Upload-Length (the whole size, reserved in the pool) and Upload-Metadata (filename required; filetype, ttl, once, max_downloads, protect, tags as for a plain upload, each base64); 201 with Location, Upload-Expires (24 h) and X-Store-Owner; a body of application/offset+octet-stream is its first bytes",
+        takes: Takes::Offset, answers: Answer::Empty },
+    /// GET or HEAD `/uploads/<uid>`.
+    TusUpload { uid } => Route { name: "tus_upload", verb: Verb::Get, path: "/uploads/{uid}", keywords: &[], params: &[],
+        topic: "uploads",
+        does: "HEAD: where the upload stands (Upload-Offset, Upload-Length, Upload-Expires, Upload-Metadata); GET: the single file record once complete, 404 before",
+        takes: Takes::Nothing, answers: Answer::Json(View::FileRecord) },
+    /// PATCH `/uploads/<uid>`: the next bytes.
+    TusPatch { uid } => Route { name: "tus_patch", verb: Verb::Patch, path: "/uploads/{uid}", keywords: &[], params: &[],
+        topic: "uploads",
+        does: "the next bytes, from Upload-Offset (409 if the upload is elsewhere or another PATCH is sending), as application/offset+octet-stream (415 otherwise), optionally with Upload-Checksum (460 on a mismatch, nothing kept); 204 with the new Upload-Offset; the last byte makes the single file, named in X-Store-Id and X-Store-Url",
+        takes: Takes::Offset, answers: Answer::Empty },
+    /// DELETE `/uploads/<uid>`: ends an upload (tus termination).
+    TusDelete { uid } => Route { name: "tus_delete", verb: Verb::Delete, path: "/uploads/{uid}", keywords: &[], params: &[],
+        topic: "uploads", does: "end an upload in progress: its bytes go and its room in the pool is given back (204)",
+        takes: Takes::Nothing, answers: Answer::Empty },
 }
 
 /// Parameters every route reads besides its own: `json=1` and `html=1`
@@ -682,6 +716,7 @@ pub const CREATING: &[RouteId] = &[
     RouteId::ImportImage,
     RouteId::AdminUploadImage,
     RouteId::AdminImportImage,
+    RouteId::TusCreate,
 ];
 
 /// The creating routes a browser form reaches, whose form may carry the

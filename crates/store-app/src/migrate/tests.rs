@@ -2,7 +2,8 @@ use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use store_core::ports::{BlobReader, BlobWriter};
+use store_core::ports::{BlobReader, BlobWriter, StagedWriter};
+use store_core::resumable::Staging;
 use store_testkit::suite::{sample_dir, sample_file};
 use store_testkit::{MemoryBlobStore, MemoryRepository};
 
@@ -171,6 +172,22 @@ impl BlobStore for &'static Faulty {
 
     fn reads_wait(&self) -> bool {
         false
+    }
+
+    fn stages(&self) -> bool {
+        self.inner.stages()
+    }
+
+    fn stage(&self) -> StorageResult<Staging> {
+        self.inner.stage()
+    }
+
+    fn resume(&self, staging: &Staging, offset: u64) -> StorageResult<Box<dyn StagedWriter>> {
+        self.inner.resume(staging, offset)
+    }
+
+    fn discard(&self, staging: &Staging) -> StorageResult<()> {
+        self.inner.discard(staging)
     }
 }
 

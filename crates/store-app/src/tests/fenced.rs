@@ -11,7 +11,10 @@
 use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
-use store_core::ports::{BlobReader, BlobStore, BlobWriter, Repository, Rev, StorageResult};
+use store_core::ports::{
+    BlobReader, BlobStore, BlobWriter, Repository, Rev, StagedWriter, StorageResult,
+};
+use store_core::resumable::Staging;
 use store_core::{BlobId, Listing, Object, StorageError, StorageErrorKind, Timestamp};
 
 use super::*;
@@ -114,6 +117,22 @@ impl BlobStore for Refusing {
     }
     fn reads_wait(&self) -> bool {
         false
+    }
+
+    fn stages(&self) -> bool {
+        self.inner.stages()
+    }
+
+    fn stage(&self) -> StorageResult<Staging> {
+        self.inner.stage()
+    }
+
+    fn resume(&self, staging: &Staging, offset: u64) -> StorageResult<Box<dyn StagedWriter>> {
+        self.inner.resume(staging, offset)
+    }
+
+    fn discard(&self, staging: &Staging) -> StorageResult<()> {
+        self.inner.discard(staging)
     }
 }
 

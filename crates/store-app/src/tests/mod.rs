@@ -119,4 +119,5 @@ mod imports;
 mod model;
 mod owners;
 mod pics;
+mod resumable;
 mod upkeep;

@@ -6,6 +6,7 @@ mod files;
 mod meta;
 mod pics;
 mod share;
+mod tus;
 
 mod admit;
 mod ctx;
@@ -117,6 +118,11 @@ pub(super) async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) ->
         E::GalleryAdminAction { gid, secret } => pics::admin_action(&ctx, gid, secret, body).await,
         E::Image { id, read } => pics::image(&ctx, id, read).await,
         E::LikeImage { id } => pics::like(&ctx, id).await,
+        E::TusOptions => Ok(tus::answer(Ok(tus::options(&ctx)))),
+        E::TusCreate => Ok(tus::answer(tus::create(&ctx, body).await)),
+        E::TusUpload { uid } => Ok(tus::answer(tus::get(&ctx, uid).await)),
+        E::TusPatch { uid } => Ok(tus::answer(tus::patch(&ctx, uid, body).await)),
+        E::TusDelete { uid } => Ok(tus::answer(tus::delete(&ctx, uid).await)),
         E::MissingKeyword { keys } => Err(StoreError::bad_request(format!(
             "{} on this path needs an action, one of the parameters: {}",
             ctx.method,

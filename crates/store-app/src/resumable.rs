@@ -1,0 +1,355 @@
+//! Resumable uploads (CONTRACT.md, "Resumable uploads: tus 1.0.0"): one
+//! is created with its length and options, goes on PATCH by PATCH on
+//! whichever process each reaches, and its last byte makes it the single
+//! file a plain upload would have made, under the same key.
+//!
+//! Everything an upload is between two requests is in its record (offset,
+//! options, owner, the staged blob's state): no process keeps any of it.
+//! A PATCH takes the upload by writing a lease into the record (at its
+//! revision, so that of two PATCHes one wins and the other is refused),
+//! and gives it back with the new offset. A process that dies mid-PATCH
+//! leaves the lease to run out and the bytes past the recorded offset to
+//! be written over.
+
+use sha1::Digest as _;
+use store_core::ports::{Rev, StagedWriter};
+use store_core::requests::NewFile;
+use store_core::resumable::UploadRecord;
+use store_core::{ids, FileRecord, Object, Owner, RetainAuth, StoreError};
+
+use crate::files::Body;
+use crate::{App, AppResult, Created};
+
+/// A checksum a PATCH's bytes must match (the tus checksum extension).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checksum {
+    /// SHA-1, with the digest expected.
+    Sha1(Vec<u8>),
+    /// SHA-256, with the digest expected.
+    Sha256(Vec<u8>),
+}
+
+/// The running digest of a PATCH's bytes.
+enum Hasher {
+    None,
+    Sha1(sha1::Sha1, Vec<u8>),
+    Sha256(sha2::Sha256, Vec<u8>),
+}
+
+impl Hasher {
+    fn new(expected: Option<Checksum>) -> Self {
+        match expected {
+            None => Self::None,
+            Some(Checksum::Sha1(d)) => Self::Sha1(sha1::Sha1::new(), d),
+            Some(Checksum::Sha256(d)) => Self::Sha256(sha2::Sha256::new(), d),
+        }
+    }
+
+    fn update(&mut self, chunk: &[u8]) {
+        match self {
+            Self::None => {}
+            Self::Sha1(h, _) => h.update(chunk),
+            Self::Sha256(h, _) => h.update(chunk),
+        }
+    }
+
+    /// Whether the bytes match (always, without a checksum).
+    fn matches(self) -> bool {
+        match self {
+            Self::None => true,
+            Self::Sha1(h, d) => h.finalize().as_slice() == d.as_slice(),
+            Self::Sha256(h, d) => h.finalize().as_slice() == d.as_slice(),
+        }
+    }
+}
+
+/// One PATCH in progress: the upload taken for it (at `rev`), and its
+/// bytes going to the staged blob. Dropped without
+/// [`App::finish_patch`], it leaves the upload to its lease's end.
+pub struct Patch {
+    record: UploadRecord,
+    rev: Rev,
+    writer: Box<dyn StagedWriter>,
+    hasher: Hasher,
+    /// Bytes this PATCH may bring (its Content-Length).
+    body_len: u64,
+    written: u64,
+}
+
+impl std::fmt::Debug for Patch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Patch")
+            .field("id", &self.record.id)
+            .field("offset", &self.record.offset)
+            .field("written", &self.written)
+            .finish()
+    }
+}
+
+impl Patch {
+    /// Writes the next bytes of the body to the staged blob.
+    pub fn push(&mut self, chunk: &[u8]) -> AppResult<()> {
+        if self.written + chunk.len() as u64 > self.body_len {
+            return Err(
+                StoreError::bad_request("the body is longer than its Content-Length").into(),
+            );
+        }
+        self.writer.write(chunk)?;
+        self.hasher.update(chunk);
+        self.record.take(chunk);
+        self.written += chunk.len() as u64;
+        Ok(())
+    }
+}
+
+/// How a PATCH ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Patched {
+    /// Bytes are still to come: the upload, at its new offset.
+    Progress(UploadRecord),
+    /// That was the last byte: the file it made.
+    Complete(FileRecord),
+}
+
+/// What `GET /uploads/<id>` finds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UploadState {
+    /// Still receiving bytes.
+    InProgress(UploadRecord),
+    /// Complete: the file it made (live).
+    Complete(FileRecord),
+}
+
+impl App {
+    /// `POST /uploads`: a new upload of `length` bytes with the options of
+    /// a plain upload, checked now; the length is reserved in the pool
+    /// (507 when it cannot fit) and counts there until the upload ends.
+    /// `metadata` is kept as the client sent it, to be shown back.
+    pub fn create_upload(
+        &self,
+        req: &NewFile,
+        length: u64,
+        metadata: String,
+    ) -> AppResult<Created<UploadRecord>> {
+        if !self.ports.blobs.stages() {
+            return Err(StoreError::Unsupported(
+                "resumable uploads are not available on this server's storage yet: upload in one request".into(),
+            )
+            .into());
+        }
+        let now = self.now();
+        let limit = self.config.limits.file_bytes_max;
+        if length > limit {
+            return Err(StoreError::too_large(limit).into());
+        }
+        req.validate(&self.config.limits)?;
+        // The checks the last byte will make again, made now with what is
+        // known (tags, ttl, download limit), so that an upload is never
+        // refused after its bytes have all been sent.
+        self.draft_file(
+            req,
+            Body {
+                head: &[],
+                utf8: false,
+                size: length,
+            },
+            RetainAuth::Absent,
+            false,
+            now,
+        )?;
+        let reservation = self.reserve(length)?;
+        let staging = self.ports.blobs.stage()?;
+        let owner_token = ids::token(self.ports.random.as_ref());
+        let owner = Owner::new(&owner_token, req.protect);
+        let mut record = UploadRecord::new(String::new(), length, req.clone(), owner, staging, now);
+        record.metadata = metadata;
+        self.insert_with_fresh_id(reservation, |id| {
+            record.id = id.to_string();
+            Object::Upload(record.clone())
+        })?;
+        Ok(Created {
+            record,
+            now,
+            owner_token,
+        })
+    }
+
+    /// `HEAD /uploads/<id>`: an upload in progress; 404 when it is unknown,
+    /// expired or complete.
+    pub fn upload(&self, id: &str) -> AppResult<UploadRecord> {
+        let now = self.now();
+        match self.ports.repo.get(id)? {
+            Some(Object::Upload(u)) if u.lifetime.is_live(now) => Ok(u),
+            _ => Err(StoreError::not_found().into()),
+        }
+    }
+
+    /// `GET /uploads/<id>`: the upload in progress, or the live file it
+    /// made.
+    pub fn upload_state(&self, id: &str) -> AppResult<UploadState> {
+        let now = self.now();
+        match self.ports.repo.get(id)? {
+            Some(Object::Upload(u)) if u.lifetime.is_live(now) => Ok(UploadState::InProgress(u)),
+            Some(Object::File(f)) if f.lifetime.is_live(now) => Ok(UploadState::Complete(f)),
+            _ => Err(StoreError::not_found().into()),
+        }
+    }
+
+    /// Starts a PATCH of `body_len` bytes at `offset`: takes the upload
+    /// (409 if another PATCH holds it or the offset differs) and opens its
+    /// staged blob there.
+    pub fn begin_patch(
+        &self,
+        id: &str,
+        offset: u64,
+        body_len: u64,
+        checksum: Option<Checksum>,
+    ) -> AppResult<Patch> {
+        let now = self.now();
+        let (mut record, rev) = {
+            let _guard = self.lock(&[id])?;
+            let (mut record, rev) = self.loaded_upload(id)?;
+            record.begin_patch(offset, body_len, now)?;
+            let rev = self.write_upload(id, rev, &record)?;
+            (record, rev)
+        };
+        let writer = match self.ports.blobs.resume(&record.staging, record.offset) {
+            Ok(w) => w,
+            Err(e) => {
+                record.end_patch();
+                let _ = self.write_upload(id, rev, &record);
+                return Err(e.into());
+            }
+        };
+        Ok(Patch {
+            record,
+            rev,
+            writer,
+            hasher: Hasher::new(checksum),
+            body_len,
+            written: 0,
+        })
+    }
+
+    /// Ends a PATCH: keeps its bytes (all of them, or as many as came
+    /// before the connection broke) unless they fail their checksum (460,
+    /// nothing kept: a cut body with a checksum fails it), and gives the
+    /// upload back at its new offset. The last byte makes the file, in
+    /// the same write.
+    pub fn finish_patch(&self, patch: Patch) -> AppResult<Patched> {
+        let Patch {
+            mut record,
+            rev,
+            writer,
+            hasher,
+            written,
+            ..
+        } = patch;
+        let id = record.id.clone();
+        if !hasher.matches() {
+            drop(writer);
+            self.give_back(&id, rev)?;
+            return Err(StoreError::ChecksumMismatch(format!(
+                "the {written} bytes do not match Upload-Checksum; none were kept"
+            ))
+            .into());
+        }
+        let _guard = self.lock(&[id.as_str()])?;
+        record.end_patch();
+        if !record.is_complete() {
+            record.staging = writer.pause()?;
+            self.write_upload(&id, rev, &record)?;
+            return Ok(Patched::Progress(record));
+        }
+        let blob = writer.complete()?;
+        Ok(Patched::Complete(self.complete_upload(record, rev, blob)?))
+    }
+
+    /// Drops a PATCH that failed before its end (a storage fault, a
+    /// refused body) and whose bytes are not kept: the upload stays at
+    /// the offset it had, free for the next PATCH at once rather than at
+    /// its lease's end.
+    pub fn abandon_patch(&self, patch: Patch) {
+        let id = patch.record.id.clone();
+        let rev = patch.rev;
+        drop(patch);
+        if let Err(e) = self.give_back(&id, rev) {
+            tracing::warn!(error = %e, upload = %id, "could not free an upload after a failed PATCH");
+        }
+    }
+
+    /// Frees an upload a PATCH took at `rev`, at the offset it had then
+    /// (unless it changed since: then it is no longer this PATCH's).
+    fn give_back(&self, id: &str, rev: Rev) -> AppResult<()> {
+        let _guard = self.lock(&[id])?;
+        let (mut record, now_rev) = self.loaded_upload(id)?;
+        if now_rev == rev {
+            record.end_patch();
+            self.write_upload(id, rev, &record)?;
+        }
+        Ok(())
+    }
+
+    /// The last byte came: the upload becomes its file, in one write of
+    /// its key. The file's lifetime starts now, as a plain upload's does.
+    fn complete_upload(
+        &self,
+        upload: UploadRecord,
+        rev: Rev,
+        blob: store_core::BlobId,
+    ) -> AppResult<FileRecord> {
+        let now = self.now();
+        let utf8 = upload.utf8.is_text();
+        let body = Body {
+            head: &upload.head,
+            utf8,
+            size: upload.length,
+        };
+        let draft = self.draft_file(&upload.request, body, RetainAuth::Absent, false, now)?;
+        let mut file = draft.into_record(blob, upload.owner.clone());
+        file.id = upload.id.clone();
+        self.write_back(&upload.id, rev, &Object::File(file.clone()))?;
+        Ok(file)
+    }
+
+    /// `DELETE /uploads/<id>` (tus termination): the upload and its bytes
+    /// go, and its length is given back to the pool.
+    pub fn end_upload(&self, id: &str) -> AppResult<()> {
+        let _guard = self.lock(&[id])?;
+        let (record, rev) = self.loaded_upload(id)?;
+        let staging = record.staging.clone();
+        self.remove_object(id, rev, &Object::Upload(record))?;
+        if let Err(e) = self.ports.blobs.discard(&staging) {
+            tracing::warn!(error = %e, upload = %id, "could not drop an ended upload's bytes");
+        }
+        Ok(())
+    }
+
+    /// A live upload with its revision; 404 otherwise.
+    fn loaded_upload(&self, id: &str) -> AppResult<(UploadRecord, Rev)> {
+        let now = self.now();
+        match self.ports.repo.load(id)? {
+            Some((Object::Upload(u), rev)) if u.lifetime.is_live(now) => Ok((u, rev)),
+            _ => Err(StoreError::not_found().into()),
+        }
+    }
+
+    /// Writes an upload's record back at `rev`; a record changed since (a
+    /// PATCH that took it after this one's lease ran out) is a conflict.
+    fn write_upload(&self, id: &str, rev: Rev, record: &UploadRecord) -> AppResult<Rev> {
+        self.write_back(id, rev, &Object::Upload(record.clone()))
+    }
+
+    /// Writes what the upload at `rev` became (itself, or its file).
+    fn write_back(&self, id: &str, rev: Rev, object: &Object) -> AppResult<Rev> {
+        match self.ports.repo.replace(id, rev, object, &[]) {
+            Err(e) if e.kind == store_core::StorageErrorKind::Conflict => {
+                Err(StoreError::Conflict(
+                    "the upload changed meanwhile; ask for its offset with HEAD, then go on".into(),
+                )
+                .into())
+            }
+            other => Ok(other?),
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! `/uploads`: resumable uploads over tus 1.0.0 (CONTRACT.md). Each
+//! handler reads the protocol's headers (store-wire's `tus`), runs the use
+//! case, and answers with the protocol's headers; every answer, errors
+//! included, carries `Tus-Resumable`.
+
+use http::{HeaderName, HeaderValue, StatusCode};
+use store_app::{AppResult, Patched, UploadState};
+use store_core::resumable::UploadRecord;
+use store_core::StoreError;
+use store_wire::router::{url_for, RouteId};
+use store_wire::tus;
+use store_wire::views::FileView;
+
+use super::{blocking, Ctx, OWNER_HEADER};
+use crate::body::RequestBody;
+use crate::respond::{self, Res};
+
+/// `X-Store-Id`: the id of the file the last PATCH made.
+const STORE_ID: &str = "x-store-id";
+/// `X-Store-Url`: its URL.
+const STORE_URL: &str = "x-store-url";
+
+/// The answer, or the error's, with `Tus-Resumable` (and, for a request
+/// in another version, the versions spoken).
+pub(super) fn answer(result: AppResult<Res>) -> Res {
+    let mut res = result.unwrap_or_else(|e| respond::app_error(&e));
+    set(&mut res, tus::RESUMABLE, tus::VERSION);
+    if res.status() == StatusCode::PRECONDITION_FAILED {
+        set(&mut res, tus::TUS_VERSION, tus::VERSION);
+    }
+    res
+}
+
+fn set(res: &mut Res, name: &'static str, value: &str) {
+    if let Ok(v) = HeaderValue::from_str(value) {
+        res.headers_mut().insert(HeaderName::from_static(name), v);
+    }
+}
+
+fn empty(status: StatusCode) -> Res {
+    let mut res = Res::new(respond::empty());
+    *res.status_mut() = status;
+    res
+}
+
+/// `OPTIONS /uploads`: what the server supports. No `Tus-Resumable` is
+/// needed to ask.
+pub(super) fn options(ctx: &Ctx) -> Res {
+    let mut res = empty(StatusCode::NO_CONTENT);
+    set(&mut res, tus::TUS_VERSION, tus::VERSION);
+    set(&mut res, tus::TUS_EXTENSION, tus::EXTENSIONS);
+    set(
+        &mut res,
+        tus::TUS_CHECKSUM_ALGORITHM,
+        tus::CHECKSUM_ALGORITHMS,
+    );
+    let max = ctx.app.config().limits.file_bytes_max.to_string();
+    set(&mut res, tus::TUS_MAX_SIZE, &max);
+    res
+}
+
+/// Where an upload stands, on every answer about one in progress.
+fn progress(res: &mut Res, upload: &UploadRecord) {
+    set(res, tus::UPLOAD_OFFSET, &upload.offset.to_string());
+    set(
+        res,
+        tus::UPLOAD_EXPIRES,
+        &crate::ranges::http_date(upload.expires_at()),
+    );
+}
+
+/// `POST /uploads`: creation, and with a body, its first bytes.
+pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
+    tus::check_version(&ctx.headers)?;
+    let limits = ctx.app.config().limits.clone();
+    let length = tus::upload_length(&ctx.headers)?;
+    let req = tus::new_file(&ctx.headers, &limits)?;
+    let with_bytes = crate::body::declares_body(&ctx.headers);
+    if with_bytes {
+        tus::check_offset_body(&ctx.headers)?;
+    }
+    let metadata = ctx
+        .headers
+        .get(tus::UPLOAD_METADATA)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let made = blocking(ctx, move |app| app.create_upload(&req, length, metadata)).await?;
+    let id = made.record.id.clone();
+    let location = url_for(ctx.base(), RouteId::TusUpload, &[&id]);
+    let mut res = if with_bytes {
+        match receive(ctx, id.clone(), 0, body).await {
+            Ok(res) => res,
+            // The client never learnt where the upload is: nothing stays.
+            Err(e) => {
+                let _ = blocking(ctx, move |app| app.end_upload(&id)).await;
+                return Err(e);
+            }
+        }
+    } else {
+        let mut res = empty(StatusCode::CREATED);
+        progress(&mut res, &made.record);
+        res
+    };
+    *res.status_mut() = StatusCode::CREATED;
+    set(&mut res, "location", &location);
+    set(&mut res, OWNER_HEADER, &made.owner_token);
+    Ok(res)
+}
+
+/// `HEAD /uploads/<id>`: where it stands; `GET`: the file it made.
+pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
+    if ctx.method == http::Method::HEAD {
+        tus::check_version(&ctx.headers)?;
+        let upload = blocking(ctx, move |app| app.upload(&id)).await?;
+        let mut res = empty(StatusCode::OK);
+        progress(&mut res, &upload);
+        set(&mut res, tus::UPLOAD_LENGTH, &upload.length.to_string());
+        if !upload.metadata.is_empty() {
+            set(&mut res, tus::UPLOAD_METADATA, &upload.metadata);
+        }
+        set(&mut res, "cache-control", "no-store");
+        return Ok(res);
+    }
+    let now = ctx.app.now();
+    match blocking(ctx, move |app| app.upload_state(&id)).await? {
+        UploadState::Complete(file) => Ok(respond::json(
+            StatusCode::OK,
+            &FileView::new(&file, ctx.base(), now),
+        )),
+        UploadState::InProgress(u) => Err(StoreError::NotFound(format!(
+            "the upload is incomplete: {} of {} bytes have arrived",
+            u.offset, u.length
+        ))
+        .into()),
+    }
+}
+
+/// `PATCH /uploads/<id>`: the next bytes.
+pub(super) async fn patch(ctx: &Ctx, id: String, body: RequestBody) -> AppResult<Res> {
+    tus::check_version(&ctx.headers)?;
+    tus::check_offset_body(&ctx.headers)?;
+    let offset = tus::upload_offset(&ctx.headers)?;
+    receive(ctx, id, offset, body).await
+}
+
+/// Streams a body into the upload from `offset`: 204 with the new offset,
+/// or with the file the last byte made.
+async fn receive(ctx: &Ctx, id: String, offset: u64, body: RequestBody) -> AppResult<Res> {
+    let checksum = tus::checksum(&ctx.headers)?;
+    let intake = ctx.intake(ctx.app.config().limits.file_bytes_max)?;
+    let len = crate::body::declared_length(&ctx.headers, u64::MAX)?;
+    let begun = blocking(ctx, move |app| app.begin_patch(&id, offset, len, checksum)).await?;
+    let (patch, ended) = crate::body::stream_patch(&intake, body, begun).await;
+    let Some(patch) = patch else {
+        return Err(ended.err().unwrap_or_else(|| StoreError::Internal.into()));
+    };
+    if let Err(e @ store_app::AppError::Storage(_)) = ended {
+        // A write failed: nothing of this PATCH is kept.
+        blocking(ctx, move |app| {
+            app.abandon_patch(patch);
+            Ok(())
+        })
+        .await?;
+        return Err(e);
+    }
+    // Whole, or cut short by the client (or its deadline): what came is
+    // kept, and a cut body is still answered with why.
+    let patched = blocking(ctx, move |app| app.finish_patch(patch)).await?;
+    ended?;
+    let mut res = empty(StatusCode::NO_CONTENT);
+    match patched {
+        Patched::Progress(upload) => progress(&mut res, &upload),
+        Patched::Complete(file) => {
+            set(&mut res, tus::UPLOAD_OFFSET, &file.size.to_string());
+            set(&mut res, STORE_ID, &file.id);
+            set(
+                &mut res,
+                STORE_URL,
+                &url_for(ctx.base(), RouteId::GetFile, &[&file.id]),
+            );
+        }
+    }
+    Ok(res)
+}
+
+/// `DELETE /uploads/<id>`: termination.
+pub(super) async fn delete(ctx: &Ctx, id: String) -> AppResult<Res> {
+    tus::check_version(&ctx.headers)?;
+    blocking(ctx, move |app| app.end_upload(&id)).await?;
+    Ok(empty(StatusCode::NO_CONTENT))
+}
