@@ -74,5 +74,5 @@ target/release/storebench --out bench/results/latest.md \
 # target/criterion/). BENCH_MICRO=0 skips them.
 if [ "${BENCH_MICRO:-1}" != 0 ]; then
     echo "== micro benchmarks (criterion)"
-    cargo bench -p store-core -p store-media -p store-http --bench core --bench media --bench metrics
+    cargo bench -p store-microbench --bench core --bench media --bench metrics
 fi
