@@ -29,15 +29,12 @@ same_on_postgres='test(/^cluster::/) | test(/^migrate::/)'
 slow_readers='test(=hostile::slow_readers_are_dropped_after_the_send_deadline_and_starve_no_one)'
 image_flood='test(=hostile::an_image_flood_is_refused_at_once_past_the_queue_and_others_are_served)'
 pass_postgres="package(storesrv) & kind(test) & $not_faults & not ($same_on_postgres | $browser | $slow_readers | $image_flood)"
-# Resumable uploads (tests/tus.rs) stage their bytes in local files only
-# so far: a bucket's multipart staging is still to come (issue 33), and
-# until then a bucket refuses them. They run on the embedded store and on
-# PostgreSQL (whose bytes are local files).
-tus='test(/^tus::/)'
 # Two processes, records in PostgreSQL and bytes in Garage: the HTTP suite.
-pass_cluster="package(storesrv) & kind(test) & $not_faults & not ($browser | $image_flood | $tus)"
+pass_cluster="package(storesrv) & kind(test) & $not_faults & not ($browser | $image_flood)"
 pass_faults='package(storesrv) & kind(test) & test(/^faults::/)'
 # Without the default features: the server's allocator, jemalloc, which
 # nothing a test checks depends on, and whose C build is a fifth of the
-# workspace's. Every build and run of the passes uses these arguments.
-workspace=(--workspace --no-default-features)
+# workspace's. Without the micro benchmarks' package (bench/micro), which
+# has no tests, and whose library the doctests would otherwise build with
+# criterion. Every build and run of the passes uses these arguments.
+workspace=(--workspace --exclude store-microbench --no-default-features)

@@ -559,6 +559,13 @@ impl App {
     /// deleted. An expired image swept gives its bytes back to the pics
     /// pool.
     fn release_removed(&self, obj: &Object) {
+        // An upload's staged bytes may be more than its blob (a bucket's
+        // multipart upload and its waiting bytes): the store drops them.
+        if let Object::Upload(u) = obj {
+            if let Err(e) = self.ports.blobs.discard(&u.staging) {
+                tracing::warn!(error = %e, upload = %u.id, "could not drop an upload's staged bytes");
+            }
+        }
         self.ledgers.freed(Pool::Store, obj.pool_bytes());
         if obj.pics_bytes() > 0 {
             self.ledgers.freed(Pool::Pics, obj.pics_bytes());

@@ -317,11 +317,8 @@ impl App {
     pub fn end_upload(&self, id: &str) -> AppResult<()> {
         let _guard = self.lock(&[id])?;
         let (record, rev) = self.loaded_upload(id)?;
-        let staging = record.staging.clone();
+        // Its staged bytes go with it (App::release_removed).
         self.remove_object(id, rev, &Object::Upload(record))?;
-        if let Err(e) = self.ports.blobs.discard(&staging) {
-            tracing::warn!(error = %e, upload = %id, "could not drop an ended upload's bytes");
-        }
         Ok(())
     }
 

@@ -12,6 +12,9 @@
 //!   in memory, a body that fits in one part is one PUT, and a larger one a
 //!   multipart upload whose parts go out as they fill.
 //! - Bytes stream out, from an offset when a range is asked for.
+//! - A resumable upload's bytes (staged.rs) are a multipart upload that
+//!   any process goes on with: its parts' ETags live in the upload's
+//!   record, and the bytes short of a part wait under `<prefix>/staging/`.
 //! - The bucket is listed by [`BlobStore::list`] alone, which only the
 //!   orphan collection calls, once per pass.
 //! - `<prefix>/storesrv` is a marker object written at start: it proves the
@@ -32,6 +35,7 @@
 //! the conformance suite runs against Garage (`STORE_TEST_S3_*`).
 
 mod reader;
+mod staged;
 mod writer;
 
 use std::sync::Arc;
@@ -123,6 +127,9 @@ struct Shared {
     store: Arc<AmazonS3>,
     /// `<prefix>/blobs`: the parent of every blob.
     blobs: Path,
+    /// `<prefix>/staging`: resumable uploads' bytes short of a part
+    /// (staged.rs), apart from the blobs that orphan collection lists.
+    staging: Path,
     /// `<prefix>/storesrv`.
     marker: Path,
     random: Arc<dyn Random>,
@@ -156,6 +163,7 @@ impl S3Blobs {
             shared: Arc::new(Shared {
                 store: Arc::new(store),
                 blobs: root.clone().join("blobs"),
+                staging: root.clone().join("staging"),
                 marker: root.join(MARKER),
                 random,
                 part_bytes: config.part_bytes.max(1),
@@ -394,28 +402,22 @@ impl BlobStore for S3Blobs {
         true
     }
 
-    // Resumable uploads on a bucket (multipart uploads whose parts outlive
-    // a process) are not built yet: issue 33 lands them on local files
-    // first. Until then the bucket refuses to stage, and the upload is
-    // refused before anything is reserved or written.
+    /// Resumable uploads: multipart uploads whose parts outlive a
+    /// process (staged.rs).
     fn stages(&self) -> bool {
-        false
+        true
     }
 
     fn stage(&self) -> StorageResult<Staging> {
-        Err(StorageError::new(
-            "resumable uploads are not available on an S3 bucket yet",
-        ))
+        self.stage_new()
     }
 
-    fn resume(&self, _staging: &Staging, _offset: u64) -> StorageResult<Box<dyn StagedWriter>> {
-        Err(StorageError::new(
-            "resumable uploads are not available on an S3 bucket yet",
-        ))
+    fn resume(&self, staging: &Staging, offset: u64) -> StorageResult<Box<dyn StagedWriter>> {
+        Ok(Box::new(self.resume_staged(staging, offset)?))
     }
 
-    fn discard(&self, _staging: &Staging) -> StorageResult<()> {
-        Ok(())
+    fn discard(&self, staging: &Staging) -> StorageResult<()> {
+        self.discard_staged(staging)
     }
 }
 

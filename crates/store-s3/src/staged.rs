@@ -1,0 +1,255 @@
+//! A resumable upload's bytes in the bucket (issue 33): a multipart upload
+//! whose parts outlive the process that sent them. Where it stands (the
+//! multipart upload's id, each part's ETag and length, and the bytes short
+//! of a whole part) is kept in the upload's record as JSON
+//! (`Staging::state`), so that the next PATCH goes on from any process.
+//!
+//! Every part but the last must hold at least 5 MiB, and a PATCH may bring
+//! less: the bytes after the last whole part wait in an object of their
+//! own under `<prefix>/staging/<blob>/`, read back by the next PATCH. Each
+//! pause writes a new one (its name is in the state): a PATCH whose record
+//! write then fails must not have changed the bytes the record names. The
+//! stale ones go with the rest of the directory when the upload completes
+//! or is dropped. Parts sent by a PATCH that did not end are sent again
+//! under the same numbers by the next; S3 keeps a part number's last.
+
+use std::sync::Arc;
+
+use object_store::multipart::{MultipartStore, PartId};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use serde::{Deserialize, Serialize};
+use store_core::ports::{StagedWriter, StorageResult};
+use store_core::resumable::Staging;
+use store_core::{ids, BlobId, StorageError};
+
+use crate::S3Blobs;
+
+/// Where a staged blob stands.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct State {
+    /// The multipart upload's id.
+    upload: String,
+    /// Each part sent, in order: its ETag and its length.
+    #[serde(default)]
+    parts: Vec<(String, u64)>,
+    /// The object holding the bytes after the last part, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tail: Option<(String, u64)>,
+}
+
+impl State {
+    fn read(staging: &Staging) -> StorageResult<Self> {
+        serde_json::from_str(&staging.state).map_err(|e| {
+            StorageError::new(format!(
+                "the staged blob {} has a bad state: {e}",
+                staging.blob.0
+            ))
+        })
+    }
+
+    fn len(&self) -> u64 {
+        self.parts.iter().map(|(_, n)| n).sum::<u64>() + self.tail.as_ref().map_or(0, |t| t.1)
+    }
+}
+
+impl S3Blobs {
+    /// `<prefix>/staging/<blob>`: where a staged blob's short bytes wait.
+    fn staging_dir(&self, blob: &BlobId) -> StorageResult<Path> {
+        let name = ids::minted_blob_name(blob)?;
+        Ok(self.shared.staging.clone().join(name))
+    }
+
+    pub(crate) fn stage_new(&self) -> StorageResult<Staging> {
+        let blob = ids::blob_id(self.shared.random.as_ref());
+        let path = self.path(&blob)?;
+        let store = Arc::clone(&self.shared.store);
+        let upload = self
+            .run(async move { store.create_multipart(&path).await })
+            .map_err(|e| self.error("cannot start an upload to", e))?;
+        let state = State {
+            upload,
+            ..State::default()
+        };
+        Ok(Staging {
+            blob,
+            state: serde_json::to_string(&state).expect("a state serialises"),
+        })
+    }
+
+    pub(crate) fn resume_staged(&self, staging: &Staging, offset: u64) -> StorageResult<S3Staged> {
+        let state = State::read(staging)?;
+        if state.len() != offset {
+            return Err(StorageError::new(format!(
+                "the staged blob {} holds {} bytes, not the {offset} recorded",
+                staging.blob.0,
+                state.len()
+            )));
+        }
+        let mut held = Vec::new();
+        if let Some((name, _)) = &state.tail {
+            let tail = self.staging_dir(&staging.blob)?.join(name.as_str());
+            let store = Arc::clone(&self.shared.store);
+            let bytes = self
+                .run(async move { store.get(&tail).await?.bytes().await })
+                .map_err(|e| self.error("cannot read a staged upload's last bytes from", e))?;
+            held.extend_from_slice(&bytes);
+        }
+        Ok(S3Staged {
+            blobs: self.clone(),
+            path: self.path(&staging.blob)?,
+            blob: staging.blob.clone(),
+            state,
+            held,
+        })
+    }
+
+    /// Aborts the multipart upload and drops the waiting bytes; gone
+    /// already is fine.
+    pub(crate) fn discard_staged(&self, staging: &Staging) -> StorageResult<()> {
+        let state = State::read(staging)?;
+        let path = self.path(&staging.blob)?;
+        let store = Arc::clone(&self.shared.store);
+        match self.run(async move { store.abort_multipart(&path, &state.upload).await }) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(self.error("cannot abort an upload to", e)),
+        }
+        self.drop_staging_dir(&staging.blob)
+    }
+
+    fn drop_staging_dir(&self, blob: &BlobId) -> StorageResult<()> {
+        use futures_util::TryStreamExt;
+        let dir = self.staging_dir(blob)?;
+        let store = Arc::clone(&self.shared.store);
+        self.run(async move {
+            let metas: Vec<_> = store.list(Some(&dir)).try_collect().await?;
+            for m in metas {
+                match store.delete(&m.location).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| self.error("cannot drop a staged upload's bytes from", e))
+    }
+}
+
+/// A staged blob being written by one PATCH: at most one part in memory.
+pub(crate) struct S3Staged {
+    blobs: S3Blobs,
+    path: Path,
+    blob: BlobId,
+    state: State,
+    /// Bytes after the last part sent: fewer than a part.
+    held: Vec<u8>,
+}
+
+impl S3Staged {
+    fn send_part(&mut self, data: Vec<u8>) -> StorageResult<()> {
+        let len = data.len() as u64;
+        let store = Arc::clone(&self.blobs.shared.store);
+        let (path, upload, idx) = (
+            self.path.clone(),
+            self.state.upload.clone(),
+            self.state.parts.len(),
+        );
+        let part = self
+            .blobs
+            .run(async move {
+                store
+                    .put_part(&path, &upload, idx, PutPayload::from(data))
+                    .await
+            })
+            .map_err(|e| self.blobs.error("cannot upload a part to", e))?;
+        self.state.parts.push((part.content_id, len));
+        self.state.tail = None;
+        Ok(())
+    }
+
+    fn staging(&self) -> Staging {
+        Staging {
+            blob: self.blob.clone(),
+            state: serde_json::to_string(&self.state).expect("a state serialises"),
+        }
+    }
+}
+
+impl StagedWriter for S3Staged {
+    /// A part goes out as soon as it is whole. (Bytes read back from an
+    /// earlier PATCH are fewer than a part, unless the part size was
+    /// configured smaller since: they then go out as one larger part.)
+    fn write(&mut self, mut chunk: &[u8]) -> StorageResult<()> {
+        let part_bytes = self.blobs.shared.part_bytes;
+        loop {
+            if self.held.len() >= part_bytes {
+                let part = std::mem::take(&mut self.held);
+                self.send_part(part)?;
+            }
+            if chunk.is_empty() {
+                return Ok(());
+            }
+            let take = (part_bytes - self.held.len()).min(chunk.len());
+            self.held.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+    }
+
+    /// The bytes short of a part go to a new object of their own.
+    fn pause(mut self: Box<Self>) -> StorageResult<Staging> {
+        self.state.tail = None;
+        if !self.held.is_empty() {
+            let mut name = [0u8; 8];
+            self.blobs.shared.random.fill(&mut name);
+            let name: String = name.iter().map(|b| format!("{b:02x}")).collect();
+            let key = self.blobs.staging_dir(&self.blob)?.join(name.as_str());
+            let store = Arc::clone(&self.blobs.shared.store);
+            let data = PutPayload::from(std::mem::take(&mut self.held));
+            let len = data.content_length() as u64;
+            self.blobs
+                .run(async move { store.put(&key, data).await.map(drop) })
+                .map_err(|e| {
+                    self.blobs
+                        .error("cannot keep a staged upload's last bytes in", e)
+                })?;
+            self.state.tail = Some((name, len));
+        }
+        Ok(self.staging())
+    }
+
+    /// The last part, then the object whole; an upload of no bytes at all
+    /// is a PUT of nothing (a multipart upload needs a part).
+    fn complete(mut self: Box<Self>) -> StorageResult<BlobId> {
+        if !self.held.is_empty() {
+            let part = std::mem::take(&mut self.held);
+            self.send_part(part)?;
+        }
+        let store = Arc::clone(&self.blobs.shared.store);
+        let (path, upload) = (self.path.clone(), self.state.upload.clone());
+        let parts: Vec<PartId> = self
+            .state
+            .parts
+            .iter()
+            .map(|(etag, _)| PartId {
+                content_id: etag.clone(),
+            })
+            .collect();
+        let done = self.blobs.run(async move {
+            if parts.is_empty() {
+                store.abort_multipart(&path, &upload).await?;
+                return store.put(&path, PutPayload::default()).await.map(drop);
+            }
+            store
+                .complete_multipart(&path, &upload, parts)
+                .await
+                .map(drop)
+        });
+        done.map_err(|e| self.blobs.error("cannot complete an upload to", e))?;
+        if let Err(e) = self.blobs.drop_staging_dir(&self.blob) {
+            // Left behind, they are bytes no record names; the upload is
+            // complete whatever happens to them.
+            tracing::warn!(error = %e, "could not drop a completed upload's staged bytes");
+        }
+        Ok(self.blob)
+    }
+}
