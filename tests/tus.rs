@@ -337,3 +337,80 @@ fn a_patch_cut_short_keeps_what_arrived() {
         "abcdefghij"
     );
 }
+
+/// A port free now, for a listener the test starts itself.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Interop: tuspy, a tus client no one here wrote, uploads 3 MiB through
+/// a proxy that cuts its PATCH midway (tests/interop/tuspy_upload.py);
+/// a new uploader resumes from what the server kept, and the file is the
+/// one sent, byte for byte. tuspy comes from PyPI (scripts/interop, which
+/// scripts/test runs).
+#[test]
+fn tuspy_uploads_and_resumes_after_its_connection_is_cut() {
+    let python = crate::common::repo("target/interop/bin/python");
+    assert!(
+        python.exists(),
+        "no tuspy at {}: run scripts/test (or scripts/interop --install)",
+        python.display()
+    );
+    let proxy = free_port();
+    let s = Server::with_env(&[
+        ("STORE_BASE_URL", &format!("http://127.0.0.1:{proxy}")),
+        ("STORE_MAX_FILE_BYTES", "8388608"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.bin");
+    let bytes: Vec<u8> = (0..3 * 1024 * 1024u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(&path, &bytes).unwrap();
+    let server_port = s.base.rsplit(':').next().unwrap().to_string();
+    let out = std::process::Command::new(&python)
+        .arg(crate::common::repo("tests/interop/tuspy_upload.py"))
+        .args([proxy.to_string(), server_port, path.display().to_string()])
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "tuspy: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines = stdout.lines();
+    let url = lines.next().unwrap();
+    let kept: u64 = lines.next().unwrap().parse().unwrap();
+    eprintln!(
+        "tuspy: {}; the server kept {kept} bytes",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    assert!(
+        kept > 0 && kept < bytes.len() as u64,
+        "the server kept what came before the cut: {kept}"
+    );
+    let path = url
+        .split_once("/uploads/")
+        .map(|(_, id)| format!("/uploads/{id}"))
+        .unwrap();
+    let record = json(&mut s.get(&path));
+    assert_eq!(record["size"], bytes.len());
+    assert_eq!(record["name"], "big.bin");
+    let id = record["id"].as_str().unwrap();
+    let mut res = s.get(&format!("/{id}"));
+    let got = res
+        .body_mut()
+        .with_config()
+        .limit(16 << 20)
+        .read_to_vec()
+        .unwrap();
+    assert_eq!(
+        sha2::Sha256::digest(&got),
+        sha2::Sha256::digest(&bytes),
+        "the same bytes"
+    );
+}
