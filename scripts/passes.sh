@@ -28,9 +28,12 @@ same_on_postgres='test(/^cluster::/) | test(/^migrate::/)'
 # first (alone, it left both cores idle for 10 s of that pass).
 slow_readers='test(=hostile::slow_readers_are_dropped_after_the_send_deadline_and_starve_no_one)'
 image_flood='test(=hostile::an_image_flood_is_refused_at_once_past_the_queue_and_others_are_served)'
-pass_postgres="package(storesrv) & kind(test) & $not_faults & not ($same_on_postgres | $browser | $slow_readers | $image_flood)"
+# A test of the embedded store's own clock (libfaketime): the other stores
+# decide expiry by the database's clock.
+embedded_clock='test(=tus::an_abandoned_upload_expires_by_the_clock_and_leaves_nothing)'
+pass_postgres="package(storesrv) & kind(test) & $not_faults & not ($same_on_postgres | $browser | $slow_readers | $image_flood | $embedded_clock)"
 # Two processes, records in PostgreSQL and bytes in Garage: the HTTP suite.
-pass_cluster="package(storesrv) & kind(test) & $not_faults & not ($browser | $image_flood)"
+pass_cluster="package(storesrv) & kind(test) & $not_faults & not ($browser | $image_flood | $embedded_clock)"
 pass_faults='package(storesrv) & kind(test) & test(/^faults::/)'
 # Without the default features: the server's allocator, jemalloc, which
 # nothing a test checks depends on, and whose C build is a fifth of the

@@ -414,3 +414,49 @@ fn tuspy_uploads_and_resumes_after_its_connection_is_cut() {
         "the same bytes"
     );
 }
+
+/// An upload left half done expires 24 h after its creation: libfaketime
+/// runs a second process on the same data 25 h ahead, which sweeps as it
+/// starts; the upload is gone, and so are its staged bytes and its room in
+/// the pool. The embedded store only (scripts/passes.sh): it decides
+/// expiry by the process's clock, where PostgreSQL decides by its own
+/// (tests/faults.rs ages the records there instead).
+#[test]
+fn an_abandoned_upload_expires_by_the_clock_and_leaves_nothing() {
+    assert_eq!(
+        crate::common::backend(),
+        crate::common::Backend::Sled,
+        "an embedded-store test: the other passes leave it out"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let pool = [("STORE_POOL_BYTES", "1000")];
+    let mut now = Server::on(data.clone(), None, &pool);
+    let (path, _) = create(&now, 900, "half.bin", "");
+    assert_eq!(patch_at(&now, &path, 0, &[7; 300]).status(), 204);
+    assert_eq!(now.blob_count(), 1, "the staged bytes");
+    // The pool holds the whole length: 900 of 1000 bytes are taken.
+    let mut full = now.post("/?name=b.bin", &[1; 200]);
+    assert_error(&mut full, 507, "pool_full");
+    assert!(now.stop().success());
+    let ahead = crate::common::clock_ahead("+25h");
+    let mut env: Vec<(&str, &str)> = ahead
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    env.extend(pool);
+    let later = Server::on(data, None, &env);
+    let start = std::time::Instant::now();
+    while later.head_with(&path, &[TUS]).status() != 404 || later.blob_count() != 0 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "not swept"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        later.post("/?name=b.bin", &[1; 900]).status(),
+        201,
+        "its room is free again"
+    );
+}
