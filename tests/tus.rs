@@ -296,6 +296,29 @@ fn creation_with_upload_and_termination() {
 }
 
 #[test]
+fn an_empty_file_is_made_at_its_creation() {
+    // A client sends no PATCH for an empty file (tus-js-client calls it
+    // done once created).
+    let s = Server::start();
+    let meta = format!("filename {}", b64(b"empty.txt"));
+    let res = s.post_empty(
+        "/uploads",
+        &[TUS, ("Upload-Length", "0"), ("Upload-Metadata", &meta)],
+    );
+    assert_eq!(res.status(), 201);
+    assert_eq!(header(&res, "upload-offset"), "0");
+    let id = header(&res, "x-store-id");
+    let path = header(&res, "location")
+        .strip_prefix(&s.base)
+        .unwrap()
+        .to_string();
+    let record = json(&mut s.get(&path));
+    assert_eq!(record["id"], id.as_str(), "{record}");
+    assert_eq!(record["size"], 0, "{record}");
+    assert_eq!(crate::common::text(&mut s.get(&format!("/{id}"))), "");
+}
+
+#[test]
 fn the_upload_token_gates_creation() {
     let s = Server::with_env(&[("STORE_UPLOAD_TOKEN", "door")]);
     let meta = format!("filename {}", b64(b"a"));

@@ -97,6 +97,19 @@ pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
                 return Err(e);
             }
         }
+    } else if length == 0 {
+        // Nothing will follow: a client does not PATCH an empty file
+        // (tus-js-client calls it done once created), so it is one now.
+        let done = blocking(ctx, move |app| {
+            let patch = app.begin_patch(&id, 0, 0, None)?;
+            app.finish_patch(patch)
+        })
+        .await?;
+        let mut res = empty(StatusCode::CREATED);
+        if let Patched::Complete(file) = done {
+            completed(ctx, &mut res, &file);
+        }
+        res
     } else {
         let mut res = empty(StatusCode::CREATED);
         progress(&mut res, &made.record);
@@ -171,17 +184,20 @@ async fn receive(ctx: &Ctx, id: String, offset: u64, body: RequestBody) -> AppRe
     let mut res = empty(StatusCode::NO_CONTENT);
     match patched {
         Patched::Progress(upload) => progress(&mut res, &upload),
-        Patched::Complete(file) => {
-            set(&mut res, tus::UPLOAD_OFFSET, &file.size.to_string());
-            set(&mut res, STORE_ID, &file.id);
-            set(
-                &mut res,
-                STORE_URL,
-                &url_for(ctx.base(), RouteId::GetFile, &[&file.id]),
-            );
-        }
+        Patched::Complete(file) => completed(ctx, &mut res, &file),
     }
     Ok(res)
+}
+
+/// What the answer that made the file says of it.
+fn completed(ctx: &Ctx, res: &mut Res, file: &store_core::FileRecord) {
+    set(res, tus::UPLOAD_OFFSET, &file.size.to_string());
+    set(res, STORE_ID, &file.id);
+    set(
+        res,
+        STORE_URL,
+        &url_for(ctx.base(), RouteId::GetFile, &[&file.id]),
+    );
 }
 
 /// `DELETE /uploads/<id>`: termination.
