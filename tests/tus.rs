@@ -115,8 +115,13 @@ fn patches_make_the_file_a_plain_upload_makes() {
     // The owner token of the upload is the file's.
     let res = s.post_empty(&format!("/{id}?ttl=1d"), &[("X-Store-Owner", &owner)]);
     assert_eq!(res.status(), 200);
-    // No longer an upload in progress.
-    assert_eq!(s.head_with(&path, &[TUS]).status(), 404);
+    // Asked again (an answer lost on the way), the upload says it is
+    // complete, and which file it made.
+    let head = s.head_with(&path, &[TUS]);
+    assert_eq!(head.status(), 200);
+    assert_eq!(header(&head, "upload-offset"), body.len().to_string());
+    assert_eq!(header(&head, "upload-length"), body.len().to_string());
+    assert_eq!(header(&head, "x-store-id"), id);
 }
 
 #[test]
@@ -327,7 +332,13 @@ fn the_upload_token_gates_creation() {
         ("Upload-Length", "1"),
         ("Upload-Metadata", meta.as_str()),
     ];
-    assert_error(&mut s.post_empty("/uploads", &headers), 401, "write_denied");
+    let mut refused = s.post_empty("/uploads", &headers);
+    assert_eq!(
+        header(&refused, "tus-resumable"),
+        "1.0.0",
+        "refused at the door too"
+    );
+    assert_error(&mut refused, 401, "write_denied");
     let mut with = headers.to_vec();
     with.push(("Authorization", "Bearer door"));
     assert_eq!(s.post_empty("/uploads", &with).status(), 201);

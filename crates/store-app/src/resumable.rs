@@ -174,8 +174,7 @@ impl App {
         })
     }
 
-    /// `HEAD /uploads/<id>`: an upload in progress; 404 when it is unknown,
-    /// expired or complete.
+    /// An upload in progress; 404 when it is unknown, expired or complete.
     pub fn upload(&self, id: &str) -> AppResult<UploadRecord> {
         let now = self.now();
         match self.ports.repo.get(id)? {
@@ -254,8 +253,28 @@ impl App {
             ))
             .into());
         }
-        let _guard = self.lock(&[id.as_str()])?;
         record.end_patch();
+        let kept = self.keep_patch(record, rev, writer);
+        if kept.is_err() {
+            // The upload is where its record still says: free it for the
+            // next PATCH now rather than at its lease's end.
+            if let Err(e) = self.give_back(&id, rev) {
+                tracing::warn!(error = %e, upload = %id, "could not free an upload after a failed PATCH");
+            }
+        }
+        kept
+    }
+
+    /// Makes a PATCH's bytes durable and writes the upload (or the file
+    /// its last byte makes) at the revision the PATCH took it at.
+    fn keep_patch(
+        &self,
+        mut record: UploadRecord,
+        rev: Rev,
+        writer: Box<dyn StagedWriter>,
+    ) -> AppResult<Patched> {
+        let id = record.id.clone();
+        let _guard = self.lock(&[id.as_str()])?;
         if !record.is_complete() {
             record.staging = writer.pause()?;
             self.write_upload(&id, rev, &record)?;

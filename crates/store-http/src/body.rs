@@ -287,7 +287,8 @@ pub async fn stream_patch(
         }
     }
     let (patch, written) = write_patch(intake, patch, pending).await;
-    (patch, ended.and(written))
+    // A failed write says more than a cut: nothing of the PATCH is kept.
+    (patch, written.and(ended))
 }
 
 /// Writes `chunks` into the patch on the lane.

@@ -121,6 +121,9 @@ const TOTALS_FIELDS: usize = 3 + ObjectKind::ALL.len();
 /// The length of the entry before the counts by kind were kept: such a
 /// database gets its totals counted again once, at open.
 const TOTALS_V1_BYTES: usize = 24;
+/// The length of the entry before resumable uploads were a kind of their
+/// own (five kinds): counted again once, at open, too.
+const TOTALS_V2_BYTES: usize = (3 + 5) * 8;
 
 fn encode_totals(t: &Totals) -> [u8; TOTALS_FIELDS * 8] {
     let mut out = [0u8; TOTALS_FIELDS * 8];
@@ -268,7 +271,7 @@ impl SledRepository {
             memo: std::sync::Arc::default(),
         };
         let kept = repo.meta.get(TOTALS_KEY).map_err(sled_error)?;
-        if kept.is_none_or(|v| v.len() == TOTALS_V1_BYTES) {
+        if kept.is_none_or(|v| [TOTALS_V1_BYTES, TOTALS_V2_BYTES].contains(&v.len())) {
             let totals = store_core::ports::Repository::totals_by_scan(&repo)?;
             repo.meta
                 .insert(TOTALS_KEY, &encode_totals(&totals)[..])
@@ -669,6 +672,15 @@ mod tests {
         let totals = reopen(dir.path()).totals().unwrap();
         assert_eq!(totals, expected, "opening counts the kinds once");
         assert_eq!(totals.of_kind(ObjectKind::File), 3);
+        {
+            // As written by a version with five kinds (before uploads).
+            let repo = reopen(dir.path());
+            let v2 = &encode_totals(&expected)[..TOTALS_V2_BYTES];
+            repo.meta.insert(TOTALS_KEY, v2).unwrap();
+            repo.flush().unwrap();
+        }
+        let totals = reopen(dir.path()).totals().unwrap();
+        assert_eq!(totals, expected, "opening counts them again once");
     }
 
     #[test]
@@ -728,6 +740,7 @@ mod tests {
     fn corrupt_totals_are_an_error_not_a_guess() {
         assert!(decode_totals(&[0; 23]).is_err());
         assert!(decode_totals(&[0; TOTALS_V1_BYTES]).is_err());
+        assert!(decode_totals(&[0; TOTALS_V2_BYTES]).is_err());
         let t = Totals {
             objects: 3,
             pool_bytes: u64::MAX,

@@ -30,7 +30,18 @@ pub(crate) async fn handle(
     prefix: &str,
 ) -> (Res, &'static str) {
     let sends_body = !http_body::Body::is_end_stream(req.body());
+    // Every answer about a resumable upload carries the protocol's
+    // version, a refusal made before its route runs (the upload token,
+    // the rate limit, a bad query) too.
+    let tus = routed_path(req.uri().path(), prefix)
+        .is_some_and(|p| p == "/uploads" || p.starts_with("/uploads/"));
     let (mut res, name) = admit(app, shared, req, peer, prefix).await;
+    if tus {
+        res.headers_mut().insert(
+            http::HeaderName::from_static(store_wire::tus::RESUMABLE),
+            HeaderValue::from_static(store_wire::tus::VERSION),
+        );
+    }
     res.headers_mut().insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),

@@ -125,14 +125,23 @@ pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
 pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     if ctx.method == http::Method::HEAD {
         tus::check_version(&ctx.headers)?;
-        let upload = blocking(ctx, move |app| app.upload(&id)).await?;
         let mut res = empty(StatusCode::OK);
-        progress(&mut res, &upload);
-        set(&mut res, tus::UPLOAD_LENGTH, &upload.length.to_string());
-        if !upload.metadata.is_empty() {
-            set(&mut res, tus::UPLOAD_METADATA, &upload.metadata);
-        }
         set(&mut res, "cache-control", "no-store");
+        match blocking(ctx, move |app| app.upload_state(&id)).await? {
+            UploadState::InProgress(upload) => {
+                progress(&mut res, &upload);
+                set(&mut res, tus::UPLOAD_LENGTH, &upload.length.to_string());
+                if !upload.metadata.is_empty() {
+                    set(&mut res, tus::UPLOAD_METADATA, &upload.metadata);
+                }
+            }
+            // Complete while its file lives: a client whose last answer
+            // was lost learns it is done, instead of starting again.
+            UploadState::Complete(file) => {
+                set(&mut res, tus::UPLOAD_LENGTH, &file.size.to_string());
+                completed(ctx, &mut res, &file);
+            }
+        }
         return Ok(res);
     }
     let now = ctx.app.now();
