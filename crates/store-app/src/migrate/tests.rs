@@ -246,3 +246,27 @@ fn a_record_changed_in_the_target_is_kept() {
         "only the bytes of records moved as they are"
     );
 }
+
+#[test]
+fn an_upload_in_progress_stays_behind() {
+    let from = Store::new();
+    from.file("a", b"alpha");
+    let staging = from.blobs.stage().unwrap();
+    let upload = store_core::resumable::UploadRecord::new(
+        "u".into(),
+        10,
+        store_core::requests::NewFile::default(),
+        store_core::Owner::new("t", false),
+        staging,
+        store_core::Timestamp::from_secs(1),
+    );
+    from.repo.put("u", &Object::Upload(upload)).unwrap();
+    let to = Store::new();
+    let report = migrate(from.side(), to.side()).unwrap();
+    assert_eq!((report.records, report.uploads_left), (1, 1));
+    assert!(to.repo.get("a").unwrap().is_some());
+    assert!(
+        to.repo.get("u").unwrap().is_none(),
+        "its client starts it again"
+    );
+}
