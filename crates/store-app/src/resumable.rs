@@ -142,10 +142,10 @@ impl App {
         if length > limit {
             return Err(StoreError::too_large(limit).into());
         }
-        req.validate(&self.config.limits)?;
-        // The checks the last byte will make again, made now with what is
-        // known (tags, ttl, download limit), so that an upload is never
-        // refused after its bytes have all been sent.
+        // The checks the last byte will make again (the request's own
+        // rules, tags, ttl, download limit), made now with what is known,
+        // so that an upload is never refused after its bytes have all
+        // been sent.
         self.draft_file(
             req,
             Body {
@@ -172,15 +172,6 @@ impl App {
             now,
             owner_token,
         })
-    }
-
-    /// An upload in progress; 404 when it is unknown, expired or complete.
-    pub fn upload(&self, id: &str) -> AppResult<UploadRecord> {
-        let now = self.now();
-        match self.ports.repo.get(id)? {
-            Some(Object::Upload(u)) if u.lifetime.is_live(now) => Ok(u),
-            _ => Err(StoreError::not_found().into()),
-        }
     }
 
     /// `GET /uploads/<id>`: the upload in progress, or the live file it
