@@ -160,22 +160,50 @@ const SINK_BATCH_BYTES: usize = 256 * 1024;
 /// arena, and memory grew with them; docs/PERFORMANCE.md, scenario 4.)
 ///
 /// Dropped before [`Sink::finish`] (a failed or abandoned request), the
-/// upload is dropped uncommitted and leaves nothing behind.
-struct Sink {
+/// upload is dropped uncommitted and leaves nothing behind. A resumable
+/// upload's PATCH streams through the same sink ([`stream_patch`]).
+struct Sink<W> {
     lane: Lane,
-    upload: Option<Upload>,
+    upload: Option<W>,
     pending: Vec<Bytes>,
     pending_bytes: usize,
 }
 
-impl Sink {
+/// What a sink writes its chunks into, on the lane: a plain upload's new
+/// blob, or a resumable upload's PATCH.
+trait Chunks: Send + 'static {
+    fn push(&mut self, chunk: &[u8]) -> AppResult<()>;
+}
+
+impl Chunks for Upload {
+    fn push(&mut self, chunk: &[u8]) -> AppResult<()> {
+        Upload::push(self, chunk)
+    }
+}
+
+impl Chunks for store_app::Patch {
+    fn push(&mut self, chunk: &[u8]) -> AppResult<()> {
+        store_app::Patch::push(self, chunk)
+    }
+}
+
+impl Sink<Upload> {
     fn new(intake: &Intake, limit_bytes: u64) -> AppResult<Self> {
-        Ok(Self {
+        Ok(Self::with_writer(
+            intake,
+            intake.app.begin_upload(limit_bytes)?,
+        ))
+    }
+}
+
+impl<W: Chunks> Sink<W> {
+    fn with_writer(intake: &Intake, writer: W) -> Self {
+        Self {
             lane: intake.lane.clone(),
-            upload: Some(intake.app.begin_upload(limit_bytes)?),
+            upload: Some(writer),
             pending: Vec::new(),
             pending_bytes: 0,
-        })
+        }
     }
 
     async fn push(&mut self, chunk: Bytes) -> AppResult<()> {
@@ -208,7 +236,9 @@ impl Sink {
         self.upload = Some(upload);
         written
     }
+}
 
+impl Sink<Upload> {
     /// Writes what is left, then commits (fsync, rename, directory fsync)
     /// on the blocking pool. Not `block_in_place`: an fsync can take
     /// milliseconds, and handing the executor over that long stalls every
@@ -244,76 +274,34 @@ pub async fn receive(
     sink.finish().await
 }
 
-/// Streams a resumable upload's PATCH body into `patch`, gathering
-/// chunks up to `SINK_BATCH_BYTES` per job on the lane, as [`receive`]
-/// does. It answers the patch back (holding every byte it took) with how
-/// the body ended: whole, cut short by the client (the bytes that came
-/// are still the patch's to keep), or refused by a write. `None` only if
-/// a job on the lane died with it.
+/// Streams a resumable upload's PATCH body into `patch`, through a
+/// sink, as [`receive`] does. It answers the patch back (holding every
+/// byte it took) with how the body ended: whole, cut short by the client
+/// (the bytes that came are still the patch's to keep), or refused by a
+/// write, which says more than a cut. `None` only if a job on the lane
+/// died with it.
 pub async fn stream_patch(
     intake: &Intake,
     mut body: RequestBody,
     patch: store_app::Patch,
 ) -> (Option<store_app::Patch>, AppResult<()>) {
-    let mut patch = Some(patch);
-    let mut pending: Vec<Bytes> = Vec::new();
-    let mut pending_bytes = 0;
-    let mut ended = Ok(());
-    loop {
-        let frame = match intake.step(body.frame()).await {
-            Ok(Some(Ok(frame))) => frame,
-            Ok(None) => break,
-            Ok(Some(Err(e))) => {
-                ended = Err(body_error(e));
-                break;
+    let mut sink = Sink::with_writer(intake, patch);
+    let ended = loop {
+        match intake.step(body.frame()).await {
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    if let Err(e) = sink.push(data).await {
+                        return (sink.upload, Err(e));
+                    }
+                }
             }
-            Err(e) => {
-                ended = Err(e);
-                break;
-            }
-        };
-        if let Ok(data) = frame.into_data() {
-            pending_bytes += data.len();
-            pending.push(data);
+            Ok(None) => break Ok(()),
+            Ok(Some(Err(e))) => break Err(body_error(e)),
+            Err(e) => break Err(e),
         }
-        if pending_bytes >= SINK_BATCH_BYTES {
-            let chunks = std::mem::take(&mut pending);
-            pending_bytes = 0;
-            let (back, written) = write_patch(intake, patch, chunks).await;
-            patch = back;
-            if let Err(e) = written {
-                return (patch, Err(e));
-            }
-        }
-    }
-    let (patch, written) = write_patch(intake, patch, pending).await;
-    // A failed write says more than a cut: nothing of the PATCH is kept.
-    (patch, written.and(ended))
-}
-
-/// Writes `chunks` into the patch on the lane.
-async fn write_patch(
-    intake: &Intake,
-    patch: Option<store_app::Patch>,
-    chunks: Vec<Bytes>,
-) -> (Option<store_app::Patch>, AppResult<()>) {
-    let Some(mut patch) = patch else {
-        return (
-            None,
-            Err(store_core::StorageError::new("a PATCH was lost").into()),
-        );
     };
-    if chunks.is_empty() {
-        return (Some(patch), Ok(()));
-    }
-    let job = intake.lane.run(move || {
-        let written = chunks.iter().try_for_each(|c| patch.push(c));
-        (patch, written)
-    });
-    match job.await {
-        Ok((patch, written)) => (Some(patch), written),
-        Err(e) => (None, Err(e)),
-    }
+    let written = sink.write_pending().await;
+    (sink.upload, written.and(ended))
 }
 
 /// What is left to throw away of a body after a storage fault in the
