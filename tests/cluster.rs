@@ -569,3 +569,90 @@ fn a_resumable_upload_goes_on_through_either_process_one_patch_at_a_time() {
     let id = header(&res, "x-store-id");
     assert_eq!(text(&mut c.a.get(&format!("/{id}"))), "abcdefgh");
 }
+
+/// Issue 33: the process a PATCH was streaming to is killed (SIGKILL)
+/// midway; the upload goes on through the other one, once the dead
+/// PATCH's lease has run out, from the last offset recorded, and the file
+/// at the end holds exactly the bytes sent. On a bucket, the dead process
+/// may have sent parts of the multipart upload that nothing recorded:
+/// they are written over.
+#[test]
+fn a_resumable_upload_survives_the_process_killed_in_the_middle_of_a_patch() {
+    use std::io::Write as _;
+    const MIB: usize = 1 << 20;
+    // A short lease (2 s) to wait out: the default (20 s) holds the same.
+    let mut c = Cluster::start(&[
+        ("STORE_MAX_FILE_BYTES", "16777216"),
+        ("STORE_UPLOAD_LEASE_SECS", "2"),
+    ]);
+    let tus = ("Tus-Resumable", "1.0.0");
+    let offset_body = ("Content-Type", "application/offset+octet-stream");
+    let sent: Vec<u8> = (0..9 * MIB as u64)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let body = &sent[..];
+    let length = body.len().to_string();
+    let meta = ("Upload-Metadata", "filename YmlnLmJpbg=="); // "big.bin"
+    let res =
+        c.b.post_empty("/uploads", &[tus, ("Upload-Length", &length), meta]);
+    assert_eq!(res.status(), 201);
+    let path = header(&res, "location")
+        .strip_prefix(&c.b.base)
+        .unwrap()
+        .to_string();
+    // The first MiB through b, kept.
+    let res = c.b.patch(
+        &path,
+        &[tus, offset_body, ("Upload-Offset", "0")],
+        &body[..MIB],
+    );
+    assert_eq!(res.status(), 204);
+    // The rest to a, which is killed after 6 of its 8 MiB.
+    let addr = c.a.base.trim_start_matches("http://").to_string();
+    let mut doomed = std::net::TcpStream::connect(&addr).unwrap();
+    let head = format!(
+        "PATCH {path} HTTP/1.1\r\nHost: x\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: {MIB}\r\n\
+         Content-Type: application/offset+octet-stream\r\nContent-Length: {}\r\n\r\n",
+        body.len() - MIB
+    );
+    doomed.write_all(head.as_bytes()).unwrap();
+    doomed.write_all(&body[MIB..7 * MIB]).unwrap();
+    c.a.kill();
+    drop(doomed);
+    let res = c.b.head_with(&path, &[tus]);
+    assert_eq!(
+        header(&res, "upload-offset"),
+        MIB.to_string(),
+        "what was recorded"
+    );
+    // b refuses while the dead PATCH's lease holds (tus clients retry a
+    // 409), then takes the rest.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let offset = MIB.to_string();
+    let done = loop {
+        let mut res = c.b.patch(
+            &path,
+            &[tus, offset_body, ("Upload-Offset", &offset)],
+            &body[MIB..],
+        );
+        if res.status() != 409 {
+            break res;
+        }
+        let body = text(&mut res);
+        assert!(body.contains("another PATCH"), "{body}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lease never ran out"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    };
+    assert_eq!(done.status(), 204);
+    let id = header(&done, "x-store-id");
+    let got = bytes(&mut c.b.get(&format!("/{id}")));
+    assert!(
+        got == sent,
+        "{} bytes back, not the {} sent",
+        got.len(),
+        sent.len()
+    );
+}

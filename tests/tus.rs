@@ -494,3 +494,49 @@ fn an_abandoned_upload_expires_by_the_clock_and_leaves_nothing() {
         "its room is free again"
     );
 }
+
+/// A PATCH that takes longer than its lease keeps the upload: it renews
+/// its hold while its body comes, so a second PATCH is refused for as
+/// long as the first lives (here three leases of 2 s), and the first then
+/// finishes. The probe asks for offset 1, which no state of the upload
+/// allows: it writes nothing either way, and its answer says whether the
+/// upload is still held ("another PATCH") or was let go ("not 1").
+#[test]
+fn a_slow_patch_renews_its_hold_on_the_upload() {
+    use std::io::{Read as _, Write as _};
+    let s = Server::with_env(&[("STORE_UPLOAD_LEASE_SECS", "2")]);
+    let (path, _) = create(&s, 4, "slow.bin", "");
+    let addr = s.base.trim_start_matches("http://").to_string();
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    let head = format!(
+        "PATCH {path} HTTP/1.1\r\nHost: x\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n\
+         Content-Type: application/offset+octet-stream\r\nContent-Length: 4\r\n\r\na"
+    );
+    slow.write_all(head.as_bytes()).unwrap();
+    let probe = |s: &Server| {
+        let mut res = patch_at(s, &path, 1, b"z");
+        assert_eq!(res.status(), 409);
+        res.body_mut().read_to_string().unwrap()
+    };
+    let start = std::time::Instant::now();
+    while !probe(&s).contains("another PATCH") {
+        assert!(start.elapsed().as_secs() < 10, "the PATCH never began");
+    }
+    // Three leases long (well within the body's idle limit of 30 s).
+    let held = std::time::Instant::now();
+    while held.elapsed() < std::time::Duration::from_secs(6) {
+        let answer = probe(&s);
+        assert!(
+            answer.contains("another PATCH"),
+            "let go after {:?}: {answer}",
+            held.elapsed()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    slow.write_all(b"bcd").unwrap();
+    let mut answer = [0u8; 512];
+    let n = slow.read(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 204"), "{answer}");
+    assert!(answer.contains("x-store-id"), "the file is made: {answer}");
+}

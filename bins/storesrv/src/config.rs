@@ -127,6 +127,9 @@ environment only:
   STORE_TTL_DEFAULT, STORE_TTL_MIN, STORE_TTL_MAX  a single file's or bundle's lifetime when
                             none is asked for, and the bounds a ttl is clamped to, as <N>h
                             or <N>d (defaults {ttl_default}, {ttl_min}, {ttl_max})
+  STORE_UPLOAD_LEASE_SECS   how long a resumable upload waits for a PATCH whose process
+                            died before another may go on (default {lease}; renewed
+                            four times as often while the PATCH lives)
   STORE_TRUSTED_PROXIES     IPs or CIDRs whose X-Forwarded-For is believed
   STORE_IMPORT_ALLOW_PRIVATE=1  let import reach private hosts (tests only)
   STORE_DATABASE_URL        postgres://user:pass@host:port/db: records, locks, pools and the
@@ -161,6 +164,7 @@ guards against greedy clients (0 turns a cap off):
         rate = l.rate_limit_per_min,
         pool = l.pool_bytes,
         pics_pool = l.pics_pool_bytes,
+        lease = l.upload_lease_secs,
         pics_upload = l.pics_upload_bytes_max,
         pics_import = l.pics_import_bytes_max,
         ttl_default = hours_or_days(l.file_ttl_default_secs),
@@ -397,17 +401,28 @@ fn limits(
         pics_pool_bytes: num("STORE_PICS_POOL_BYTES", d.pics_pool_bytes)?,
         rate_limit_per_min: u32::try_from(rate)
             .map_err(|_| "STORE_RATE_LIMIT_PER_MIN is too large".to_string())?,
+        upload_lease_secs: num("STORE_UPLOAD_LEASE_SECS", d.upload_lease_secs)?,
         ..d
     };
     check_limits(&limits)?;
     Ok(limits)
 }
 
-/// Refuses settings that cannot work together: an empty file limit, or
-/// ttl bounds out of order.
+/// The longest lease a PATCH may be given, in seconds: past an hour, a
+/// client whose process died waits longer than any client retries.
+const UPLOAD_LEASE_SECS_MAX: u64 = 3600;
+
+/// Refuses settings that cannot work together: an empty file limit, a
+/// lease out of its range, or ttl bounds out of order.
 fn check_limits(l: &Limits) -> Result<(), String> {
     if l.file_bytes_max == 0 || l.pics_upload_bytes_max == 0 {
         return Err("--max-file-bytes and STORE_MAX_PICS_UPLOAD_BYTES must be at least 1".into());
+    }
+    if !(1..=UPLOAD_LEASE_SECS_MAX).contains(&l.upload_lease_secs) {
+        return Err(format!(
+            "STORE_UPLOAD_LEASE_SECS must be 1 to {UPLOAD_LEASE_SECS_MAX}, got {}",
+            l.upload_lease_secs
+        ));
     }
     let (min, default, max) = (
         l.file_ttl_min_secs,

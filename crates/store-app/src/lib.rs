@@ -88,7 +88,7 @@ pub use galleries::{AdminAction, Visitor, MEDIA_JOBS_MAX};
 pub use import::ImportRequest;
 pub use orphans::OrphanReport;
 pub use outcomes::{AsOf, Created, DirMade, GalleryMade, GalleryPage, GalleryTally, Liked};
-pub use resumable::{Checksum, Patch, Patched, UploadState};
+pub use resumable::{Checksum, Patch, PatchTicket, Patched, UploadState};
 pub use telemetry::Telemetry;
 pub use upkeep::{Upkeep, SWEEP_BATCH, SWEEP_IDLE_MAX};
 pub use upload::{Part, Staged, Upload};

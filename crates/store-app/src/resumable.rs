@@ -7,14 +7,16 @@
 //! options, owner, the staged blob's state): no process keeps any of it.
 //! A PATCH takes the upload by writing a lease into the record (at its
 //! revision, so that of two PATCHes one wins and the other is refused),
-//! and gives it back with the new offset. A process that dies mid-PATCH
-//! leaves the lease to run out and the bytes past the recorded offset to
-//! be written over.
+//! renews it while its body comes ([`App::renew_patch`], four times per
+//! `Limits::upload_lease_secs`), and gives it back with the new offset, which it
+//! writes only while it still holds the lease. A process that dies
+//! mid-PATCH leaves the lease to run out within `upload_lease_secs`, and
+//! the bytes past the recorded offset to be written over.
 
 use sha1::Digest as _;
 use store_core::ports::{Rev, StagedWriter};
 use store_core::requests::NewFile;
-use store_core::resumable::UploadRecord;
+use store_core::resumable::{Lease, UploadRecord};
 use store_core::{ids, FileRecord, Object, Owner, RetainAuth, StoreError};
 
 use crate::files::Body;
@@ -63,12 +65,12 @@ impl Hasher {
     }
 }
 
-/// One PATCH in progress: the upload taken for it (at `rev`), and its
+/// One PATCH in progress: the upload taken for it (as `holder`), and its
 /// bytes going to the staged blob. Dropped without
 /// [`App::finish_patch`], it leaves the upload to its lease's end.
 pub struct Patch {
     record: UploadRecord,
-    rev: Rev,
+    holder: u64,
     writer: Box<dyn StagedWriter>,
     hasher: Hasher,
     /// Bytes this PATCH may bring (its Content-Length).
@@ -86,7 +88,23 @@ impl std::fmt::Debug for Patch {
     }
 }
 
+/// Which PATCH holds which upload: what renewing its lease takes, apart
+/// from the PATCH itself (which is busy writing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchTicket {
+    id: String,
+    holder: u64,
+}
+
 impl Patch {
+    /// What renews this PATCH's lease ([`App::renew_patch`]).
+    pub fn ticket(&self) -> PatchTicket {
+        PatchTicket {
+            id: self.record.id.clone(),
+            holder: self.holder,
+        }
+    }
+
     /// Writes the next bytes of the body to the staged blob.
     pub fn push(&mut self, chunk: &[u8]) -> AppResult<()> {
         if self.written + chunk.len() as u64 > self.body_len {
@@ -196,29 +214,43 @@ impl App {
         checksum: Option<Checksum>,
     ) -> AppResult<Patch> {
         let now = self.now();
-        let (mut record, rev) = {
+        let mut holder = [0u8; 8];
+        self.ports.random.fill(&mut holder);
+        let holder = u64::from_le_bytes(holder);
+        let record = {
             let _guard = self.lock(&[id])?;
             let (mut record, rev) = self.loaded_upload(id)?;
-            record.begin_patch(offset, body_len, now)?;
-            let rev = self.write_upload(id, rev, &record)?;
-            (record, rev)
+            record.begin_patch(offset, body_len, self.lease(holder, now), now)?;
+            self.write_upload(id, rev, &record)?;
+            record
         };
         let writer = match self.ports.blobs.resume(&record.staging, record.offset) {
             Ok(w) => w,
             Err(e) => {
-                record.end_patch();
-                let _ = self.write_upload(id, rev, &record);
+                let _ = self.give_back(id, holder);
                 return Err(e.into());
             }
         };
         Ok(Patch {
             record,
-            rev,
+            holder,
             writer,
             hasher: Hasher::new(checksum),
             body_len,
             written: 0,
         })
+    }
+
+    /// Renews the lease of the PATCH `ticket` names, which is still
+    /// receiving its body: 409 if it lost the upload meanwhile (then it
+    /// should stop), 404 if the upload went.
+    pub fn renew_patch(&self, ticket: &PatchTicket) -> AppResult<()> {
+        let now = self.now();
+        let _guard = self.lock(&[ticket.id.as_str()])?;
+        let (mut record, rev) = self.loaded_upload(&ticket.id)?;
+        record.renew(self.lease(ticket.holder, now), now)?;
+        self.write_upload(&ticket.id, rev, &record)?;
+        Ok(())
     }
 
     /// Ends a PATCH: keeps its bytes (all of them, or as many as came
@@ -229,7 +261,7 @@ impl App {
     pub fn finish_patch(&self, patch: Patch) -> AppResult<Patched> {
         let Patch {
             mut record,
-            rev,
+            holder,
             writer,
             hasher,
             written,
@@ -238,18 +270,18 @@ impl App {
         let id = record.id.clone();
         if !hasher.matches() {
             drop(writer);
-            self.give_back(&id, rev)?;
+            self.give_back(&id, holder)?;
             return Err(StoreError::ChecksumMismatch(format!(
                 "the {written} bytes do not match Upload-Checksum; none were kept"
             ))
             .into());
         }
         record.end_patch();
-        let kept = self.keep_patch(record, rev, writer);
+        let kept = self.keep_patch(record, holder, writer);
         if kept.is_err() {
             // The upload is where its record still says: free it for the
             // next PATCH now rather than at its lease's end.
-            if let Err(e) = self.give_back(&id, rev) {
+            if let Err(e) = self.give_back(&id, holder) {
                 tracing::warn!(error = %e, upload = %id, "could not free an upload after a failed PATCH");
             }
         }
@@ -257,15 +289,20 @@ impl App {
     }
 
     /// Makes a PATCH's bytes durable and writes the upload (or the file
-    /// its last byte makes) at the revision the PATCH took it at.
+    /// its last byte makes), if the PATCH still holds it: one that lost
+    /// its lease keeps nothing (another may have gone on from where it
+    /// started). The write is at the revision the holder was checked at,
+    /// so no other process slips in between.
     fn keep_patch(
         &self,
         mut record: UploadRecord,
-        rev: Rev,
+        holder: u64,
         writer: Box<dyn StagedWriter>,
     ) -> AppResult<Patched> {
         let id = record.id.clone();
         let _guard = self.lock(&[id.as_str()])?;
+        let (stored, rev) = self.loaded_upload(&id)?;
+        stored.check_holder(holder, self.now())?;
         if !record.is_complete() {
             record.staging = writer.pause()?;
             self.write_upload(&id, rev, &record)?;
@@ -281,19 +318,19 @@ impl App {
     /// its lease's end.
     pub fn abandon_patch(&self, patch: Patch) {
         let id = patch.record.id.clone();
-        let rev = patch.rev;
+        let holder = patch.holder;
         drop(patch);
-        if let Err(e) = self.give_back(&id, rev) {
+        if let Err(e) = self.give_back(&id, holder) {
             tracing::warn!(error = %e, upload = %id, "could not free an upload after a failed PATCH");
         }
     }
 
-    /// Frees an upload a PATCH took at `rev`, at the offset it had then
-    /// (unless it changed since: then it is no longer this PATCH's).
-    fn give_back(&self, id: &str, rev: Rev) -> AppResult<()> {
+    /// Frees an upload the PATCH `holder` took, at the offset it had then
+    /// (unless another holds it by now).
+    fn give_back(&self, id: &str, holder: u64) -> AppResult<()> {
         let _guard = self.lock(&[id])?;
-        let (mut record, now_rev) = self.loaded_upload(id)?;
-        if now_rev == rev {
+        let (mut record, rev) = self.loaded_upload(id)?;
+        if record.lease.is_some_and(|l| l.holder == holder) {
             record.end_patch();
             self.write_upload(id, rev, &record)?;
         }
@@ -330,6 +367,14 @@ impl App {
         // Its staged bytes go with it (App::release_removed).
         self.remove_object(id, rev, &Object::Upload(record))?;
         Ok(())
+    }
+
+    /// `holder`'s lease from `now`, as long as the limits say.
+    fn lease(&self, holder: u64, now: store_core::Timestamp) -> Lease {
+        Lease {
+            holder,
+            until: now.plus_secs(self.config.limits.upload_lease_secs),
+        }
     }
 
     /// A live upload with its revision; 404 otherwise.

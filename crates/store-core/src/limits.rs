@@ -106,6 +106,10 @@ const SEND_TIMEOUT_SECS: u64 = 30;
 /// Seconds a body may wait for its next chunk, and the time every body has
 /// beyond what its length takes at the minimum rate.
 const BODY_TIMEOUT_SECS: u64 = 30;
+/// How long a resumable upload's PATCH holds the upload unless renewed, in
+/// seconds (docs/DECISIONS.md, "Resumable uploads"): a client whose
+/// process died waits this long to go on elsewhere.
+const UPLOAD_LEASE_SECS: u64 = 20;
 /// The slowest rate a body may arrive at, in bytes per second: a slow
 /// mobile link sends a 5 MiB file in a minute or two; this allows it
 /// twenty.
@@ -315,6 +319,11 @@ pub struct Limits {
     pub show_dir_bytes_max: u64,
     /// Largest `max_downloads` of a single file.
     pub downloads_max: u32,
+    /// How long a resumable upload's PATCH holds the upload unless it
+    /// renews its hold (it does so four times as often), in seconds: how
+    /// long a client waits to go on after the process it was sending to
+    /// died (`crate::resumable`).
+    pub upload_lease_secs: u64,
     /// How the server guards its connections and the size of requests.
     pub server: ServerLimits,
 }
@@ -356,6 +365,7 @@ impl Limits {
         browse_results_max: BROWSE_RESULTS_MAX,
         show_dir_bytes_max: SHOW_DIR_BYTES_DEFAULT,
         downloads_max: DOWNLOADS_MAX,
+        upload_lease_secs: UPLOAD_LEASE_SECS,
         server: ServerLimits::DEFAULT,
     };
 }

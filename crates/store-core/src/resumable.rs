@@ -22,11 +22,26 @@ use crate::time::Timestamp;
 /// (CONTRACT.md: 24 h); then it expires and its bytes are freed.
 pub const UPLOAD_TTL_SECS: u64 = 24 * 3600;
 
-/// The most seconds one PATCH holds an upload: past it, the PATCH is
-/// taken to have died with its process (a frozen or killed one), and
-/// another may resume from the last offset recorded. It is longer than
-/// any body deadline the server sets.
-pub const PATCH_LEASE_SECS: u64 = 15 * 60;
+/// How often a PATCH in progress renews a lease of `lease_secs`
+/// (`Limits::upload_lease_secs`: how long its hold on an upload lasts
+/// unless renewed; past it the PATCH is taken to have died with its
+/// process, and another may resume from the last offset recorded), in
+/// milliseconds: a quarter of it, so that three renewals in a row may be
+/// late (a busy disk, a slow database) before another process takes the
+/// upload.
+pub const fn renew_every_ms(lease_secs: u64) -> u64 {
+    lease_secs * 1000 / 4
+}
+
+/// A PATCH's hold on an upload: which PATCH (a random number it drew),
+/// and until when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// The PATCH holding it.
+    pub holder: u64,
+    /// When it runs out unless renewed.
+    pub until: Timestamp,
+}
 
 /// Where a blob being written across requests stands, as the blob store
 /// needs it to go on: the blob it becomes, and the adapter's own state
@@ -70,9 +85,9 @@ pub struct UploadRecord {
     /// Whether the bytes so far are UTF-8 text.
     #[serde(default)]
     pub utf8: Utf8Check,
-    /// Until when a PATCH in progress holds it; none when none does.
+    /// The PATCH in progress, if one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub patch_until: Option<Timestamp>,
+    pub lease: Option<Lease>,
 }
 
 impl UploadRecord {
@@ -97,7 +112,7 @@ impl UploadRecord {
             staging,
             head: Vec::new(),
             utf8: Utf8Check::new(),
-            patch_until: None,
+            lease: None,
         }
     }
 
@@ -114,8 +129,8 @@ impl UploadRecord {
     }
 
     /// Checks a PATCH that starts at `offset` and carries `body_len`
-    /// bytes, at `now`, and takes the upload for it until
-    /// [`PATCH_LEASE_SECS`] from now: an expired upload is not found, a
+    /// bytes, at `now`, and takes the upload for it as `lease.holder`
+    /// until `lease.until`: an expired upload is not found, a
     /// complete one or another offset is a conflict, as is a PATCH still
     /// in progress (two are never interleaved), and bytes past the length
     /// are too many.
@@ -123,12 +138,13 @@ impl UploadRecord {
         &mut self,
         offset: u64,
         body_len: u64,
+        lease: Lease,
         now: Timestamp,
     ) -> Result<(), StoreError> {
         if !self.lifetime.is_live(now) {
             return Err(StoreError::not_found());
         }
-        if self.patch_until.is_some_and(|until| until > now) {
+        if self.lease.is_some_and(|l| l.until > now) {
             return Err(StoreError::Conflict(
                 "another PATCH of this upload is in progress; ask for its offset with HEAD, then go on".into(),
             ));
@@ -145,7 +161,31 @@ impl UploadRecord {
                 self.length
             )));
         }
-        self.patch_until = Some(now.plus_secs(PATCH_LEASE_SECS));
+        self.lease = Some(lease);
+        Ok(())
+    }
+
+    /// Checks that `holder` still holds the upload at `now`: a PATCH whose
+    /// lease ran out (its process was frozen past it) or went to another
+    /// PATCH keeps nothing, since another may have resumed from the
+    /// offset it started at.
+    pub fn check_holder(&self, holder: u64, now: Timestamp) -> Result<(), StoreError> {
+        if !self.lifetime.is_live(now) {
+            return Err(StoreError::not_found());
+        }
+        match self.lease {
+            Some(l) if l.holder == holder && l.until > now => Ok(()),
+            _ => Err(StoreError::Conflict(
+                "this PATCH lost its hold on the upload (it took too long to renew it); ask for its offset with HEAD, then go on".into(),
+            )),
+        }
+    }
+
+    /// Extends a lease to `lease.until`, if its holder still holds the
+    /// upload at `now`.
+    pub fn renew(&mut self, lease: Lease, now: Timestamp) -> Result<(), StoreError> {
+        self.check_holder(lease.holder, now)?;
+        self.lease = Some(lease);
         Ok(())
     }
 
@@ -161,13 +201,15 @@ impl UploadRecord {
 
     /// The PATCH is over: the upload is free for the next one.
     pub fn end_patch(&mut self) {
-        self.patch_until = None;
+        self.lease = None;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const PATCH_LEASE_SECS: u64 = crate::Limits::DEFAULT.upload_lease_secs;
 
     fn upload(now: Timestamp) -> UploadRecord {
         UploadRecord::new(
@@ -183,20 +225,30 @@ mod tests {
         )
     }
 
+    /// `holder`'s lease from `now`, of the default length.
+    fn lease(holder: u64, now: Timestamp) -> Lease {
+        Lease {
+            holder,
+            until: now.plus_secs(PATCH_LEASE_SECS),
+        }
+    }
+
     #[test]
     fn patches_go_on_from_the_offset_one_at_a_time() {
         let now = Timestamp::from_secs(1_000);
         let mut u = upload(now);
-        u.begin_patch(0, 4, now).unwrap();
-        let busy = u.begin_patch(0, 4, now.plus_secs(1)).unwrap_err();
+        u.begin_patch(0, 4, lease(1, now), now).unwrap();
+        let busy = u
+            .begin_patch(0, 4, lease(2, now.plus_secs(1)), now.plus_secs(1))
+            .unwrap_err();
         assert!(matches!(busy, StoreError::Conflict(_)), "{busy:?}");
         u.take(b"abcd");
         u.end_patch();
-        let wrong = u.begin_patch(0, 4, now).unwrap_err();
+        let wrong = u.begin_patch(0, 4, lease(3, now), now).unwrap_err();
         assert!(matches!(wrong, StoreError::Conflict(m) if m.contains("offset 4")));
-        let past = u.begin_patch(4, 7, now).unwrap_err();
+        let past = u.begin_patch(4, 7, lease(3, now), now).unwrap_err();
         assert!(matches!(past, StoreError::TooLarge(_)), "{past:?}");
-        u.begin_patch(4, 6, now).unwrap();
+        u.begin_patch(4, 6, lease(3, now), now).unwrap();
         u.take(b"efghij");
         u.end_patch();
         assert!(u.is_complete());
@@ -208,15 +260,42 @@ mod tests {
     fn a_dead_patch_lets_go_after_its_lease_and_an_old_upload_expires() {
         let now = Timestamp::from_secs(1_000);
         let mut u = upload(now);
-        u.begin_patch(0, 1, now).unwrap();
+        u.begin_patch(0, 1, lease(1, now), now).unwrap();
         // Its process died: no end_patch. Another takes over once the
         // lease has run out.
         let later = now.plus_secs(PATCH_LEASE_SECS);
-        u.begin_patch(0, 1, later).unwrap();
+        u.begin_patch(0, 1, lease(2, later), later).unwrap();
         u.end_patch();
         assert_eq!(u.expires_at(), now.plus_secs(UPLOAD_TTL_SECS));
-        let gone = u.begin_patch(0, 1, u.expires_at()).unwrap_err();
+        let gone = u
+            .begin_patch(0, 1, lease(3, u.expires_at()), u.expires_at())
+            .unwrap_err();
         assert!(matches!(gone, StoreError::NotFound(_)));
+    }
+
+    #[test]
+    fn a_renewed_lease_holds_and_a_lost_one_keeps_nothing() {
+        let now = Timestamp::from_secs(1_000);
+        let mut u = upload(now);
+        u.begin_patch(0, 4, lease(1, now), now).unwrap();
+        // Renewed in time, again and again, it outlives many leases.
+        let mut t = now;
+        for _ in 0..10 {
+            t = t.plus_secs(renew_every_ms(PATCH_LEASE_SECS) / 1000);
+            u.renew(lease(1, t), t).unwrap();
+            let busy = u.begin_patch(0, 4, lease(2, t), t).unwrap_err();
+            assert!(matches!(busy, StoreError::Conflict(_)), "{busy:?}");
+        }
+        u.check_holder(1, t).unwrap();
+        assert!(u.check_holder(2, t).is_err(), "another PATCH holds nothing");
+        // Frozen past its lease: another PATCH takes the upload, and the
+        // first can neither renew nor keep its bytes.
+        let thawed = t.plus_secs(PATCH_LEASE_SECS);
+        assert!(u.check_holder(1, thawed).is_err());
+        u.begin_patch(0, 4, lease(2, thawed), thawed).unwrap();
+        let lost = u.renew(lease(1, thawed), thawed).unwrap_err();
+        assert!(matches!(lost, StoreError::Conflict(m) if m.contains("lost its hold")));
+        u.check_holder(2, thawed).unwrap();
     }
 
     #[test]

@@ -5,7 +5,9 @@
 use super::*;
 use crate::{Checksum, Patched, UploadState};
 use sha2::Digest as _;
-use store_core::resumable::{PATCH_LEASE_SECS, UPLOAD_TTL_SECS};
+use store_core::resumable::{renew_every_ms, UPLOAD_TTL_SECS};
+
+const PATCH_LEASE_SECS: u64 = store_core::Limits::DEFAULT.upload_lease_secs;
 
 fn patch(app: &App, id: &str, offset: u64, bytes: &[u8]) -> AppResult<Patched> {
     let mut p = app.begin_patch(id, offset, bytes.len() as u64, None)?;
@@ -111,6 +113,47 @@ fn two_patches_never_interleave_and_a_dead_one_lets_go() {
         ErrorCode::TooLarge,
         "past the length"
     );
+}
+
+#[test]
+fn a_renewed_patch_outlasts_its_lease_and_a_frozen_one_keeps_nothing() {
+    let w = world();
+    let id = w
+        .app
+        .create_upload(&named("a.bin"), 4, String::new())
+        .unwrap()
+        .record
+        .id
+        .clone();
+    // A slow body, renewed in time, is held for as long as it takes.
+    let mut slow = w.app.begin_patch(&id, 0, 2, None).unwrap();
+    for _ in 0..8 {
+        w.clock
+            .advance_secs(renew_every_ms(PATCH_LEASE_SECS) / 1000);
+        w.app.renew_patch(&slow.ticket()).unwrap();
+        assert_eq!(
+            code(w.app.begin_patch(&id, 0, 2, None)),
+            ErrorCode::Conflict
+        );
+    }
+    slow.push(b"ab").unwrap();
+    assert!(matches!(w.app.finish_patch(slow), Ok(Patched::Progress(u)) if u.offset == 2));
+    // A PATCH whose process froze past its lease: another goes on from
+    // where it started, and the thawed one neither renews nor keeps its
+    // bytes.
+    let mut frozen = w.app.begin_patch(&id, 2, 2, None).unwrap();
+    frozen.push(b"xy").unwrap();
+    w.clock.advance_secs(PATCH_LEASE_SECS);
+    let mut next = w.app.begin_patch(&id, 2, 2, None).unwrap();
+    assert_eq!(
+        code(w.app.renew_patch(&frozen.ticket())),
+        ErrorCode::Conflict
+    );
+    assert_eq!(code(w.app.finish_patch(frozen)), ErrorCode::Conflict);
+    assert_eq!(in_progress(&w.app, &id).unwrap().offset, 2, "nothing kept");
+    next.push(b"cd").unwrap();
+    assert!(matches!(w.app.finish_patch(next), Ok(Patched::Complete(_))));
+    assert_eq!(read(&w.app, &id).unwrap(), b"abcd");
 }
 
 #[test]

@@ -4,8 +4,8 @@
 //! included, carries `Tus-Resumable`.
 
 use http::{HeaderName, HeaderValue, StatusCode};
-use store_app::{AppResult, Patched, UploadState};
-use store_core::resumable::UploadRecord;
+use store_app::{AppError, AppResult, PatchTicket, Patched, UploadState};
+use store_core::resumable::{renew_every_ms, UploadRecord};
 use store_core::StoreError;
 use store_wire::router::{url_for, RouteId};
 use store_wire::tus;
@@ -173,7 +173,13 @@ async fn receive(ctx: &Ctx, id: String, offset: u64, body: RequestBody) -> AppRe
     let intake = ctx.intake(ctx.app.config().limits.file_bytes_max)?;
     let len = crate::body::declared_length(&ctx.headers, u64::MAX)?;
     let begun = blocking(ctx, move |app| app.begin_patch(&id, offset, len, checksum)).await?;
-    let (patch, ended) = crate::body::stream_patch(&intake, body, begun).await;
+    let ticket = begun.ticket();
+    // The lease is renewed while the body comes; a PATCH that lost it
+    // (its process was frozen past it) stops at once, keeping nothing.
+    let (patch, ended) = tokio::select! {
+        streamed = crate::body::stream_patch(&intake, body, begun) => streamed,
+        lost = renewals(ctx, ticket) => return Err(lost),
+    };
     let Some(patch) = patch else {
         return Err(ended.err().unwrap_or_else(|| StoreError::Internal.into()));
     };
@@ -196,6 +202,26 @@ async fn receive(ctx: &Ctx, id: String, offset: u64, body: RequestBody) -> AppRe
         Patched::Complete(file) => completed(ctx, &mut res, &file),
     }
     Ok(res)
+}
+
+/// Renews a PATCH's lease four times per lease for as long as it is
+/// polled; ends with the reason once the PATCH lost the upload (another
+/// took it, or it went). Other faults (a database away for a moment) are
+/// logged and tried again at the next turn: the lease has room for a few.
+async fn renewals(ctx: &Ctx, ticket: PatchTicket) -> AppError {
+    let lease_secs = ctx.app.config().limits.upload_lease_secs;
+    let every = std::time::Duration::from_millis(renew_every_ms(lease_secs));
+    loop {
+        tokio::time::sleep(every).await;
+        let t = ticket.clone();
+        match blocking(ctx, move |app| app.renew_patch(&t)).await {
+            Ok(()) => {}
+            Err(AppError::Domain(e @ (StoreError::Conflict(_) | StoreError::NotFound(_)))) => {
+                return AppError::Domain(e)
+            }
+            Err(e) => tracing::warn!(error = %e, "could not renew a PATCH's lease"),
+        }
+    }
 }
 
 /// What the answer that made the file says of it.
