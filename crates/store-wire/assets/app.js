@@ -98,6 +98,147 @@
     });
   }
 
+  // --- Resumable uploads (tus 1.0.0, CONTRACT.md) of large single files,
+  // with tus-js-client (vendored, /static/tus.js, which the home page
+  // loads). A broken connection is retried from where the server's bytes
+  // end; after a reload, the same file picked again offers to go on from
+  // there (tus-js-client remembers the upload's URL in localStorage by the
+  // file's name, type, size and date). Smaller files go in one request:
+  // the page says from which size (data-resumable-from), and only where
+  // the server takes files that large.
+  // Each PATCH stays under the body caps of proxies in front of a server
+  // (Cloudflare's is 100 MB).
+  var TUS_CHUNK_BYTES = 64 * 1048576;
+  // tus-js-client retries a refused PATCH (409) too: the later waits cover
+  // a server process that died in the middle of a PATCH, whose hold on
+  // the upload lasts 20 s by default.
+  var TUS_RETRY_DELAYS_MS = [0, 1000, 3000, 5000, 10000, 20000];
+  // The owner token of an upload in progress, by its URL: the answer that
+  // made the file has none, and a reload must not lose it.
+  var TUS_OWNER_KEY = "storesrv.tus-owner:";
+
+  function resumable(f) {
+    var from = document.querySelector("[data-resumable-from]");
+    return !!from && typeof window.tus !== "undefined" && window.tus.isSupported &&
+      f.size >= Number(from.getAttribute("data-resumable-from"));
+  }
+
+  function ownerKey(url) {
+    return TUS_OWNER_KEY + localPath(url);
+  }
+
+  // The options of a plain upload, as tus metadata: the same names, which
+  // the server reads as the query of a plain upload.
+  function tusMetadata(f, params) {
+    var meta = { filename: f.name, filetype: f.type || "application/octet-stream" };
+    params.forEach(function (p) {
+      if (p[0] !== WIRE.params.name && p[1] !== "" && p[1] !== null && p[1] !== undefined) {
+        meta[p[0]] = String(p[1]);
+      }
+    });
+    return meta;
+  }
+
+  // A tus-js-client error as `send` rejects: the server's message and code.
+  function tusError(err) {
+    var res = err && err.originalResponse;
+    var data = null;
+    try { data = res ? JSON.parse(res.getBody()) : null; } catch (e) { data = null; }
+    var e = new Error(data && data.error ? data.error : res ? "HTTP " + res.getStatus() : "the connection failed");
+    e.status = res ? res.getStatus() : 0;
+    e.code = data && data.code;
+    e.retryAfter = data && data.retry_after;
+    return e;
+  }
+
+  // The record of the file a completed upload made, with the owner token
+  // its creation handed out.
+  function finishResumable(url) {
+    return fetch(localPath(url), { headers: { Accept: "application/json" } }).then(function (res) {
+      return res.json().then(function (data) {
+        if (!res.ok) {
+          var e = new Error(data && data.error ? data.error : "HTTP " + res.status);
+          e.code = data && data.code;
+          throw e;
+        }
+        try {
+          var owner = window.localStorage.getItem(ownerKey(url));
+          if (owner) { data.owner_token = owner; }
+          window.localStorage.removeItem(ownerKey(url));
+        } catch (e) { /* storage off: no owner token to show */ }
+        return data;
+      });
+    });
+  }
+
+  // An earlier upload of the same file, still on the server: asks whether
+  // to go on from where it stopped or start over (which ends the old one
+  // and frees its room). Answers the upload to resume, or null.
+  function offerResume(item, previous, headers) {
+    var prev = previous && previous[0];
+    if (!prev) { return Promise.resolve(null); }
+    var forget = function () {
+      window.tus.defaultOptions.urlStorage.removeUpload(prev.urlStorageKey);
+      try { window.localStorage.removeItem(ownerKey(prev.uploadUrl)); } catch (e) { /* storage off */ }
+    };
+    var head = { method: "HEAD", headers: { "Tus-Resumable": "1.0.0" } };
+    return fetch(localPath(prev.uploadUrl), head).then(function (res) {
+      if (!res.ok) { forget(); return null; }
+      var offset = Number(res.headers.get("Upload-Offset")) || 0;
+      var length = Number(res.headers.get("Upload-Length")) || 1;
+      return new Promise(function (resolve) {
+        var box = el("div", { "class": "notice", "data-resume": "" });
+        box.appendChild(el("p", null, "An upload of this file stopped at " + Math.floor(100 * offset / length) +
+          "% (" + binarySize(offset) + " of " + binarySize(length) + "). Go on from there, or start over?"));
+        var go = el("button", { type: "button", "data-resume-go": "" }, "Resume");
+        var over = el("button", { type: "button", "class": "secondary", "data-resume-over": "" }, "Start over");
+        box.appendChild(go);
+        box.appendChild(document.createTextNode(" "));
+        box.appendChild(over);
+        item.li.insertBefore(box, item.bar);
+        go.addEventListener("click", function () { box.remove(); resolve(prev); });
+        over.addEventListener("click", function () {
+          box.remove();
+          window.tus.Upload.terminate(prev.uploadUrl, { headers: headers }).catch(function () { /* gone already */ });
+          forget();
+          resolve(null);
+        });
+        go.focus();
+      });
+    }, function () { return null; });
+  }
+
+  // One file through tus: resolves with its record, as `send` does.
+  function sendResumable(root, f, params, headers, item) {
+    var endpoint = new URL(root.replace(/\/$/, "") + WIRE.routes.tus_create, window.location.href).href;
+    return new Promise(function (resolve, reject) {
+      var upload = new window.tus.Upload(f, {
+        endpoint: endpoint,
+        chunkSize: TUS_CHUNK_BYTES,
+        retryDelays: TUS_RETRY_DELAYS_MS,
+        metadata: tusMetadata(f, params),
+        headers: headers,
+        removeFingerprintOnSuccess: true,
+        onAfterResponse: function (req, res) {
+          var owner = res.getHeader("X-Store-Owner");
+          var location = res.getHeader("Location");
+          if (req.getMethod() === "POST" && owner && location) {
+            try { window.localStorage.setItem(ownerKey(new URL(location, endpoint).href), owner); } catch (e) { /* storage off */ }
+          }
+        },
+        onProgress: function (done, total) { item.bar.max = total; item.bar.value = done; },
+        onError: function (err) { reject(tusError(err)); },
+        onSuccess: function () { finishResumable(upload.url).then(resolve, reject); }
+      });
+      upload.findPreviousUploads().then(function (previous) {
+        return offerResume(item, previous, headers);
+      }).then(function (prev) {
+        if (prev) { upload.resumeFromPreviousUpload(prev); }
+        upload.start();
+      }, reject);
+    });
+  }
+
   function resultItem(list, label) {
     var li = el("li");
     li.appendChild(el("div", null, label));
@@ -306,8 +447,9 @@
       files.forEach(function (f) {
         var item = resultItem(list, f.name);
         var params = [[WIRE.params.name, f.name], [WIRE.params.ttl, common.ttl], [WIRE.params.once, common.once], [WIRE.params.max_downloads, field("max_downloads")], [WIRE.params.protect, field("protect")]];
-        jobs.push(send("POST", root + query(params), f, auth({ "Content-Type": f.type || "application/octet-stream" }), item.bar)
-          .then(done(item, f.name, common, [f]), fail(item)));
+        var job = resumable(f) ? sendResumable(root, f, params, auth(null), item)
+          : send("POST", root + query(params), f, auth({ "Content-Type": f.type || "application/octet-stream" }), item.bar);
+        jobs.push(job.then(done(item, f.name, common, [f]), fail(item)));
       });
     }
     return jobs;

@@ -29,6 +29,13 @@ const ASSETS: &[Asset] = &[
             include_str!("../assets/app.js")
         ),
     },
+    // tus-js-client, vendored by scripts/vendor-tus (docs/DEPENDENCIES.md):
+    // the home page's resumable uploads.
+    Asset {
+        name: "tus.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../assets/vendor/tus-js-client/tus.min.js"),
+    },
 ];
 
 /// FNV-1a: a stable content hash for cache busting, not for security.

@@ -269,7 +269,7 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
 
 fn uploads_text(b: &str, l: &Limits) -> String {
     format!(
-        "A resumable upload takes a file in as many requests as it needs: when a connection breaks, ask where the upload stands and send the rest. The service speaks tus 1.0.0 (tus.io), so a tus client does all of it: tus-js-client or Uppy in a browser, tuspy in Python, tusd's `tus-upload` at a terminal. Any process of a cluster may take any request.\n\n\
+        "A resumable upload takes a file in as many requests as it needs: when a connection breaks, ask where the upload stands and send the rest. The service speaks tus 1.0.0 (tus.io), so a tus client does all of it: tus-js-client or Uppy in a browser, tuspy in Python, tusd's `tus-upload` at a terminal. Any process of a cluster may take any request. The Upload page sends large files this way: after a reload, pick the same file again and it offers to go on from where it stopped.\n\n\
 Every request carries `Tus-Resumable: 1.0.0` (412 without it); so does every answer.\n\n\
 ## With curl\n\n\
 1. Create it with its length and its name (base64: `notes.txt` is `bm90ZXMudHh0`):\n\n\
@@ -284,12 +284,13 @@ Every request carries `Tus-Resumable: 1.0.0` (412 without it); so does every ans
 `Upload-Metadata` is comma-separated `key base64value` pairs: `filename` (required), `filetype`, and what a plain upload takes in its query, with the same meanings: `ttl`, `once`, `max_downloads`, `protect` and `tags` (comma-separated). Other keys are ignored.\n\n\
 ## Rules\n\n\
 - `Upload-Length` is at most {max} (`Tus-Max-Size`), and is reserved in the pool at creation (507 `pool_full` when it cannot fit).\n\
-- A PATCH at another offset than the upload's, or while another PATCH of it is sending, is 409 `conflict`; a body not of `application/offset+octet-stream` is 415.\n\
+- A PATCH at another offset than the upload's, or while another PATCH of it is sending, is 409 `conflict`; a body not of `application/offset+octet-stream` is 415. If the server process a PATCH was sending to died, the next PATCH answers 409 for up to {lease} s, then goes on: retry (tus clients do).\n\
 - `Upload-Checksum: sha1 <base64>` (or `sha256`) checks a PATCH's bytes: on a mismatch it answers 460 `checksum_mismatch` and keeps none of them. Without one, a PATCH cut short keeps what arrived.\n\
 - An upload not complete within 24 hours expires: its bytes and its room in the pool are freed. `DELETE` ends one sooner.\n\
 - `GET {b}/uploads/<id>` answers the file's record once the upload is complete, and 404 before.\n\
 - Where `STORE_UPLOAD_TOKEN` is set, the creation needs it, as any upload does.\n",
         max = bytes(l.file_bytes_max),
+        lease = l.upload_lease_secs,
     )
 }
 
@@ -301,6 +302,7 @@ fn browser_text(l: &Limits) -> String {
 2. Pick a lifetime ({def} by default) and, for a secret, **Burn after reading**: the first download deletes it. Under **More options**: how many downloads are allowed, and who may change or delete it.\n\
 3. With two files or more, choose separate links, **one bundle** (one link, downloaded as a zip) or **a folder** (a dir: files can be added, changed and deleted later). An option the choice cannot honour is switched off, with the reason beside it.\n\
 4. Upload. Each result shows its link, a QR code page, and what was applied. After a refusal the form keeps what you picked: fix it and upload again.\n\n\
+A large file ({resumable} or more) goes as a resumable upload: a lost connection is retried from where it stopped, and after a reload, picking the same file again offers to go on from there instead of starting over.\n\n\
 What you upload from the page is protected unless you choose otherwise: only you, with the owner token this browser keeps, may change or delete a file or bundle. Choose \"Anyone with the link\" under More options to let the people you share it with edit a text file. A folder is made with a write token (shown once) unless you untick it: you and whoever you give the token may change it.\n\n\
 ## Your uploads\n\n\
 The Upload page lists what this browser uploaded, with the owner tokens, in this browser only. Each entry says when it expires, how many downloads are left, or that it was read and is gone. Extend a lifetime (the control asks before it shortens one), show a QR code, delete, or forget the entry. Galleries you made are kept here with their admin link.\n\n\
@@ -310,6 +312,7 @@ A recipient who opens the link first sees a page, never the bytes: a link previe
 A folder's page lists its files. If you made it in this browser, you may add, edit (text) and delete its files there without its write token; others need the write token when it has one.\n\n\
 ## Galleries\n\n\
 Create one on the Galleries page: you land on its admin page, whose address is the admin key (this browser keeps it under Your uploads). Share the public page; visitors like images and sign the guestbook.\n",
+        resumable = bytes(crate::tus::PAGE_FROM_BYTES),
         max = bytes(l.file_bytes_max),
         def = duration(l.file_ttl_default_secs),
     )

@@ -12,6 +12,11 @@ use store_core::{Limits, StoreError};
 use crate::params::FromQuery;
 use crate::query::Query;
 
+/// The size from which the home page's script sends a file as a
+/// resumable upload, in bytes (the page and `/help` say so): below it,
+/// one request is quicker and a broken one costs little to send again.
+pub const PAGE_FROM_BYTES: u64 = 4 * 1024 * 1024;
+
 /// The protocol version spoken, in `Tus-Resumable` and `Tus-Version`.
 pub const VERSION: &str = "1.0.0";
 /// The extensions of the protocol the server supports (`Tus-Extension`).

@@ -73,7 +73,7 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
                 }
                 p class="muted js-only hidden-js" data-mode-note="" aria-live="polite" hidden {}
                 p { button type="submit" { "Upload" } }
-                p class="muted" { "Up to " (size(limits.file_bytes_max)) " per file." }
+                (sizes(site, limits))
             }
             ul class="results" aria-live="polite" {}
             section id="your-uploads" class="js-only hidden-js" aria-labelledby="your-uploads-title" {
@@ -89,6 +89,22 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
             p { "Everything else: " a href=(site.href(RouteId::Help)) { "help" } ", " a href=(site.href(RouteId::WriteForAgents)) { "instructions for agents" } ", " a href=(site.href(RouteId::Api)) { "the API contract" } "." }
         },
     )
+}
+
+/// What the home form takes, and from which size a file goes as a
+/// resumable upload (only where the server takes files that large), with
+/// the client library the page's script sends those with.
+fn sizes(site: Site<'_>, limits: &Limits) -> Markup {
+    let from = crate::tus::PAGE_FROM_BYTES;
+    html! {
+        p class="muted" { "Up to " (size(limits.file_bytes_max)) " per file." }
+        @if limits.file_bytes_max >= from {
+            p class="muted js-only hidden-js" data-resumable-from=(from) { "A file of " (size(from)) " or more goes in a way that resumes: after a lost connection on its own, after a reload when you pick it again." }
+            // tus-js-client (app.js runs it only at submit, after every
+            // deferred script has run).
+            script src=(site.asset("tus.js")) defer {}
+        }
+    }
 }
 
 /// The page for one single file: after a form upload, and at `?info=1`.
