@@ -60,10 +60,13 @@ if [ "${BENCH_CLUSTER:-1}" != 0 ]; then
     scripts/garage install
     clusterdir=$(mktemp -d)
     trap 'scripts/cluster stop "$clusterdir/c"; [ -n "${pgdir:-}" ] && scripts/pg-cluster stop "$pgdir/c"' EXIT
+    # Files up to 1.1 GB: scenario 16 sends one of 1 GiB.
     cluster_url=$(STORE_CONNECTIONS_PER_IP=0 STORE_REQUESTS_PER_IP=0 \
         STORE_RATE_LIMIT_PER_MIN=0 STORE_POOL_BYTES=1000000000000 \
+        STORE_MAX_FILE_BYTES=1100000000 \
         scripts/cluster start "$clusterdir/c")
-    cluster_args=(--cluster-url "$cluster_url")
+    cluster_pids="$(cat "$clusterdir/c/storesrv-1.pid"),$(cat "$clusterdir/c/storesrv-2.pid")"
+    cluster_args=(--cluster-url "$cluster_url" --cluster-pids "$cluster_pids")
 fi
 
 mkdir -p bench/results

@@ -12,6 +12,7 @@ mod cluster;
 mod inproc;
 mod postgres;
 mod ranges;
+mod resumable;
 mod scenarios;
 mod tools;
 
@@ -72,10 +73,12 @@ fn usage() -> ! {
     eprintln!(
         "usage: storebench [--rounds N] [--secs S] [--objects N] [--only 1,2,...] [--out FILE]\n\
          \x20                 [--database-url postgres://...] [--cluster-url http://...]\n\
+         \x20                 [--cluster-pids PID,PID]\n\
          Runs the scenarios of docs/PERFORMANCE.md against target/release/storesrv; with a\n\
          database URL (an account that may create databases), scenarios 1, 3 and 5 run\n\
          with the records in PostgreSQL too; with a cluster URL (scripts/cluster), scenario\n\
-         14 measures that set-up beside sled."
+         14 measures that set-up beside sled, and scenario 16 its resumable uploads (the\n\
+         memory of its storesrv processes, whose pids --cluster-pids names)."
     );
     std::process::exit(2)
 }
@@ -88,6 +91,7 @@ fn main() {
     let mut out: Option<PathBuf> = None;
     let mut database_url: Option<String> = None;
     let mut cluster_url: Option<String> = None;
+    let mut cluster_pids: Vec<u32> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -106,6 +110,12 @@ fn main() {
             "--out" => out = Some(PathBuf::from(value())),
             "--database-url" => database_url = Some(value()),
             "--cluster-url" => cluster_url = Some(value()),
+            "--cluster-pids" => {
+                cluster_pids = value()
+                    .split(',')
+                    .map(|n| n.trim().parse().unwrap_or_else(|_| usage()))
+                    .collect()
+            }
             _ => usage(),
         }
     }
@@ -188,6 +198,11 @@ fn main() {
         settle_disk();
         rows.extend(ranges::ranges_and_metrics(&bench, &fixtures));
     }
+    if wanted(16) {
+        settle_disk();
+        let cluster = cluster_url.as_deref().map(|u| (u, cluster_pids.as_slice()));
+        rows.extend(resumable::scenarios(&bench, cluster));
+    }
     if wanted(6) {
         let (r, peak) = scenarios::memory(&bench, &fixtures);
         rows.extend(r);
@@ -261,7 +276,7 @@ fn render(rows: &[Row]) -> String {
 
 /// Waits for the disk to write back what earlier scenarios left dirty, so
 /// that each scenario measures its own work.
-fn settle_disk() {
+pub(crate) fn settle_disk() {
     if let Err(e) = std::process::Command::new("sync").status() {
         eprintln!("storebench: sync did not run: {e}");
     }

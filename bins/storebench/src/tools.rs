@@ -53,6 +53,16 @@ impl Storesrv {
         )
     }
 
+    /// As [`Storesrv::start`], with more settings (`env`).
+    pub fn start_with_env(binary: &Path, data: &Path, env: &[(&str, &str)]) -> Self {
+        let mut all = vec![
+            ("STORE_CONNECTIONS_PER_IP", "0"),
+            ("STORE_REQUESTS_PER_IP", "0"),
+        ];
+        all.extend_from_slice(env);
+        Self::spawn(binary, data, &all)
+    }
+
     /// As [`Storesrv::start`], with the records in the PostgreSQL
     /// database of `url` (the bytes stay under `data`).
     pub fn start_with_database(binary: &Path, data: &Path, url: &str) -> Self {

@@ -10,7 +10,8 @@
 //!   and a record that points at it lives in the database.
 //! - Bytes stream in: a writer holds at most one part ([`S3Config::part_bytes`])
 //!   in memory, a body that fits in one part is one PUT, and a larger one a
-//!   multipart upload whose parts go out as they fill.
+//!   multipart upload whose parts go out as they fill. A resumable upload's
+//!   PATCH holds at most two parts (`staged.rs`).
 //! - Bytes stream out, from an offset when a range is asked for.
 //! - A resumable upload's bytes (staged.rs) are a multipart upload that
 //!   any process goes on with: its parts' ETags live in the upload's

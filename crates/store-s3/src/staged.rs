@@ -4,9 +4,13 @@
 //! of a whole part) is kept in the upload's record as JSON
 //! (`Staging::state`), so that the next PATCH goes on from any process.
 //!
-//! Every part but the last must hold at least 5 MiB, and a PATCH may bring
-//! less: the bytes after the last whole part wait in an object of their
-//! own under `<prefix>/staging/<blob>/`, read back by the next PATCH. Each
+//! Every part but the last must hold at least 5 MiB (`part_bytes`), and a
+//! PATCH may bring less: the bytes after the last whole part wait in an
+//! object of their own under `<prefix>/staging/<blob>/`, read back by the
+//! next PATCH. Parts are up to twice `part_bytes`, so that a PATCH ending
+//! with at least `part_bytes` held sends them as a part instead: a client
+//! sending PATCHes of 5 to 10 MiB (tus clients' usual chunks) moves each
+//! byte to the bucket once, never through a waiting object. Each
 //! pause writes a new one (its name is in the state): a PATCH whose record
 //! write then fails must not have changed the bytes the record names. The
 //! stale ones go with the rest of the directory when the upload completes
@@ -135,13 +139,14 @@ impl S3Blobs {
     }
 }
 
-/// A staged blob being written by one PATCH: at most one part in memory.
+/// A staged blob being written by one PATCH: at most two parts' worth in
+/// memory.
 pub(crate) struct S3Staged {
     blobs: S3Blobs,
     path: Path,
     blob: BlobId,
     state: State,
-    /// Bytes after the last part sent: fewer than a part.
+    /// Bytes after the last part sent: fewer than two parts.
     held: Vec<u8>,
 }
 
@@ -176,28 +181,33 @@ impl S3Staged {
 }
 
 impl StagedWriter for S3Staged {
-    /// A part goes out as soon as it is whole. (Bytes read back from an
-    /// earlier PATCH are fewer than a part, unless the part size was
-    /// configured smaller since: they then go out as one larger part.)
+    /// A part goes out once two parts' worth are held. (Bytes read back
+    /// from an earlier PATCH are fewer than a part, unless the part size
+    /// was configured smaller since: they then go out as one larger part.)
     fn write(&mut self, mut chunk: &[u8]) -> StorageResult<()> {
-        let part_bytes = self.blobs.shared.part_bytes;
+        let held_max = 2 * self.blobs.shared.part_bytes;
         loop {
-            if self.held.len() >= part_bytes {
+            if self.held.len() >= held_max {
                 let part = std::mem::take(&mut self.held);
                 self.send_part(part)?;
             }
             if chunk.is_empty() {
                 return Ok(());
             }
-            let take = (part_bytes - self.held.len()).min(chunk.len());
+            let take = held_max.saturating_sub(self.held.len()).min(chunk.len());
             self.held.extend_from_slice(&chunk[..take]);
             chunk = &chunk[take..];
         }
     }
 
-    /// The bytes short of a part go to a new object of their own.
+    /// The bytes held go out as a part if they are enough for one, else
+    /// to a new object of their own.
     fn pause(mut self: Box<Self>) -> StorageResult<Staging> {
         self.state.tail = None;
+        if self.held.len() >= self.blobs.shared.part_bytes {
+            let part = std::mem::take(&mut self.held);
+            self.send_part(part)?;
+        }
         if !self.held.is_empty() {
             let mut name = [0u8; 8];
             self.blobs.shared.random.fill(&mut name);
