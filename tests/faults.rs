@@ -995,3 +995,62 @@ fn frozen_database_sessions_hold_no_request_for_long() {
             .then_some(())
     });
 }
+
+/// Promise (issue 33): a resumable upload abandoned on the bucket expires
+/// 24 h after its creation, and leaves nothing: its multipart upload (with
+/// the part sent) is aborted, and its room in the pool is free again.
+/// The records are aged in the database, whose clock decides expiry, and
+/// a process restarted sweeps as it starts.
+#[test]
+fn an_abandoned_resumable_upload_aborts_its_multipart_upload() {
+    const MIB: usize = 1 << 20;
+    let mut p = Pair::start_with(&[
+        ("STORE_MAX_FILE_BYTES", "16777216"),
+        ("STORE_POOL_BYTES", "13107200"),
+    ]);
+    let tus = ("Tus-Resumable", "1.0.0");
+    let offset_body = ("Content-Type", "application/offset+octet-stream");
+    let length = (12 * MIB).to_string();
+    let meta = ("Upload-Metadata", "filename aGFsZi5iaW4="); // "half.bin"
+    let res =
+        p.a.post_empty("/uploads", &[tus, ("Upload-Length", &length), meta]);
+    assert_eq!(res.status(), 201);
+    let path = header(&res, "location")
+        .strip_prefix(&p.a.base)
+        .unwrap()
+        .to_string();
+    // 7 MiB: a part of the multipart upload; then 1 MiB, which waits in
+    // an object of its own.
+    let bytes = vec![7u8; 8 * MIB];
+    let res = p.b.patch(
+        &path,
+        &[tus, offset_body, ("Upload-Offset", "0")],
+        &bytes[..7 * MIB],
+    );
+    assert_eq!(res.status(), 204);
+    let at = (7 * MIB).to_string();
+    let res = p.a.patch(
+        &path,
+        &[tus, offset_body, ("Upload-Offset", &at)],
+        &bytes[7 * MIB..],
+    );
+    assert_eq!(res.status(), 204);
+    // Its whole length is reserved: 1 MiB more does not fit (12.5 MiB).
+    assert_error(
+        &mut p.b.post("/?name=more.bin", &bytes[..MIB]),
+        507,
+        "pool_full",
+    );
+    let aborts = p.proxy.seen("ABORT");
+    store_testkit::pg::age_records(&p.url, 25 * 3600);
+    p.a.stop();
+    p.a.start_again();
+    poll("the upload to expire", || {
+        (p.b.head_with(&path, &[tus]).status() == 404).then_some(())
+    });
+    poll("its multipart upload to be aborted", || {
+        (p.proxy.seen("ABORT") > aborts).then_some(())
+    });
+    let mut res = p.b.post("/?name=more.bin", &bytes[..MIB]);
+    assert_eq!(res.status(), 201, "its room is free: {}", text(&mut res));
+}

@@ -5,8 +5,9 @@
 //!
 //! Requests are told apart by method, except that S3's bulk delete (a POST
 //! to `?delete`) counts as a DELETE, since some clients delete that way,
-//! and the completion of a multipart upload (a POST to `?uploadId=`) is
-//! named COMPLETE: the moment its object appears in the bucket whole.
+//! the completion of a multipart upload (a POST to `?uploadId=`) is named
+//! COMPLETE: the moment its object appears in the bucket whole; and its
+//! abortion (a DELETE with `?uploadId=`) is named ABORT.
 //!
 //! It speaks just enough HTTP/1.1 for an S3 client: a request's body is
 //! framed by Content-Length, each request goes upstream on a connection of
@@ -243,6 +244,7 @@ fn read_request(input: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>, Ve
     let method = match method {
         "POST" if target.ends_with("?delete") || target.contains("?delete&") => "DELETE",
         "POST" if target.contains("uploadId=") => "COMPLETE",
+        "DELETE" if target.contains("uploadId=") => "ABORT",
         other => other,
     }
     .to_string();
