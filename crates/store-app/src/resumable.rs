@@ -13,6 +13,9 @@
 //! mid-PATCH leaves the lease to run out within `upload_lease_secs`, and
 //! the bytes past the recorded offset to be written over.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use sha1::Digest as _;
 use store_core::ports::{Rev, StagedWriter};
 use store_core::requests::NewFile;
@@ -20,7 +23,7 @@ use store_core::resumable::{Lease, UploadRecord};
 use store_core::{ids, FileRecord, Object, Owner, RetainAuth, StoreError};
 
 use crate::files::Body;
-use crate::{App, AppResult, Created};
+use crate::{App, AppError, AppResult, Created};
 
 /// A checksum a PATCH's bytes must match (the tus checksum extension).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +74,9 @@ impl Hasher {
 pub struct Patch {
     record: UploadRecord,
     holder: u64,
+    /// Set once a renewal found the upload taken by another PATCH: no
+    /// byte is written after that.
+    lost: Arc<AtomicBool>,
     writer: Box<dyn StagedWriter>,
     hasher: Hasher,
     /// Bytes this PATCH may bring (its Content-Length).
@@ -90,10 +96,11 @@ impl std::fmt::Debug for Patch {
 
 /// Which PATCH holds which upload: what renewing its lease takes, apart
 /// from the PATCH itself (which is busy writing).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct PatchTicket {
     id: String,
     holder: u64,
+    lost: Arc<AtomicBool>,
 }
 
 impl Patch {
@@ -102,11 +109,18 @@ impl Patch {
         PatchTicket {
             id: self.record.id.clone(),
             holder: self.holder,
+            lost: Arc::clone(&self.lost),
         }
     }
 
     /// Writes the next bytes of the body to the staged blob.
     pub fn push(&mut self, chunk: &[u8]) -> AppResult<()> {
+        if self.lost.load(Ordering::SeqCst) {
+            return Err(StoreError::Conflict(
+                "this PATCH lost its hold on the upload to another one; ask for its offset with HEAD, then go on".into(),
+            )
+            .into());
+        }
         if self.written + chunk.len() as u64 > self.body_len {
             return Err(
                 StoreError::bad_request("the body is longer than its Content-Length").into(),
@@ -234,6 +248,7 @@ impl App {
         Ok(Patch {
             record,
             holder,
+            lost: Arc::new(AtomicBool::new(false)),
             writer,
             hasher: Hasher::new(checksum),
             body_len,
@@ -242,9 +257,17 @@ impl App {
     }
 
     /// Renews the lease of the PATCH `ticket` names, which is still
-    /// receiving its body: 409 if it lost the upload meanwhile (then it
-    /// should stop), 404 if the upload went.
+    /// receiving its body: 409 if another PATCH took the upload meanwhile,
+    /// 404 if the upload went; either way the PATCH writes no more bytes.
     pub fn renew_patch(&self, ticket: &PatchTicket) -> AppResult<()> {
+        let renewed = self.renew_lease(ticket);
+        if let Err(AppError::Domain(StoreError::Conflict(_) | StoreError::NotFound(_))) = &renewed {
+            ticket.lost.store(true, Ordering::SeqCst);
+        }
+        renewed
+    }
+
+    fn renew_lease(&self, ticket: &PatchTicket) -> AppResult<()> {
         let now = self.now();
         let _guard = self.lock(&[ticket.id.as_str()])?;
         let (mut record, rev) = self.loaded_upload(&ticket.id)?;

@@ -109,10 +109,28 @@
   // Each PATCH stays under the body caps of proxies in front of a server
   // (Cloudflare's is 100 MB).
   var TUS_CHUNK_BYTES = 64 * 1048576;
-  // tus-js-client retries a refused PATCH (409) too: the later waits cover
+  // tus-js-client retries a refused PATCH (409) too: the last wait covers
   // a server process that died in the middle of a PATCH, whose hold on
-  // the upload lasts 20 s by default.
-  var TUS_RETRY_DELAYS_MS = [0, 1000, 3000, 5000, 10000, 20000];
+  // the upload lasts the server's lease (data-resumable-lease, seconds).
+  function retryDelays() {
+    var from = document.querySelector("[data-resumable-lease]");
+    var lease = from ? Number(from.getAttribute("data-resumable-lease")) || 20 : 20;
+    return [0, 1000, 3000, 5000, 10000, Math.max(20000, lease * 1000)];
+  }
+
+  // tus-js-client's requests, sent to this page's origin: the server's
+  // Location names its base URL, which may be another origin than the
+  // one the page was reached by (a proxy in front, localhost for
+  // 127.0.0.1), where the page's policy lets nothing connect.
+  function sameOrigin() {
+    var stack = new window.tus.DefaultHttpStack();
+    return {
+      createRequest: function (method, url) {
+        return stack.createRequest(method, window.location.origin + localPath(url));
+      },
+      getName: function () { return "storesrv-same-origin"; }
+    };
+  }
   // The owner token of an upload in progress, by its URL: the answer that
   // made the file has none, and a reload must not lose it.
   var TUS_OWNER_KEY = "storesrv.tus-owner:";
@@ -152,23 +170,23 @@
   }
 
   // The record of the file a completed upload made, with the owner token
-  // its creation handed out.
-  function finishResumable(url) {
-    return fetch(localPath(url), { headers: { Accept: "application/json" } }).then(function (res) {
-      return res.json().then(function (data) {
-        if (!res.ok) {
-          var e = new Error(data && data.error ? data.error : "HTTP " + res.status);
-          e.code = data && data.code;
-          throw e;
-        }
-        try {
-          var owner = window.localStorage.getItem(ownerKey(url));
-          if (owner) { data.owner_token = owner; }
-          window.localStorage.removeItem(ownerKey(url));
-        } catch (e) { /* storage off: no owner token to show */ }
+  // its creation handed out. Should asking for the record fail, the file
+  // is still made: the last answer named it (X-Store-Url), and that is
+  // what is shown.
+  function finishResumable(url, last) {
+    var owner = null;
+    try {
+      owner = window.localStorage.getItem(ownerKey(url));
+      window.localStorage.removeItem(ownerKey(url));
+    } catch (e) { owner = null; }
+    var named = { url: last ? last.getHeader("X-Store-Url") : "", id: last ? last.getHeader("X-Store-Id") : "" };
+    return fetch(localPath(url), { headers: { Accept: "application/json" } })
+      .then(function (res) { return res.ok ? res.json() : named; }, function () { return named; })
+      .then(function (data) {
+        if (!data || !data.url) { throw new Error("the upload ended, but the server did not say where the file is"); }
+        if (owner) { data.owner_token = owner; }
         return data;
       });
-    });
   }
 
   // An earlier upload of the same file, still on the server: asks whether
@@ -199,7 +217,8 @@
         go.addEventListener("click", function () { box.remove(); resolve(prev); });
         over.addEventListener("click", function () {
           box.remove();
-          window.tus.Upload.terminate(prev.uploadUrl, { headers: headers }).catch(function () { /* gone already */ });
+          window.tus.Upload.terminate(prev.uploadUrl, { headers: headers, httpStack: sameOrigin() })
+            .catch(function () { /* gone already */ });
           forget();
           resolve(null);
         });
@@ -215,7 +234,8 @@
       var upload = new window.tus.Upload(f, {
         endpoint: endpoint,
         chunkSize: TUS_CHUNK_BYTES,
-        retryDelays: TUS_RETRY_DELAYS_MS,
+        retryDelays: retryDelays(),
+        httpStack: sameOrigin(),
         metadata: tusMetadata(f, params),
         headers: headers,
         removeFingerprintOnSuccess: true,
@@ -228,14 +248,16 @@
         },
         onProgress: function (done, total) { item.bar.max = total; item.bar.value = done; },
         onError: function (err) { reject(tusError(err)); },
-        onSuccess: function () { finishResumable(upload.url).then(resolve, reject); }
+        onSuccess: function (payload) {
+          finishResumable(upload.url, payload && payload.lastResponse).then(resolve, reject);
+        }
       });
       upload.findPreviousUploads().then(function (previous) {
         return offerResume(item, previous, headers);
       }).then(function (prev) {
         if (prev) { upload.resumeFromPreviousUpload(prev); }
         upload.start();
-      }, reject);
+      }).catch(reject);
     });
   }
 

@@ -99,7 +99,7 @@ fn sizes(site: Site<'_>, limits: &Limits) -> Markup {
     html! {
         p class="muted" { "Up to " (size(limits.file_bytes_max)) " per file." }
         @if limits.file_bytes_max >= from {
-            p class="muted js-only hidden-js" data-resumable-from=(from) { "A file of " (size(from)) " or more goes in a way that resumes: after a lost connection on its own, after a reload when you pick it again." }
+            p class="muted js-only hidden-js" data-resumable-from=(from) data-resumable-lease=(limits.upload_lease_secs) { "A file of " (size(from)) " or more goes in a way that resumes: after a lost connection on its own, after a reload when you pick it again." }
             // tus-js-client (app.js runs it only at submit, after every
             // deferred script has run).
             script src=(site.asset("tus.js")) defer {}
