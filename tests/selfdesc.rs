@@ -284,3 +284,46 @@ fn api_and_openapi_match_their_golden_copies() {
         );
     }
 }
+
+/// `/llms.txt` (issue 35, llmstxt.org): a title, a one-line summary in a
+/// blockquote, this server's own limits and token rule, and link lists
+/// whose every link answers here.
+#[test]
+fn llms_txt_summarises_this_server_and_every_link_answers() {
+    let s = Server::with_env(&[
+        ("STORE_MAX_FILE_BYTES", "7340032"),
+        ("STORE_UPLOAD_TOKEN", "a-token"),
+    ]);
+    let mut res = s.get("/llms.txt");
+    assert_eq!(res.status(), 200);
+    assert!(header(&res, "content-type").starts_with("text/markdown"));
+    let body = text(&mut res);
+    let mut lines = body.lines();
+    assert_eq!(
+        lines.next(),
+        Some(format!("# storesrv at {}", s.base).as_str())
+    );
+    assert_eq!(lines.next(), Some(""));
+    assert!(lines.next().unwrap().starts_with("> "), "{body}");
+    assert!(
+        body.contains("files up to 7 MiB"),
+        "this server's limit: {body}"
+    );
+    assert!(
+        body.contains("Authorization: Bearer"),
+        "its token rule: {body}"
+    );
+    for section in ["## Docs", "## Help topics", "## Optional"] {
+        assert!(body.contains(section), "{section} in {body}");
+    }
+    let links: Vec<&str> = body
+        .split("](")
+        .skip(1)
+        .map(|rest| rest.split(')').next().unwrap())
+        .collect();
+    assert!(links.len() > 10, "{links:?}");
+    for link in links {
+        let path = link.strip_prefix(&s.base).expect("links use the base URL");
+        assert_eq!(s.get(path).status(), 200, "{link}");
+    }
+}

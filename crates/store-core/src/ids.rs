@@ -19,6 +19,7 @@ pub const ROUTE_WORDS: &[&str] = &[
     "static",
     "favicon.ico",
     "robots.txt",
+    "llms.txt",
     "healthz",
     "readyz",
     "openapi.json",

@@ -84,6 +84,7 @@ const WIRE = Object.freeze({
     "like_comment": "/pics/g/{gid}",
     "like_image": "/pics/i/{id}",
     "list_dirs": "/d",
+    "llms_txt": "/llms.txt",
     "openapi": "/openapi.json",
     "pics_index": "/pics",
     "put_dir_file": "/d/{key}/{file}",

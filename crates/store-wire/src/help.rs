@@ -715,6 +715,71 @@ Every upload that creates a file, bundle or dir answers an `owner_token` once (a
     )
 }
 
+/// `/llms.txt` (the llmstxt.org format): what the service is, the two
+/// calls most agents need, this server's limits, and a link list made
+/// from the same tables as `/help` (its topics, and the documents beside
+/// them), so that it names what this server has.
+pub fn llms_txt(config: &AppConfig) -> String {
+    let b = &config.base_url;
+    let l = &config.limits;
+    let mut out = format!(
+        "# {name} at {b}\n\n\
+> An ephemeral file store over HTTP: upload bytes (or have it import a URL) and get a link back; everything expires on its own unless retained. Answers are JSON for agents and HTML for browsers.\n\n\
+On this server: files up to {max}; a file lives {def} unless asked otherwise ({min} to {ttl_max}); {rate}; {uploads}\n\n\
+```sh\n\
+curl --data-binary @report.md '{b}/?name=report.md'   # answers JSON; its url is the link to share\n\
+curl '{b}/<id>'                                     # the bytes\n\
+curl '{b}/<id>?info=1'                              # the record, spending no download\n\
+```\n\n\
+## Docs\n\n",
+        name = api::SERVICE_NAME,
+        max = bytes(l.file_bytes_max),
+        def = duration(l.file_ttl_default_secs),
+        min = duration(l.file_ttl_min_secs),
+        ttl_max = duration(l.file_ttl_max_secs),
+        rate = if l.rate_limit_per_min == 0 {
+            "no rate limit".to_string()
+        } else {
+            format!("at most {} requests per minute per IP", l.rate_limit_per_min)
+        },
+        uploads = if config.upload_token.is_required() {
+            "creating anything needs the upload token (`Authorization: Bearer <UPLOAD_TOKEN>`); reading needs none."
+        } else {
+            "uploads need no token."
+        },
+    );
+    for route in [
+        RouteId::WriteForAgents,
+        RouteId::CopyForAgents,
+        RouteId::Api,
+        RouteId::Openapi,
+    ] {
+        let r = route.route();
+        out.push_str(&format!(
+            "- [{}]({}): {}\n",
+            r.path,
+            url_for(b, route, &[]),
+            r.does
+        ));
+    }
+    out.push_str("\n## Help topics\n\n");
+    for t in TOPICS {
+        let entry = t.entry(b);
+        out.push_str(&format!(
+            "- [{}]({}): {}\n",
+            entry.title, entry.url, entry.summary
+        ));
+    }
+    let releases = RouteId::Releases.route();
+    out.push_str(&format!(
+        "\n## Optional\n\n- [{}]({}): {}\n",
+        releases.path,
+        url_for(b, RouteId::Releases, &[]),
+        releases.does
+    ));
+    out
+}
+
 /// `/copy_for_agents`: how an agent copies files and dirs out.
 pub fn copy_for_agents(config: &AppConfig) -> String {
     let b = &config.base_url;

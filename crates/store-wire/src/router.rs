@@ -365,6 +365,7 @@ mod tests {
         check("PUT", "/releases", MethodNotAllowed);
         routes("GET", "/static/app.js", RouteId::Static, &["app.js"]);
         routes("GET", "/robots.txt", RouteId::Robots, &[]);
+        routes("GET", "/llms.txt", RouteId::LlmsTxt, &[]);
         routes("GET", "/abc123", RouteId::GetFile, &["abc123"]);
         routes("HEAD", "/abc123", RouteId::GetFile, &["abc123"]);
         routes("GET", "/abc123?download=1", RouteId::GetFile, &["abc123"]);

@@ -472,7 +472,7 @@ route_table! {
         takes: Takes::Bytes, answers: Answer::Json(View::DirRecord) },
     /// GET /api: the contract.
     Api => Route { name: "api", verb: Verb::Get, path: "/api", keywords: &[], params: &[],
-        topic: "about", does: "this contract", takes: Takes::Nothing, answers: Answer::Json(View::Contract) },
+        topic: "about", does: "this contract: every endpoint, parameter, limit and error code, as JSON", takes: Takes::Nothing, answers: Answer::Json(View::Contract) },
     /// GET /openapi.json: the contract as an OpenAPI 3.1 document.
     Openapi => Route { name: "openapi", verb: Verb::Get, path: "/openapi.json", keywords: &[], params: &[],
         topic: "about", does: "this contract as an OpenAPI 3.1 document, generated from the route table",
@@ -504,6 +504,10 @@ route_table! {
     /// GET `/static/<file>`: the pages' stylesheet and script.
     Static { file } => Route { name: "static", verb: Verb::Get, path: "/static/{file}", keywords: &[], params: &[],
         topic: "about", does: "the pages' stylesheet and script", takes: Takes::Nothing, answers: Answer::Bytes },
+    /// GET /llms.txt.
+    LlmsTxt => Route { name: "llms_txt", verb: Verb::Get, path: "/llms.txt", keywords: &[], params: &[],
+        topic: "about", does: "a summary for language models (llmstxt.org): what this service is, uploading and reading with curl, this server's limits, and where everything else is described",
+        takes: Takes::Nothing, answers: Answer::Text("text/markdown") },
     /// GET /robots.txt.
     Robots => Route { name: "robots", verb: Verb::Get, path: "/robots.txt", keywords: &[], params: &[],
         topic: "about", does: "what crawlers may index", takes: Takes::Nothing, answers: Answer::Text("text/plain") },

@@ -107,6 +107,15 @@ fn no_store(mut res: Res) -> Res {
 }
 
 /// Crawlers have nothing to index: every object is temporary.
+/// `/llms.txt`: markdown for every client, as llmstxt.org has it.
+pub(super) fn llms_txt(ctx: &Ctx) -> Res {
+    respond::text(
+        StatusCode::OK,
+        "text/markdown; charset=utf-8",
+        help::llms_txt(ctx.app.config()),
+    )
+}
+
 pub(super) fn robots() -> Res {
     respond::text(StatusCode::OK, PLAIN, "User-agent: *\nDisallow: /\n")
 }

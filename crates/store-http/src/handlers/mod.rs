@@ -59,6 +59,7 @@ pub(super) async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) ->
         E::CopyForAgents => Ok(meta::copy_for_agents(&ctx)),
         E::Releases => Ok(meta::releases(&ctx)),
         E::Robots => Ok(meta::robots()),
+        E::LlmsTxt => Ok(meta::llms_txt(&ctx)),
         E::Healthz => Ok(meta::healthz()),
         E::Readyz => Ok(meta::readyz(&ctx).await),
         E::Static { file } => Ok(meta::static_file(&file)?),
