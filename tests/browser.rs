@@ -1223,11 +1223,13 @@ fn every_page_passes_axe_on_a_phone() {
 }
 
 /// Issue 33: a person uploads a large file from the home page, reloads
-/// halfway, picks the same file again, is offered to go on, and finishes
-/// it. The page sends it through tus-js-client (vendored), which no one
-/// here wrote. A proxy holds the PATCH after 3 of its 8 MiB, as a network
-/// that stops would; the reload drops it, the server keeps those 3 MiB,
-/// and the second PATCH carries only the other 5.
+/// halfway, picks the same file again and starts over; reloads halfway
+/// again, picks it again, goes on, and finishes it. The options ticked
+/// for the upload (burn after reading) hold after the reload. The page
+/// sends it through tus-js-client (vendored), which no one here wrote. A
+/// proxy holds a PATCH after some of its 8 MiB, as a network that stops
+/// would; a reload drops it, the server keeps what came, and the PATCH
+/// that goes on carries only the rest.
 #[test]
 fn a_large_upload_resumes_after_a_reload() {
     use crate::common::proxy::StallProxy;
@@ -1260,9 +1262,6 @@ fn a_large_upload_resumes_after_a_reload() {
         b.click(&b.find(&format!("{form} button[type=submit]")));
     };
     proxy.stall_next_patch(3 * MIB);
-    // The options go with the upload's creation (tus metadata), before
-    // the reload.
-    b.click(&b.find("input[name=once]"));
     pick_and_send();
     b.wait_for("the PATCH to be held", || proxy.stalled().then_some(()));
     b.wait_for("progress to show", || {
@@ -1273,18 +1272,45 @@ fn a_large_upload_resumes_after_a_reload() {
         (shown.as_f64().unwrap_or(0.0) > 0.0).then_some(())
     });
     shot(&b, "tus-halfway");
+    // Reloaded: the server keeps what came, and the page offers to go on.
+    // Starting over ends that upload and sends the file as a new one,
+    // which is held in turn, after 2 MiB.
+    let head = |path: &str| {
+        let res = s.head_with(path, &[("Tus-Resumable", "1.0.0")]);
+        (res.status(), crate::common::header(&res, "upload-offset"))
+    };
     b.goto(&home);
     ready(&b);
-    let (upload, held) = proxy.patches()[0].clone();
+    let (first, held) = proxy.patches()[0].clone();
     assert_eq!(held, 3 * MIB);
     b.wait_for("the server to keep what came", || {
-        let res = s.head_with(&upload, &[("Tus-Resumable", "1.0.0")]);
-        (crate::common::header(&res, "upload-offset") == (3 * MIB).to_string()).then_some(())
+        (head(&first).1 == (3 * MIB).to_string()).then_some(())
     });
+    proxy.stall_next_patch(2 * MIB);
+    b.click(&b.find("input[name=once]"));
     pick_and_send();
     let offer = b.text(&b.find("[data-resume]"));
     assert!(offer.contains("stopped at 37% (3 MiB of 8 MiB)"), "{offer}");
     shot(&b, "tus-resume-offer");
+    b.click(&b.find("[data-resume-over]"));
+    b.wait_for("the new upload's PATCH to be held", || {
+        proxy.stalled().then_some(())
+    });
+    b.wait_for("the first upload to be ended", || {
+        (head(&first).0 == 404).then_some(())
+    });
+    // Reloaded again: this time the page goes on from where it stopped.
+    b.goto(&home);
+    ready(&b);
+    let (upload, held) = proxy.patches()[1].clone();
+    assert_ne!(upload, first, "a new upload");
+    assert_eq!(held, 2 * MIB);
+    b.wait_for("the server to keep what came", || {
+        (head(&upload).1 == (2 * MIB).to_string()).then_some(())
+    });
+    pick_and_send();
+    let offer = b.text(&b.find("[data-resume]"));
+    assert!(offer.contains("stopped at 25% (2 MiB of 8 MiB)"), "{offer}");
     b.click(&b.find("[data-resume-go]"));
     let url = b.text(&b.find("a[data-result-url]"));
     let owner = b.text(&b.find("ul.results .secret"));
@@ -1292,10 +1318,16 @@ fn a_large_upload_resumes_after_a_reload() {
         owner.contains("Owner token"),
         "kept across the reload: {owner}"
     );
+    let applied = b.text(&b.find("ul.results [data-applied]"));
+    assert!(applied.contains("burn after reading"), "{applied}");
     shot(&b, "tus-done");
     assert_eq!(
         proxy.patches(),
-        vec![(upload.clone(), 3 * MIB), (upload, 5 * MIB)],
+        vec![
+            (first, 3 * MIB),
+            (upload.clone(), 2 * MIB),
+            (upload, 6 * MIB)
+        ],
         "resumed, not sent again"
     );
     let id = url.rsplit('/').next().unwrap();
