@@ -356,7 +356,7 @@
       var clamped = reused ? "" : clampNote(asked && asked.ttl, data.expires_at);
       if (clamped) { item.li.appendChild(el("p", { "class": "notice" }, clamped)); }
       localTimes(item.li);
-    } else {
+    } else if (data.expires_at === null) {
       item.li.appendChild(el("p", { "class": "muted" }, "Retained: never expires."));
     }
   }
