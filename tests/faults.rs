@@ -1054,3 +1054,73 @@ fn an_abandoned_resumable_upload_aborts_its_multipart_upload() {
     let mut res = p.b.post("/?name=more.bin", &bytes[..MIB]);
     assert_eq!(res.status(), 201, "its room is free: {}", text(&mut res));
 }
+
+/// Promise (issue 33): a process killed between the bucket's completion
+/// of a resumable upload and the write of its record loses nothing. The
+/// bucket's answer to the completion is held at the proxy while the
+/// process is killed: the object is whole, the record still says the
+/// upload stands before its last PATCH. The client sends that PATCH again
+/// to the other process, which finds the object and makes the file.
+#[test]
+fn a_resumable_upload_completed_by_a_killed_process_is_made_by_the_other() {
+    use std::io::Write as _;
+    const MIB: usize = 1 << 20;
+    let mut p = Pair::start_with(&[
+        ("STORE_MAX_FILE_BYTES", "16777216"),
+        ("STORE_UPLOAD_LEASE_SECS", "2"),
+    ]);
+    let tus = ("Tus-Resumable", "1.0.0");
+    let offset_body = ("Content-Type", "application/offset+octet-stream");
+    let sent: Vec<u8> = (0..8 * MIB as u64)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let meta = ("Upload-Metadata", "filename d2hvbGUuYmlu"); // "whole.bin"
+    let length = sent.len().to_string();
+    let res =
+        p.a.post_empty("/uploads", &[tus, ("Upload-Length", &length), meta]);
+    assert_eq!(res.status(), 201);
+    let path = header(&res, "location")
+        .strip_prefix(&p.a.base)
+        .unwrap()
+        .to_string();
+    let res = p.a.patch(
+        &path,
+        &[tus, offset_body, ("Upload-Offset", "0")],
+        &sent[..6 * MIB],
+    );
+    assert_eq!(res.status(), 204);
+    // The last 2 MiB to a, whose completion reaches the bucket and whose
+    // answer waits at the proxy until a is dead.
+    p.proxy.hold_next("COMPLETE");
+    let addr = p.a.base.trim_start_matches("http://").to_string();
+    let mut last = std::net::TcpStream::connect(&addr).unwrap();
+    let head = format!(
+        "PATCH {path} HTTP/1.1\r\nHost: x\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: {}\r\n\
+         Content-Type: application/offset+octet-stream\r\nContent-Length: {}\r\n\r\n",
+        6 * MIB,
+        2 * MIB
+    );
+    last.write_all(head.as_bytes()).unwrap();
+    last.write_all(&sent[6 * MIB..]).unwrap();
+    p.held("COMPLETE");
+    p.a.kill();
+    p.proxy.release("COMPLETE");
+    drop(last);
+    let at = (6 * MIB).to_string();
+    let headers = [tus, offset_body, ("Upload-Offset", at.as_str())];
+    // Once the dead PATCH's lease has run out (empty probes), the last
+    // PATCH again, to b.
+    poll("the dead PATCH's lease to run out", || {
+        (p.b.patch(&path, &headers, b"").status() == 204).then_some(())
+    });
+    let done = p.b.patch(&path, &headers, &sent[6 * MIB..]);
+    assert_eq!(done.status(), 204, "{}", header(&done, "content-type"));
+    let id = header(&done, "x-store-id");
+    let got = bytes(&mut p.b.get(&format!("/{id}")));
+    assert!(
+        got == sent,
+        "{} bytes back, not the {} sent",
+        got.len(),
+        sent.len()
+    );
+}

@@ -16,6 +16,9 @@
 //! stale ones go with the rest of the directory when the upload completes
 //! or is dropped. Parts sent by a PATCH that did not end are sent again
 //! under the same numbers by the next; S3 keeps a part number's last.
+//! An upload the bucket completed but whose record was not written (its
+//! process died in between) is found by its object when the client
+//! sends its last bytes again, and made the file then.
 
 use std::sync::Arc;
 
@@ -83,6 +86,22 @@ impl S3Blobs {
 
     pub(crate) fn resume_staged(&self, staging: &Staging, offset: u64) -> StorageResult<S3Staged> {
         let state = State::read(staging)?;
+        let path = self.path(&staging.blob)?;
+        if self.completed(&path)? {
+            // The bucket completed the upload, but its record was not
+            // written (the process died, or the database failed, in
+            // between): the object holds every byte already. The client
+            // sends again what the record lacks; those bytes are the
+            // object's, and the last of them makes the file.
+            return Ok(S3Staged {
+                blobs: self.clone(),
+                path,
+                blob: staging.blob.clone(),
+                state,
+                held: Vec::new(),
+                completed: true,
+            });
+        }
         if state.len() != offset {
             return Err(StorageError::new(format!(
                 "the staged blob {} holds {} bytes, not the {offset} recorded",
@@ -101,11 +120,24 @@ impl S3Blobs {
         }
         Ok(S3Staged {
             blobs: self.clone(),
-            path: self.path(&staging.blob)?,
+            path,
             blob: staging.blob.clone(),
             state,
             held,
+            completed: false,
         })
+    }
+
+    /// Whether the multipart upload to `path` was completed: its object
+    /// exists (an upload in progress has none).
+    fn completed(&self, path: &Path) -> StorageResult<bool> {
+        let store = Arc::clone(&self.shared.store);
+        let p = path.clone();
+        match self.run(async move { store.head(&p).await }) {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(self.error("cannot read an object's metadata in", e)),
+        }
     }
 
     /// Aborts the multipart upload and drops the waiting bytes; gone
@@ -148,6 +180,9 @@ pub(crate) struct S3Staged {
     state: State,
     /// Bytes after the last part sent: fewer than two parts.
     held: Vec<u8>,
+    /// The bucket completed the upload already (see `resume_staged`):
+    /// the bytes written are the object's, and nothing is sent.
+    completed: bool,
 }
 
 impl S3Staged {
@@ -172,6 +207,15 @@ impl S3Staged {
         Ok(())
     }
 
+    /// Drops the waiting bytes of a completed upload. Left behind, they
+    /// are bytes no record names; the upload is complete whatever happens
+    /// to them.
+    fn drop_staged_bytes(&self) {
+        if let Err(e) = self.blobs.drop_staging_dir(&self.blob) {
+            tracing::warn!(error = %e, "could not drop a completed upload's staged bytes");
+        }
+    }
+
     fn staging(&self) -> Staging {
         Staging {
             blob: self.blob.clone(),
@@ -185,6 +229,9 @@ impl StagedWriter for S3Staged {
     /// from an earlier PATCH are fewer than a part, unless the part size
     /// was configured smaller since: they then go out as one larger part.)
     fn write(&mut self, mut chunk: &[u8]) -> StorageResult<()> {
+        if self.completed {
+            return Ok(());
+        }
         let held_max = 2 * self.blobs.shared.part_bytes;
         loop {
             if self.held.len() >= held_max {
@@ -203,6 +250,9 @@ impl StagedWriter for S3Staged {
     /// The bytes held go out as a part if they are enough for one, else
     /// to a new object of their own.
     fn pause(mut self: Box<Self>) -> StorageResult<Staging> {
+        if self.completed {
+            return Ok(self.staging());
+        }
         self.state.tail = None;
         if self.held.len() >= self.blobs.shared.part_bytes {
             let part = std::mem::take(&mut self.held);
@@ -230,6 +280,10 @@ impl StagedWriter for S3Staged {
     /// The last part, then the object whole; an upload of no bytes at all
     /// is a PUT of nothing (a multipart upload needs a part).
     fn complete(mut self: Box<Self>) -> StorageResult<BlobId> {
+        if self.completed {
+            self.drop_staged_bytes();
+            return Ok(self.blob);
+        }
         if !self.held.is_empty() {
             let part = std::mem::take(&mut self.held);
             self.send_part(part)?;
@@ -255,11 +309,7 @@ impl StagedWriter for S3Staged {
                 .map(drop)
         });
         done.map_err(|e| self.blobs.error("cannot complete an upload to", e))?;
-        if let Err(e) = self.blobs.drop_staging_dir(&self.blob) {
-            // Left behind, they are bytes no record names; the upload is
-            // complete whatever happens to them.
-            tracing::warn!(error = %e, "could not drop a completed upload's staged bytes");
-        }
+        self.drop_staged_bytes();
         Ok(self.blob)
     }
 }
