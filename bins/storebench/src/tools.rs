@@ -43,14 +43,7 @@ impl Storesrv {
     /// address stands for many clients) and the pools raised, nothing else
     /// changed.
     pub fn start(binary: &Path, data: &Path) -> Self {
-        Self::spawn(
-            binary,
-            data,
-            &[
-                ("STORE_CONNECTIONS_PER_IP", "0"),
-                ("STORE_REQUESTS_PER_IP", "0"),
-            ],
-        )
+        Self::start_with_env(binary, data, &[])
     }
 
     /// As [`Storesrv::start`], with more settings (`env`).
@@ -66,29 +59,13 @@ impl Storesrv {
     /// As [`Storesrv::start`], with the records in the PostgreSQL
     /// database of `url` (the bytes stay under `data`).
     pub fn start_with_database(binary: &Path, data: &Path, url: &str) -> Self {
-        Self::spawn(
-            binary,
-            data,
-            &[
-                ("STORE_CONNECTIONS_PER_IP", "0"),
-                ("STORE_REQUESTS_PER_IP", "0"),
-                ("STORE_DATABASE_URL", url),
-            ],
-        )
+        Self::start_with_env(binary, data, &[("STORE_DATABASE_URL", url)])
     }
 
     /// As [`Storesrv::start`], with metrics counted and served on a
     /// listener of their own (scenario 15 compares it with the former).
     pub fn start_with_metrics(binary: &Path, data: &Path) -> Self {
-        Self::spawn(
-            binary,
-            data,
-            &[
-                ("STORE_CONNECTIONS_PER_IP", "0"),
-                ("STORE_REQUESTS_PER_IP", "0"),
-                ("STORE_METRICS_LISTEN", "127.0.0.1:0"),
-            ],
-        )
+        Self::start_with_env(binary, data, &[("STORE_METRICS_LISTEN", "127.0.0.1:0")])
     }
 
     /// Starts the release binary with every guard at its default but the

@@ -103,6 +103,14 @@ pub struct PatchTicket {
     lost: Arc<AtomicBool>,
 }
 
+impl PatchTicket {
+    /// Whether a renewal found the upload taken by another PATCH, or
+    /// gone: the PATCH is over, whatever its body does.
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
+}
+
 impl Patch {
     /// What renews this PATCH's lease ([`App::renew_patch`]).
     pub fn ticket(&self) -> PatchTicket {

@@ -699,20 +699,33 @@ Every upload that creates a file, bundle or dir answers an `owner_token` once (a
         max = bytes(l.file_bytes_max),
         ddef = duration(l.dir_ttl_default_secs),
         cap = duration(l.dir_sliding_cap_secs),
-        rate = if l.rate_limit_per_min == 0 {
-            "No rate limit is configured".to_string()
-        } else {
-            format!(
-                "At most {} requests per minute per IP",
-                l.rate_limit_per_min
-            )
-        },
+        rate = capitalised(&rate_rule(l)),
         uploads = if config.upload_token.is_required() {
             "This server takes uploads with its upload token only: add `-H 'Authorization: Bearer <UPLOAD_TOKEN>'` to every command that creates something; reading needs no token."
         } else {
             "Uploads need no token here."
         },
     )
+}
+
+/// The rate limit as a clause: "at most N requests per minute per IP".
+fn rate_rule(l: &Limits) -> String {
+    if l.rate_limit_per_min == 0 {
+        "no rate limit is configured".to_string()
+    } else {
+        format!(
+            "at most {} requests per minute per IP",
+            l.rate_limit_per_min
+        )
+    }
+}
+
+/// `clause` as the start of a sentence.
+fn capitalised(clause: &str) -> String {
+    let mut chars = clause.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// `/llms.txt` (the llmstxt.org format): what the service is, the two
@@ -737,11 +750,7 @@ curl '{b}/<id>?info=1'                              # the record, spending no do
         def = duration(l.file_ttl_default_secs),
         min = duration(l.file_ttl_min_secs),
         ttl_max = duration(l.file_ttl_max_secs),
-        rate = if l.rate_limit_per_min == 0 {
-            "no rate limit".to_string()
-        } else {
-            format!("at most {} requests per minute per IP", l.rate_limit_per_min)
-        },
+        rate = rate_rule(l),
         uploads = if config.upload_token.is_required() {
             "creating anything needs the upload token (`Authorization: Bearer <UPLOAD_TOKEN>`); reading needs none."
         } else {

@@ -206,8 +206,9 @@ async fn receive(ctx: &Ctx, id: String, offset: u64, body: RequestBody) -> AppRe
 
 /// Renews a PATCH's lease four times per lease for as long as it is
 /// polled; ends with the reason once the PATCH lost the upload (another
-/// took it, or it went). Other faults (a database away for a moment) are
-/// logged and tried again at the next turn: the lease has room for a few.
+/// took it, or it went: `App::renew_patch` decides). Other faults (a
+/// database away for a moment) are logged and tried again at the next
+/// turn: the lease has room for a few.
 async fn renewals(ctx: &Ctx, ticket: PatchTicket) -> AppError {
     let lease_secs = ctx.app.config().limits.upload_lease_secs;
     let every = std::time::Duration::from_millis(renew_every_ms(lease_secs));
@@ -216,9 +217,7 @@ async fn renewals(ctx: &Ctx, ticket: PatchTicket) -> AppError {
         let t = ticket.clone();
         match blocking(ctx, move |app| app.renew_patch(&t)).await {
             Ok(()) => {}
-            Err(AppError::Domain(e @ (StoreError::Conflict(_) | StoreError::NotFound(_)))) => {
-                return AppError::Domain(e)
-            }
+            Err(e) if ticket.is_lost() => return e,
             Err(e) => tracing::warn!(error = %e, "could not renew a PATCH's lease"),
         }
     }
