@@ -1245,9 +1245,7 @@ fn a_large_upload_resumes_after_a_reload() {
     proxy.to(&s.base);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("big.bin");
-    let bytes: Vec<u8> = (0..8 * MIB)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-        .collect();
+    let bytes = crate::common::pattern(8 * MIB as usize);
     std::fs::write(&file, &bytes).unwrap();
     let b = Browser::start();
     let home = format!("{}/", proxy.base);

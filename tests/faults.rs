@@ -1008,32 +1008,15 @@ fn an_abandoned_resumable_upload_aborts_its_multipart_upload() {
         ("STORE_MAX_FILE_BYTES", "16777216"),
         ("STORE_POOL_BYTES", "13107200"),
     ]);
-    let tus = ("Tus-Resumable", "1.0.0");
-    let offset_body = ("Content-Type", "application/offset+octet-stream");
-    let length = (12 * MIB).to_string();
-    let meta = ("Upload-Metadata", "filename aGFsZi5iaW4="); // "half.bin"
-    let res =
-        p.a.post_empty("/uploads", &[tus, ("Upload-Length", &length), meta]);
-    assert_eq!(res.status(), 201);
-    let path = header(&res, "location")
-        .strip_prefix(&p.a.base)
-        .unwrap()
-        .to_string();
+    let path = tus::start(&p.a, 12 * MIB, "half.bin");
     // 7 MiB: a part of the multipart upload; then 1 MiB, which waits in
     // an object of its own.
     let bytes = vec![7u8; 8 * MIB];
-    let res = p.b.patch(
-        &path,
-        &[tus, offset_body, ("Upload-Offset", "0")],
-        &bytes[..7 * MIB],
+    assert_eq!(
+        tus::patch_at(&p.b, &path, 0, &bytes[..7 * MIB]).status(),
+        204
     );
-    assert_eq!(res.status(), 204);
-    let at = (7 * MIB).to_string();
-    let res = p.a.patch(
-        &path,
-        &[tus, offset_body, ("Upload-Offset", &at)],
-        &bytes[7 * MIB..],
-    );
+    let res = tus::patch_at(&p.a, &path, 7 * MIB, &bytes[7 * MIB..]);
     assert_eq!(res.status(), 204);
     // Its whole length is reserved: 1 MiB more does not fit (12.5 MiB).
     assert_error(
@@ -1046,7 +1029,7 @@ fn an_abandoned_resumable_upload_aborts_its_multipart_upload() {
     p.a.stop();
     p.a.start_again();
     poll("the upload to expire", || {
-        (p.b.head_with(&path, &[tus]).status() == 404).then_some(())
+        (p.b.head_with(&path, &[tus::TUS]).status() == 404).then_some(())
     });
     poll("its multipart upload to be aborted", || {
         (p.proxy.seen("ABORT") > aborts).then_some(())
@@ -1069,51 +1052,30 @@ fn a_resumable_upload_completed_by_a_killed_process_is_made_by_the_other() {
         ("STORE_MAX_FILE_BYTES", "16777216"),
         ("STORE_UPLOAD_LEASE_SECS", "2"),
     ]);
-    let tus = ("Tus-Resumable", "1.0.0");
-    let offset_body = ("Content-Type", "application/offset+octet-stream");
-    let sent: Vec<u8> = (0..8 * MIB as u64)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-        .collect();
-    let meta = ("Upload-Metadata", "filename d2hvbGUuYmlu"); // "whole.bin"
-    let length = sent.len().to_string();
-    let res =
-        p.a.post_empty("/uploads", &[tus, ("Upload-Length", &length), meta]);
-    assert_eq!(res.status(), 201);
-    let path = header(&res, "location")
-        .strip_prefix(&p.a.base)
-        .unwrap()
-        .to_string();
-    let res = p.a.patch(
-        &path,
-        &[tus, offset_body, ("Upload-Offset", "0")],
-        &sent[..6 * MIB],
+    let sent = pattern(8 * MIB);
+    let path = tus::start(&p.a, sent.len(), "whole.bin");
+    assert_eq!(
+        tus::patch_at(&p.a, &path, 0, &sent[..6 * MIB]).status(),
+        204
     );
-    assert_eq!(res.status(), 204);
     // The last 2 MiB to a, whose completion reaches the bucket and whose
     // answer waits at the proxy until a is dead.
     p.proxy.hold_next("COMPLETE");
     let addr = p.a.base.trim_start_matches("http://").to_string();
     let mut last = std::net::TcpStream::connect(&addr).unwrap();
-    let head = format!(
-        "PATCH {path} HTTP/1.1\r\nHost: x\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: {}\r\n\
-         Content-Type: application/offset+octet-stream\r\nContent-Length: {}\r\n\r\n",
-        6 * MIB,
-        2 * MIB
-    );
+    let head = tus::patch_head(&path, 6 * MIB, 2 * MIB);
     last.write_all(head.as_bytes()).unwrap();
     last.write_all(&sent[6 * MIB..]).unwrap();
     p.held("COMPLETE");
     p.a.kill();
     p.proxy.release("COMPLETE");
     drop(last);
-    let at = (6 * MIB).to_string();
-    let headers = [tus, offset_body, ("Upload-Offset", at.as_str())];
     // Once the dead PATCH's lease has run out (empty probes), the last
     // PATCH again, to b.
     poll("the dead PATCH's lease to run out", || {
-        (p.b.patch(&path, &headers, b"").status() == 204).then_some(())
+        (tus::patch_at(&p.b, &path, 6 * MIB, b"").status() == 204).then_some(())
     });
-    let done = p.b.patch(&path, &headers, &sent[6 * MIB..]);
+    let done = tus::patch_at(&p.b, &path, 6 * MIB, &sent[6 * MIB..]);
     assert_eq!(done.status(), 204, "{}", header(&done, "content-type"));
     let id = header(&done, "x-store-id");
     let got = bytes(&mut p.b.get(&format!("/{id}")));

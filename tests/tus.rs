@@ -5,10 +5,8 @@
 use base64::Engine as _;
 use sha2::Digest as _;
 
-use crate::common::{assert_error, header, json, Server};
-
-const TUS: (&str, &str) = ("Tus-Resumable", "1.0.0");
-const OFFSET_BODY: (&str, &str) = ("Content-Type", "application/offset+octet-stream");
+use crate::common::tus::{patch_at, patch_head, OFFSET_BODY, TUS};
+use crate::common::{assert_error, header, json, pattern, Server};
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -34,16 +32,6 @@ fn create(s: &Server, length: usize, name: &str, more: &str) -> (String, String)
         .to_string();
     assert!(path.starts_with("/uploads/"), "{path}");
     (path, header(&res, "x-store-owner"))
-}
-
-fn patch_at(
-    s: &Server,
-    path: &str,
-    offset: usize,
-    bytes: &[u8],
-) -> ureq::http::Response<ureq::Body> {
-    let offset = offset.to_string();
-    s.patch(path, &[TUS, OFFSET_BODY, ("Upload-Offset", &offset)], bytes)
 }
 
 fn offset_of(s: &Server, path: &str) -> u64 {
@@ -349,10 +337,7 @@ fn a_patch_cut_short_keeps_what_arrived() {
     let s = Server::start();
     let (path, _) = create(&s, 10, "cut.bin", "");
     // Ten bytes announced, four sent, then the connection closes.
-    let request = format!(
-        "PATCH {path} HTTP/1.1\r\nHost: x\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n\
-         Content-Type: application/offset+octet-stream\r\nContent-Length: 10\r\n\r\nabcd"
-    );
+    let request = format!("{}abcd", patch_head(&path, 0, 10));
     s.send_and_close(request.as_bytes());
     let start = std::time::Instant::now();
     while offset_of(&s, &path) != 4 {
@@ -400,9 +385,7 @@ fn tuspy_uploads_and_resumes_after_its_connection_is_cut() {
     ]);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.bin");
-    let bytes: Vec<u8> = (0..3 * 1024 * 1024u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-        .collect();
+    let bytes = pattern(3 * 1024 * 1024);
     std::fs::write(&path, &bytes).unwrap();
     let server_port = s.base.rsplit(':').next().unwrap().to_string();
     let out = std::process::Command::new(&python)
@@ -508,10 +491,7 @@ fn a_slow_patch_renews_its_hold_on_the_upload() {
     let (path, _) = create(&s, 4, "slow.bin", "");
     let addr = s.base.trim_start_matches("http://").to_string();
     let mut slow = std::net::TcpStream::connect(&addr).unwrap();
-    let head = format!(
-        "PATCH {path} HTTP/1.1\r\nHost: x\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n\
-         Content-Type: application/offset+octet-stream\r\nContent-Length: 4\r\n\r\na"
-    );
+    let head = format!("{}a", patch_head(&path, 0, 4));
     slow.write_all(head.as_bytes()).unwrap();
     let probe = |s: &Server| {
         let mut res = patch_at(s, &path, 1, b"z");

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 pub mod proxy;
 pub mod qr;
+pub mod tus;
 pub mod webdriver;
 
 pub use ureq::http::Response;
@@ -764,6 +765,15 @@ pub fn json(res: &mut Response<Body>) -> serde_json::Value {
 
 pub fn text(res: &mut Response<Body>) -> String {
     res.body_mut().read_to_string().expect("body")
+}
+
+/// `len` bytes that follow no simple pattern (no run compresses, no two
+/// offsets look alike), the same on every call: a body whose bytes coming
+/// back in order is worth checking.
+pub fn pattern(len: usize) -> Vec<u8> {
+    (0..len as u64)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect()
 }
 
 pub fn bytes(res: &mut Response<Body>) -> Vec<u8> {

@@ -24,6 +24,14 @@ fn in_progress(app: &App, id: &str) -> AppResult<store_core::resumable::UploadRe
     }
 }
 
+/// A new upload of `length` bytes named `name`: its id.
+fn started(app: &App, name: &str, length: u64) -> String {
+    app.create_upload(&named(name), length, String::new())
+        .unwrap()
+        .record
+        .id
+}
+
 fn named(name: &str) -> NewFile {
     NewFile {
         name: Some(name.into()),
@@ -84,13 +92,7 @@ fn patches_make_the_file_a_plain_upload_makes() {
 #[test]
 fn two_patches_never_interleave_and_a_dead_one_lets_go() {
     let w = world();
-    let id = w
-        .app
-        .create_upload(&named("a.bin"), 4, String::new())
-        .unwrap()
-        .record
-        .id
-        .clone();
+    let id = started(&w.app, "a.bin", 4);
     let first = w.app.begin_patch(&id, 0, 2, None).unwrap();
     assert_eq!(
         code(w.app.begin_patch(&id, 0, 2, None)),
@@ -118,13 +120,7 @@ fn two_patches_never_interleave_and_a_dead_one_lets_go() {
 #[test]
 fn a_renewed_patch_outlasts_its_lease_and_a_frozen_one_keeps_nothing() {
     let w = world();
-    let id = w
-        .app
-        .create_upload(&named("a.bin"), 4, String::new())
-        .unwrap()
-        .record
-        .id
-        .clone();
+    let id = started(&w.app, "a.bin", 4);
     // A slow body, renewed in time, is held for as long as it takes.
     let mut slow = w.app.begin_patch(&id, 0, 2, None).unwrap();
     for _ in 0..8 {
@@ -159,13 +155,7 @@ fn a_renewed_patch_outlasts_its_lease_and_a_frozen_one_keeps_nothing() {
 #[test]
 fn a_checksum_mismatch_keeps_nothing_and_a_cut_body_keeps_what_came() {
     let w = world();
-    let id = w
-        .app
-        .create_upload(&named("a.txt"), 6, String::new())
-        .unwrap()
-        .record
-        .id
-        .clone();
+    let id = started(&w.app, "a.txt", 6);
     let wrong = Checksum::Sha1(vec![0; 20]);
     let mut p = w.app.begin_patch(&id, 0, 3, Some(wrong)).unwrap();
     p.push(b"abc").unwrap();
@@ -197,21 +187,9 @@ fn a_checksum_mismatch_keeps_nothing_and_a_cut_body_keeps_what_came() {
 #[test]
 fn ended_and_expired_uploads_free_their_bytes_and_their_room() {
     let w = world();
-    let ended = w
-        .app
-        .create_upload(&named("a"), 10, String::new())
-        .unwrap()
-        .record
-        .id
-        .clone();
+    let ended = started(&w.app, "a", 10);
     patch(&w.app, &ended, 0, b"12345").unwrap();
-    let abandoned = w
-        .app
-        .create_upload(&named("b"), 10, String::new())
-        .unwrap()
-        .record
-        .id
-        .clone();
+    let abandoned = started(&w.app, "b", 10);
     patch(&w.app, &abandoned, 0, b"123").unwrap();
     assert_eq!(w.app.pool_used_bytes().unwrap(), 20);
     w.app.end_upload(&ended).unwrap();
