@@ -19,6 +19,7 @@ mod crash;
 mod faults;
 mod hostile;
 mod import;
+mod mcp;
 mod migrate;
 mod pages;
 mod pics;

@@ -42,6 +42,10 @@ pub enum StoreError {
     /// Method or encoding not supported.
     #[error("{0}")]
     Unsupported(String),
+    /// A method the path answers with a known refusal (`GET /mcp`: the MCP
+    /// endpoint opens no event stream); 405 with `Allow`.
+    #[error("{0}")]
+    MethodNotAllowed(String),
     /// The pool is exhausted; retry after the given seconds.
     #[error("{message}")]
     PoolFull {
@@ -152,6 +156,7 @@ impl StoreError {
             Self::TooLarge(_) => ErrorCode::TooLarge,
             Self::RateLimited { .. } | Self::Busy { .. } => ErrorCode::RateLimited,
             Self::Unsupported(_) => ErrorCode::Unsupported,
+            Self::MethodNotAllowed(_) => ErrorCode::MethodNotAllowed,
             Self::PoolFull { .. } => ErrorCode::PoolFull,
             Self::RangeNotSatisfiable { .. } => ErrorCode::RangeNotSatisfiable,
             Self::UriTooLong { .. } => ErrorCode::UriTooLong,
@@ -209,6 +214,9 @@ pub enum ErrorCode {
     RateLimited,
     /// 501 `unsupported`: the method or encoding is not supported.
     Unsupported,
+    /// Beyond SPEC.md: 405, a method the MCP endpoint refuses (it takes
+    /// POST only: no event stream, no session to end).
+    MethodNotAllowed,
     /// 507 `pool_full`: the pool is exhausted.
     PoolFull,
     /// Beyond SPEC.md: 409, a resumable upload's offset differs, or
@@ -251,11 +259,12 @@ pub struct ErrorInfo {
 impl ErrorCode {
     /// Every code the service answers, by HTTP status: what `/api` and
     /// `/help/errors` list.
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 20] = [
         Self::BadRequest,
         Self::WriteDenied,
         Self::Forbidden,
         Self::NotFound,
+        Self::MethodNotAllowed,
         Self::Conflict,
         Self::MissingLength,
         Self::PreconditionFailed,
@@ -284,6 +293,7 @@ impl ErrorCode {
             Self::TooLarge => "too_large",
             Self::RateLimited => "rate_limited",
             Self::Unsupported => "unsupported",
+            Self::MethodNotAllowed => "method_not_allowed",
             Self::PoolFull => "pool_full",
             Self::UriTooLong => "uri_too_long",
             Self::RangeNotSatisfiable => "range_not_satisfiable",
@@ -309,6 +319,7 @@ impl ErrorCode {
             Self::TooLarge => 413,
             Self::RateLimited => 429,
             Self::Unsupported => 501,
+            Self::MethodNotAllowed => 405,
             Self::PoolFull => 507,
             Self::UriTooLong => 414,
             Self::RangeNotSatisfiable => 416,
@@ -372,6 +383,10 @@ impl ErrorCode {
                 "wait for the Retry-After header (seconds) and the retry_after body field, then retry unchanged",
             ),
             Self::Unsupported => ("method or encoding not supported", "do not retry"),
+            Self::MethodNotAllowed => (
+                "a method the MCP endpoint (/mcp) does not take: it answers POST only, with no event stream and no session",
+                "send the JSON-RPC message with POST",
+            ),
             Self::PoolFull => {
                 pool_full = format!(
                     "wait; Retry-After is {} s; an admin must delete or wait for expiry",

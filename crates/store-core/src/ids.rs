@@ -24,6 +24,7 @@ pub const ROUTE_WORDS: &[&str] = &[
     "readyz",
     "openapi.json",
     "uploads",
+    "mcp",
 ];
 
 /// Characters of a single file or bundle id: 12 of base62 is ~71 bits.

@@ -387,6 +387,17 @@ fn size_unit(n: u64) -> (&'static str, u64) {
         .unwrap_or(("B", 1))
 }
 
+/// `4h`, `7d`, `30d`: how a person reads a lifetime.
+pub fn duration(secs: u64) -> String {
+    if secs >= 86_400 && secs % 86_400 == 0 {
+        format!("{}d", secs / 86_400)
+    } else if secs >= 3_600 && secs % 3_600 == 0 {
+        format!("{}h", secs / 3_600)
+    } else {
+        format!("{secs}s")
+    }
+}
+
 /// `5 MiB`, `1.2 KiB`, `512 B`: a size in binary units, as SPEC.md's
 /// limits are (its "5 MB" is 5242880 bytes), one decimal unless it is
 /// zero.

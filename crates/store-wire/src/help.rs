@@ -88,6 +88,11 @@ pub const TOPICS: &[Topic] = &[
         summary: "Image galleries with thumbnails, downscaling, likes, comments and an admin link.",
     },
     Topic {
+        slug: "agents",
+        title: "For AI agents (MCP)",
+        summary: "Add this server to an MCP client by its URL: tools to upload, read, organise and retain files, made from the same table as the HTTP API.",
+    },
+    Topic {
         slug: "auth",
         title: "Authentication",
         summary: "Reading is open; the kinds of token and how to send each.",
@@ -221,18 +226,7 @@ pub fn endpoints_of(slug: &str, limits: &Limits) -> Vec<EndpointLine> {
         .collect()
 }
 
-/// `4h`, `7d`, `30d`: how a person reads a lifetime.
-pub fn duration(secs: u64) -> String {
-    if secs >= 86_400 && secs % 86_400 == 0 {
-        format!("{}d", secs / 86_400)
-    } else if secs >= 3_600 && secs % 3_600 == 0 {
-        format!("{}h", secs / 3_600)
-    } else {
-        format!("{secs}s")
-    }
-}
-
-pub use store_core::limits::binary_size;
+pub use store_core::limits::{binary_size, duration};
 
 /// `5 MiB (5242880 bytes)`: a limit as people read it, and exactly.
 pub fn bytes(n: u64) -> String {
@@ -258,6 +252,7 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
         "import" => import_text(b, l),
         "browse" => browse_text(b, l),
         "galleries" => galleries_text(b, l),
+        "agents" => crate::mcp::guide::agents_text(config),
         "auth" => auth_text(b, l, config.upload_token.is_required()),
         "limits" => limits_text(l) + &who_creates(config),
         "operations" => operations_text(b),
@@ -686,6 +681,9 @@ Every upload that creates a file, bundle or dir answers an `owner_token` once (a
 ```sh\ncurl '{b}/<id>?qr=text'   # a QR code a terminal shows; ?qr=1 is SVG; also /d/<key>?qr=1, /pics/g/<gid>?qr=1\n```\n\n\
 ## Import from a URL instead of uploading\n\
 ```sh\ncurl -X POST '{b}/?url=https://example.org/data.csv'\n```\n\n\
+## Through MCP instead of curl\n\
+Add this server to an MCP client (a desktop assistant, an IDE) by its URL; the tools upload, read, organise and retain as the commands here do. More at {b}/help/agents.\n\
+```json\n{mcp}\n```\n\n\
 ## Keep something indefinitely (needs the operator's retain token)\n\
 ```sh\ncurl -X POST -H 'Authorization: Bearer <RETAIN_TOKEN>' '{b}/<id>?retain=1'\n```\n\n\
 ## Rules worth knowing\n\
@@ -700,6 +698,7 @@ Every upload that creates a file, bundle or dir answers an `owner_token` once (a
         ddef = duration(l.dir_ttl_default_secs),
         cap = duration(l.dir_sliding_cap_secs),
         rate = capitalised(&rate_rule(l)),
+        mcp = crate::mcp::guide::client_snippet(config),
         uploads = if config.upload_token.is_required() {
             "This server takes uploads with its upload token only: add `-H 'Authorization: Bearer <UPLOAD_TOKEN>'` to every command that creates something; reading needs no token."
         } else {
@@ -744,6 +743,7 @@ curl --data-binary @report.md '{b}/?name=report.md'   # answers JSON; its url is
 curl '{b}/<id>'                                     # the bytes\n\
 curl '{b}/<id>?info=1'                              # the record, spending no download\n\
 ```\n\n\
+Agents with MCP and no shell: the Model Context Protocol endpoint is {mcp} (Streamable HTTP, stateless; tools upload_file, read_file, create_dir and more, described at {b}/help/agents).\n\n\
 ## Docs\n\n",
         name = api::SERVICE_NAME,
         max = bytes(l.file_bytes_max),
@@ -751,6 +751,7 @@ curl '{b}/<id>?info=1'                              # the record, spending no do
         min = duration(l.file_ttl_min_secs),
         ttl_max = duration(l.file_ttl_max_secs),
         rate = rate_rule(l),
+        mcp = url_for(b, RouteId::Mcp, &[]),
         uploads = if config.upload_token.is_required() {
             "creating anything needs the upload token (`Authorization: Bearer <UPLOAD_TOKEN>`); reading needs none."
         } else {

@@ -19,6 +19,8 @@
 //! - [`pages`], [`assets`] and [`qr`]: the HTML for people, its stylesheet
 //!   and script, and the QR codes of shared links.
 //! - [`api`], [`help`] and [`openapi`]: the self-description.
+//! - [`mcp`]: the Model Context Protocol at `POST /mcp`, its tools made
+//!   from the route table.
 //!
 //! Architecture invariant (scripts/check-invariants.sh): this crate
 //! depends on no runtime, no server and no storage adapter, and no other
@@ -29,6 +31,7 @@
 pub mod api;
 pub mod assets;
 pub mod help;
+pub mod mcp;
 pub mod negotiate;
 pub mod openapi;
 pub mod pages;

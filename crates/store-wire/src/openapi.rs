@@ -127,6 +127,7 @@ fn request_body(group: &[&'static Route]) -> Option<Value> {
             })
         }
         Takes::Offset => json!({ crate::tus::OFFSET_TYPE: binary }),
+        Takes::JsonRpc => json!({ "application/json": { "schema": jsonrpc_message() } }),
         Takes::Form => json!({ "application/x-www-form-urlencoded": { "schema": {
             "type": "object",
             "properties": { "id": { "type": "string" }, "action": { "type": "string" } },
@@ -262,6 +263,12 @@ fn responses(gen: &mut SchemaGenerator, group: &[&'static Route]) -> Value {
             }
             // Status and headers say it all (tus).
             Answer::Empty => {}
+            Answer::JsonRpc => {
+                media.insert(
+                    "application/json".into(),
+                    json!({ "schema": jsonrpc_message() }),
+                );
+            }
             Answer::Qr => {
                 for content_type in ["image/svg+xml", "text/plain"] {
                     media.insert(
@@ -279,15 +286,42 @@ fn responses(gen: &mut SchemaGenerator, group: &[&'static Route]) -> Value {
         };
         media.insert("application/json".into(), json!({ "schema": schema }));
     }
+    let mut error_schema = json!({ "$ref": "#/components/schemas/ErrorBody" });
+    // A message the MCP endpoint cannot read is answered 400 with a
+    // JSON-RPC error; a refusal at the door is the service's error body.
+    if group.iter().any(|r| r.answers == Answer::JsonRpc) {
+        error_schema = json!({ "anyOf": [error_schema, jsonrpc_message()] });
+    }
     let error = json!({
         "description": "an error: its code says what happened and whether to retry",
-        "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ErrorBody" } } },
+        "content": { "application/json": { "schema": error_schema } },
     });
     json!({
         "2XX": { "description": "success", "content": media },
         "3XX": { "description": "a redirect (browsers), or 304 Not Modified for a download" },
         "4XX": error,
         "5XX": error,
+    })
+}
+
+/// A JSON-RPC 2.0 message, as MCP sends them: a request, a
+/// notification, a result or an error.
+fn jsonrpc_message() -> Value {
+    json!({
+        "type": "object",
+        "required": ["jsonrpc"],
+        "properties": {
+            "jsonrpc": { "const": "2.0" },
+            "id": { "type": ["string", "integer", "null"] },
+            "method": { "type": "string" },
+            "params": { "type": "object" },
+            "result": { "type": "object" },
+            "error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": { "code": { "type": "integer" }, "message": { "type": "string" } },
+            },
+        },
     })
 }
 

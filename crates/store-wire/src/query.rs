@@ -28,6 +28,17 @@ impl Query {
         Ok(Self(pairs))
     }
 
+    /// A query made of these pairs, as if parsed (an MCP tool call's
+    /// arguments), refused like a parsed one when there are too many.
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> Result<Self, StoreError> {
+        if pairs.len() > QUERY_PAIRS_MAX {
+            return Err(StoreError::bad_request(format!(
+                "too many query parameters: at most {QUERY_PAIRS_MAX}"
+            )));
+        }
+        Ok(Self(pairs))
+    }
+
     /// The keys given, in order (a key given twice is there twice).
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(k, _)| k.as_str())

@@ -51,6 +51,18 @@ impl Verb {
         }
     }
 
+    /// The method a request of this verb is made with.
+    pub fn method(self) -> http::Method {
+        match self {
+            Self::Get => http::Method::GET,
+            Self::Post => http::Method::POST,
+            Self::Put => http::Method::PUT,
+            Self::Patch => http::Method::PATCH,
+            Self::Delete => http::Method::DELETE,
+            Self::Options => http::Method::OPTIONS,
+        }
+    }
+
     /// Whether a request's method is this verb (HEAD is a GET).
     pub fn admits(self, method: &http::Method) -> bool {
         match self {
@@ -180,6 +192,8 @@ pub enum Answer {
     /// No body: what the answer says is in its status and headers (the
     /// tus protocol's answers).
     Empty,
+    /// A JSON-RPC message (the MCP endpoint), or 202 with no body.
+    JsonRpc,
 }
 
 /// What a route reads from the request body.
@@ -198,6 +212,8 @@ pub enum Takes {
     /// A resumable upload's bytes from some offset on
     /// (`application/offset+octet-stream`); optional on its creation.
     Offset,
+    /// One JSON-RPC message (the MCP endpoint).
+    JsonRpc,
 }
 
 /// One route: everything known about it, in one place.
@@ -699,6 +715,19 @@ route_table! {
     /// DELETE `/uploads/<uid>`: ends an upload (tus termination).
     TusDelete { uid } => Route { name: "tus_delete", verb: Verb::Delete, path: "/uploads/{uid}", keywords: &[], params: &[],
         topic: "uploads", does: "end an upload in progress: its bytes go and its room in the pool is given back (204)",
+        takes: Takes::Nothing, answers: Answer::Empty },
+    /// POST /mcp: the Model Context Protocol.
+    Mcp => Route { name: "mcp", verb: Verb::Post, path: "/mcp", keywords: &[], params: &[],
+        topic: "agents",
+        does: "the Model Context Protocol over Streamable HTTP, stateless (no session; any process answers), answered in JSON: initialize, tools/list, tools/call and ping; each tool calls one route of this table and answers its JSON record, a refusal as a tool error (isError) starting with the HTTP status and code; Authorization: Bearer carries the upload or retain token",
+        takes: Takes::JsonRpc, answers: Answer::JsonRpc },
+    /// GET /mcp: no event stream.
+    McpStream => Route { name: "mcp_stream", verb: Verb::Get, path: "/mcp", keywords: &[], params: &[],
+        topic: "agents", does: "405 (Allow: POST): the server sends nothing unasked, so it opens no event stream",
+        takes: Takes::Nothing, answers: Answer::Empty },
+    /// DELETE /mcp: no session to end.
+    McpEnd => Route { name: "mcp_end", verb: Verb::Delete, path: "/mcp", keywords: &[], params: &[],
+        topic: "agents", does: "405 (Allow: POST): there is no session to end",
         takes: Takes::Nothing, answers: Answer::Empty },
 }
 

@@ -13,7 +13,7 @@ use crate::respond::{self, Res};
 use crate::shared::Shared;
 use store_wire::negotiate::wants_html;
 use store_wire::query::Query;
-use store_wire::router::{is_probe, route, Endpoint};
+use store_wire::router::{is_probe, route, Endpoint, RouteId};
 
 use super::ctx::{presented_token, Ctx};
 use super::{dispatch, OWNER_HEADER, WRITE_HEADER};
@@ -59,7 +59,7 @@ pub(crate) async fn handle(
 
 /// Counts one request of `client`: in memory at once, or on a blocking
 /// thread when the count lives in a shared database.
-async fn check_rate(
+pub(super) async fn check_rate(
     shared: &Arc<Shared>,
     client: std::net::IpAddr,
     now: store_core::Timestamp,
@@ -106,7 +106,10 @@ async fn admit(
     let key = crate::client::rate_key(client);
     // A load balancer probes every few seconds from one address, and must
     // keep hearing the truth while the shared rate state is unreachable.
-    match if is_probe(path) {
+    // An MCP message is counted by its handler, which answers a tool call
+    // over the limit as a tool error (handlers/mcp.rs).
+    let mcp = parts.method == http::Method::POST && path == RouteId::Mcp.route().path;
+    match if is_probe(path) || mcp {
         Ok(Ok(()))
     } else {
         check_rate(&shared, key, app.now()).await
@@ -150,6 +153,11 @@ async fn admit(
     let res = dispatch(ctx, endpoint, body)
         .await
         .unwrap_or_else(|e| respond::app_error(&e));
+    // An MCP tool call is logged and counted by its tool.
+    let name = res
+        .extensions()
+        .get::<super::mcp::ToolName>()
+        .map_or(name, |tool| tool.0);
     (respond::holding(res, in_flight), name)
 }
 
@@ -179,7 +187,7 @@ fn check_head(req: &Request<RequestBody>, shared: &Shared) -> Option<(Res, &'sta
 /// `true`: the form's `token` field is checked before any file is written
 /// ([`Ctx::with_form_token`]). Any other is refused before its body is
 /// read.
-fn upload_gate(
+pub(super) fn upload_gate(
     app: &App,
     endpoint: &Endpoint,
     headers: &HeaderMap,

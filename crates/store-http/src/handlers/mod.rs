@@ -3,6 +3,7 @@
 
 mod dirs;
 mod files;
+mod mcp;
 mod meta;
 mod pics;
 mod share;
@@ -124,6 +125,8 @@ pub(super) async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) ->
         E::TusUpload { uid } => Ok(tus::answer(tus::get(&ctx, uid).await)),
         E::TusPatch { uid } => Ok(tus::answer(tus::patch(&ctx, uid, body).await)),
         E::TusDelete { uid } => Ok(tus::answer(tus::delete(&ctx, uid).await)),
+        E::Mcp => mcp::post(&ctx, body).await,
+        E::McpStream | E::McpEnd => Ok(mcp::refuse(&ctx)),
         E::MissingKeyword { keys } => Err(StoreError::bad_request(format!(
             "{} on this path needs an action, one of the parameters: {}",
             ctx.method,

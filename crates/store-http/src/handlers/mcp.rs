@@ -1,0 +1,270 @@
+//! `POST /mcp`: one JSON-RPC message read and answered (store-wire's `mcp`
+//! says what each means), and a tool call run as the HTTP request of its
+//! route, through the same dispatch a request from the network takes. So
+//! a tool meets the same parameter rules, gates, limits and use cases, and
+//! answers the same record; the MCP request itself has already passed the
+//! door (its rate limit, its share of requests in flight), once.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http_body_util::BodyExt as _;
+use serde_json::{json, Value};
+use store_app::AppResult;
+use store_core::StoreError;
+use store_wire::mcp::{self, answer, tools, Incoming};
+
+use super::admit::{check_rate, upload_gate};
+use super::Ctx;
+use crate::body::{self, RequestBody};
+use crate::respond::{self, Res};
+
+/// The tool a `tools/call` ran, for the request log and the metrics.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ToolName(pub &'static str);
+
+/// `POST /mcp`.
+pub(super) async fn post(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
+    check_headers(ctx)?;
+    // Counted here rather than at the door (admit.rs), so that a tool call
+    // over the limit is a tool error the agent reads, as every refusal of
+    // a call is; any other message over it is refused as at the door.
+    let key = crate::client::rate_key(ctx.client);
+    let over_rate = check_rate(&ctx.shared, key, ctx.app.now()).await?.err();
+    let limit = mcp::body_bytes_max(&ctx.app.config().limits);
+    // Held until the answer is made: the message's bytes stay in memory.
+    let intake = ctx.intake(limit)?;
+    let bytes = body::read_bounded(&intake, body, limit).await?;
+    let message = mcp::read(&bytes);
+    if let Some(retry_after_secs) = over_rate {
+        return Ok(over_the_rate(message, retry_after_secs));
+    }
+    match message {
+        Ok(Incoming::Request { id, method, params }) => Ok(answer(ctx, id, &method, &params).await),
+        Ok(Incoming::Notice) => Ok(respond::with_type(
+            StatusCode::ACCEPTED,
+            "application/json",
+            respond::empty(),
+        )),
+        Err(mcp::Malformed(e)) => Ok(compact(StatusCode::BAD_REQUEST, &e)),
+    }
+}
+
+/// The transport's header rules: no other site's page (its `Origin`),
+/// and a protocol revision this server speaks (400 otherwise, with a
+/// JSON-RPC error that names them).
+fn check_headers(ctx: &Ctx) -> AppResult<()> {
+    let origin = ctx
+        .headers
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok());
+    if !mcp::origin_allowed(origin, &ctx.app.config().base_url) {
+        let e = StoreError::forbidden("the MCP endpoint takes no request from another site's page");
+        return Err(e.into());
+    }
+    let version = ctx
+        .headers
+        .get(mcp::VERSION_HEADER)
+        .map(|v| v.to_str().unwrap_or("?"));
+    if !mcp::version_header_ok(version) {
+        return Err(StoreError::bad_request(format!(
+            "MCP-Protocol-Version {} is not spoken here; this server speaks {}",
+            version.unwrap_or_default(),
+            mcp::PROTOCOL_VERSIONS.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// A message over the client's rate: a tool call's is a tool error, any
+/// other's the door's 429. Counted as the door counts its refusals.
+fn over_the_rate(message: Result<Incoming, mcp::Malformed>, retry_after_secs: u64) -> Res {
+    let e = StoreError::RateLimited { retry_after_secs };
+    let mut res = match message {
+        Ok(Incoming::Request { id, method, .. }) if method == "tools/call" => {
+            compact(StatusCode::OK, &mcp::result(id, refused(&e)))
+        }
+        _ => respond::store_error(&e),
+    };
+    res.extensions_mut()
+        .insert(ToolName(crate::metrics::ROUTE_RATE_LIMITED));
+    res
+}
+
+/// The answer to a request, by its method.
+async fn answer(ctx: &Ctx, id: Value, method: &str, params: &Value) -> Res {
+    let limits = &ctx.app.config().limits;
+    let mut tool = None;
+    let answer = match method {
+        "initialize" => {
+            let r = mcp::initialize(params, store_wire::SPEC_VERSION, limits);
+            mcp::result(id, r)
+        }
+        "ping" => mcp::result(id, json!({})),
+        "tools/list" => mcp::result(id, tools::list(limits)),
+        "tools/call" => match call(ctx, params).await {
+            Ok((result, called)) => {
+                tool = Some(called);
+                mcp::result(id, result)
+            }
+            Err(message) => mcp::error(id, mcp::INVALID_PARAMS, &message),
+        },
+        other => {
+            let message = format!("no method {other:?}: this server offers tools only");
+            mcp::error(id, mcp::METHOD_NOT_FOUND, &message)
+        }
+    };
+    let mut res = compact(StatusCode::OK, &answer);
+    if let Some(tool) = tool {
+        res.extensions_mut().insert(ToolName(tool.metric));
+    }
+    res
+}
+
+/// A JSON-RPC message, without the pretty printing of the API's records:
+/// it is read by a client library, and a file read in base64 is large.
+fn compact(status: StatusCode, message: &Value) -> Res {
+    let bytes = serde_json::to_vec(message).expect("a JSON value serialises");
+    respond::with_type(status, "application/json", respond::full(bytes))
+}
+
+/// `GET` and `DELETE /mcp`: 405, with the one method the endpoint takes.
+pub(super) fn refuse(ctx: &Ctx) -> Res {
+    let e = StoreError::MethodNotAllowed(format!(
+        "{} /mcp is not offered: send each message with POST (no event stream, no session)",
+        ctx.method
+    ));
+    let mut res = respond::store_error(&e);
+    res.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    res
+}
+
+/// `tools/call`: the tool's result (a refusal of the call is a tool
+/// error), or why the call names no tool (a protocol error).
+async fn call(ctx: &Ctx, params: &Value) -> Result<(Value, &'static tools::Tool), String> {
+    let (tool, args) = tools::read_call(params)?;
+    let limits = &ctx.app.config().limits;
+    let result = match tools::plan(tool, &args, limits) {
+        Ok(planned) => run(ctx, planned).await,
+        Err(e) => refused(&e),
+    };
+    Ok((result, tool))
+}
+
+/// A refusal made before the route ran, as the route's would read.
+fn refused(e: &StoreError) -> Value {
+    let body = respond::error_body(e);
+    let reply = answer::Reply {
+        status: e.code().http_status(),
+        content_type: Some("application/json"),
+        location: None,
+        body: &body,
+    };
+    answer::tool_result(&reply, false)
+}
+
+/// Runs a planned call as its route's request and reads the answer.
+/// Boxed, and declared `Send`: a tool's route is never this one, but the
+/// compiler cannot know that, and a future that may hold itself has
+/// neither a size nor a provable `Send`.
+fn run(ctx: &Ctx, call: tools::Call) -> Pin<Box<dyn Future<Output = Value> + Send + '_>> {
+    Box::pin(run_call(ctx, call))
+}
+
+async fn run_call(ctx: &Ctx, call: tools::Call) -> Value {
+    let (headers, body) = request_parts(ctx, call.body);
+    let token_in_form = match upload_gate(&ctx.app, &call.endpoint, &headers, &call.query) {
+        Ok(in_form) => in_form,
+        Err(e) => return refused(&e),
+    };
+    let sub = Ctx {
+        app: Arc::clone(&ctx.app),
+        method: call.method,
+        headers,
+        query: call.query,
+        html: false,
+        client: ctx.client,
+        shared: Arc::clone(&ctx.shared),
+        started: tokio::time::Instant::now(),
+        token_in_form,
+    };
+    let res = super::dispatch(sub, call.endpoint, body)
+        .await
+        .unwrap_or_else(|e| respond::app_error(&e));
+    let (parts, res_body) = res.into_parts();
+    let limit = mcp::answer_bytes_max(&ctx.app.config().limits);
+    let Some(bytes) = read_answer(res_body, limit).await else {
+        return refused(&StoreError::TooLarge(format!(
+            "the answer is larger than the {limit} bytes an MCP answer carries, or it broke off: read it over HTTP"
+        )));
+    };
+    let text = |name| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    let reply = answer::Reply {
+        status: parts.status.as_u16(),
+        content_type: text(header::CONTENT_TYPE),
+        location: text(header::LOCATION),
+        body: &bytes,
+    };
+    answer::tool_result(&reply, call.reads_bytes)
+}
+
+/// A route's answer, whole, if it is at most `limit_bytes` and arrives
+/// whole. Each chunk is copied and let go at once: a download lends its
+/// buffers and reads on only when they come back (stream.rs), so keeping
+/// the chunks would stall it.
+async fn read_answer(mut body: respond::ResBody, limit_bytes: u64) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame.ok()?.into_data() {
+            if (out.len() + data.len()) as u64 > limit_bytes {
+                return None;
+            }
+            out.extend_from_slice(&data);
+        }
+    }
+    Some(out)
+}
+
+/// The headers and body of a call's request: the MCP request's own
+/// `Authorization` (the upload or retain token), and the file's bytes.
+fn request_parts(ctx: &Ctx, body: tools::Body) -> (HeaderMap, RequestBody) {
+    let mut headers = HeaderMap::new();
+    if let Some(auth) = ctx.headers.get(header::AUTHORIZATION) {
+        headers.insert(header::AUTHORIZATION, auth.clone());
+    }
+    let (bytes, content_type) = match body {
+        tools::Body::Nothing => return (headers, empty_body()),
+        tools::Body::Raw {
+            bytes,
+            content_type,
+        } => (bytes, content_type),
+        tools::Body::Multipart { bytes, boundary } => (
+            bytes,
+            Some(format!("multipart/form-data; boundary={boundary}")),
+        ),
+    };
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    if let Some(v) = content_type.and_then(|t| HeaderValue::from_str(&t).ok()) {
+        headers.insert(header::CONTENT_TYPE, v);
+    }
+    let body = http_body_util::Full::new(Bytes::from(bytes))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    (headers, body)
+}
+
+fn empty_body() -> RequestBody {
+    http_body_util::Empty::new()
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}

@@ -1,0 +1,257 @@
+//! `POST /mcp`: the Model Context Protocol's side of the wire, pure. The
+//! JSON-RPC messages read and written (this module), the tools derived
+//! from the route table and the calls they become (`tools.rs`), and what a
+//! call's HTTP answer becomes for the client (`answer.rs`).
+//!
+//! The transport is MCP's Streamable HTTP, stateless: every message is one
+//! POST, answered with one JSON body (or 202 for a notification), no
+//! session id is issued and none is needed, so any process of a cluster
+//! answers any request. The server offers tools only, and never calls the
+//! client, so it needs no event stream: `GET /mcp` answers 405.
+
+pub mod answer;
+pub mod guide;
+pub mod tools;
+
+use serde_json::{json, Value};
+use store_core::Limits;
+
+/// The protocol revisions this server speaks, newest first. Their
+/// differences are in features it does not use (sampling, elicitation,
+/// tasks); the tool calls are the same in each.
+pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+
+/// The header a client names the negotiated revision in, on every request
+/// after `initialize`.
+pub const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// JSON-RPC's code for a body that is not JSON.
+pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's code for JSON that is not a request.
+pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's code for a method the server does not have.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC's code for parameters the method cannot take (an unknown tool).
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// What one POST carries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A request: it gets an answer with its id.
+    Request {
+        /// The id to answer with.
+        id: Value,
+        /// `initialize`, `tools/list`, `tools/call`, `ping`...
+        method: String,
+        /// Its parameters (an empty object when it sent none).
+        params: Value,
+    },
+    /// A notification, or a client's answer to a request of the server:
+    /// accepted (202) with nothing to say.
+    Notice,
+}
+
+/// A message that is no JSON-RPC request: the error to answer (with HTTP
+/// 400), its id null.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Malformed(pub Value);
+
+/// Reads one POST's body.
+pub fn read(body: &[u8]) -> Result<Incoming, Malformed> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| Malformed(error(Value::Null, PARSE_ERROR, &format!("not JSON: {e}"))))?;
+    let invalid = |why: &str| Malformed(error(Value::Null, INVALID_REQUEST, why));
+    let Value::Object(msg) = value else {
+        return Err(invalid(
+            "a message is one JSON-RPC object (batches are not taken)",
+        ));
+    };
+    if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(invalid("a message carries \"jsonrpc\": \"2.0\""));
+    }
+    let Some(method) = msg.get("method") else {
+        // A client's result or error, answering nothing this server asked.
+        return if msg.contains_key("result") || msg.contains_key("error") {
+            Ok(Incoming::Notice)
+        } else {
+            Err(invalid("a message has a method, or a result or an error"))
+        };
+    };
+    let Some(method) = method.as_str() else {
+        return Err(invalid("method is a string"));
+    };
+    let Some(id) = msg.get("id") else {
+        return Ok(Incoming::Notice);
+    };
+    if !(id.is_string() || id.is_i64() || id.is_u64()) {
+        return Err(invalid("id is a string or an integer"));
+    }
+    let params = msg.get("params").cloned().unwrap_or_else(|| json!({}));
+    if !params.is_object() {
+        return Err(invalid("params is an object"));
+    }
+    Ok(Incoming::Request {
+        id: id.clone(),
+        method: method.to_string(),
+        params,
+    })
+}
+
+/// Whether a request's `MCP-Protocol-Version` header names a revision this
+/// server speaks. None given is the transport's oldest, which it does.
+pub fn version_header_ok(value: Option<&str>) -> bool {
+    value.is_none_or(|v| PROTOCOL_VERSIONS.contains(&v.trim()))
+}
+
+/// The largest body `POST /mcp` reads: the largest body a tool sends (a
+/// bundle's files, bounded as a multipart upload is) in base64, and room
+/// for the JSON around it.
+pub fn body_bytes_max(limits: &Limits) -> u64 {
+    let files = limits.pool_bytes.max(limits.file_bytes_max) + MESSAGE_BYTES_MAX;
+    files.div_ceil(3) * 4 + MESSAGE_BYTES_MAX
+}
+
+/// Room in a message for what is not a file's bytes: the JSON-RPC
+/// envelope and the other arguments.
+const MESSAGE_BYTES_MAX: u64 = 1024 * 1024;
+
+/// The largest answer of a route a tool carries back: every single file
+/// fits, and so does any record or listing.
+pub fn answer_bytes_max(limits: &Limits) -> u64 {
+    limits.file_bytes_max.max(RECORD_BYTES_MAX)
+}
+
+/// Room for the largest JSON record or listing a route answers.
+const RECORD_BYTES_MAX: u64 = 16 * 1024 * 1024;
+
+/// Whether a request's `Origin` may use the endpoint. A page of another
+/// site must not drive it through a visitor's browser (MCP's rule against
+/// DNS rebinding): an `Origin` is allowed only when it is the base URL's
+/// own. A request without one (any agent that is no browser) is allowed.
+pub fn origin_allowed(origin: Option<&str>, base_url: &str) -> bool {
+    let Some(origin) = origin else {
+        return true;
+    };
+    let own = match base_url.split_once("://") {
+        Some((scheme, rest)) => {
+            let host = rest.split('/').next().unwrap_or("");
+            format!("{scheme}://{host}")
+        }
+        None => return false,
+    };
+    origin.trim().eq_ignore_ascii_case(&own)
+}
+
+/// The answer to a request: its result.
+pub fn result(id: Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// The answer to a request that failed as a protocol error.
+pub fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
+/// The `initialize` result: the revision the client asked for when this
+/// server speaks it, else the newest it does (the client then decides);
+/// the tools capability; the server's name and version; and a few lines an
+/// agent reads first.
+pub fn initialize(params: &Value, version: &str, limits: &Limits) -> Value {
+    let asked = params.get("protocolVersion").and_then(Value::as_str);
+    let chosen = asked
+        .filter(|v| PROTOCOL_VERSIONS.contains(v))
+        .unwrap_or(PROTOCOL_VERSIONS[0]);
+    json!({
+        "protocolVersion": chosen,
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": { "name": crate::api::SERVICE_NAME, "title": "storesrv file store", "version": version },
+        "instructions": instructions(limits),
+    })
+}
+
+/// What an agent should know before its first call.
+fn instructions(l: &Limits) -> String {
+    format!(
+        "An ephemeral file store: upload_file stores text or base64 bytes ({} at most) and answers a URL anyone can read; \
+         files expire on their own ({} unless ttl says otherwise) unless retained. \
+         Keep the owner_token an upload answers: delete_file and set_lifetime need it. \
+         Dirs (create_dir, add_to_dir, list_dir) keep files together; create_bundle makes one immutable object of several files. \
+         A refused call is a tool error whose text starts with the HTTP status and error code.",
+        store_core::limits::binary_size(l.file_bytes_max),
+        store_core::limits::duration(l.file_ttl_default_secs),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_requests_notifications_and_refuses_the_rest() {
+        let req = read(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#).unwrap();
+        assert_eq!(
+            req,
+            Incoming::Request {
+                id: json!(7),
+                method: "tools/list".into(),
+                params: json!({})
+            }
+        );
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(read(note).unwrap(), Incoming::Notice);
+        assert_eq!(
+            read(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap(),
+            Incoming::Notice
+        );
+        for (body, code) in [
+            (&b"{"[..], PARSE_ERROR),
+            (b"[]", INVALID_REQUEST),
+            (br#"{"id":1,"method":"ping"}"#, INVALID_REQUEST),
+            (br#"{"jsonrpc":"2.0","id":1}"#, INVALID_REQUEST),
+            (
+                br#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+                INVALID_REQUEST,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}"#,
+                INVALID_REQUEST,
+            ),
+        ] {
+            let Err(Malformed(e)) = read(body) else {
+                panic!("{} was read", String::from_utf8_lossy(body));
+            };
+            assert_eq!(
+                e["error"]["code"],
+                code,
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+            assert_eq!(e["id"], Value::Null);
+        }
+    }
+
+    #[test]
+    fn initialize_answers_the_asked_revision_when_it_is_spoken() {
+        let limits = Limits::default();
+        let asked = json!({ "protocolVersion": "2025-06-18" });
+        let r = initialize(&asked, "9.9", &limits);
+        assert_eq!(r["protocolVersion"], "2025-06-18");
+        assert_eq!(r["serverInfo"]["name"], "storesrv");
+        assert_eq!(r["serverInfo"]["version"], "9.9");
+        assert!(r["capabilities"]["tools"].is_object());
+        let future = json!({ "protocolVersion": "2099-01-01" });
+        assert_eq!(
+            initialize(&future, "9.9", &limits)["protocolVersion"],
+            PROTOCOL_VERSIONS[0]
+        );
+        assert!(origin_allowed(None, "http://h:1"));
+        assert!(origin_allowed(Some("HTTP://h:1"), "http://h:1/files"));
+        assert!(!origin_allowed(Some("http://evil:1"), "http://h:1"));
+        assert!(!origin_allowed(Some("null"), "http://h:1"));
+        let limits = Limits::default();
+        assert!(body_bytes_max(&limits) > limits.pool_bytes / 3 * 4);
+        assert!(version_header_ok(None));
+        assert!(version_header_ok(Some("2025-06-18")));
+        assert!(!version_header_ok(Some("2024-11-05x")));
+    }
+}
