@@ -10,6 +10,7 @@
 mod attack;
 mod cluster;
 mod inproc;
+mod mcp;
 mod postgres;
 mod ranges;
 mod resumable;
@@ -202,6 +203,10 @@ fn main() {
         settle_disk();
         let cluster = cluster_url.as_deref().map(|u| (u, cluster_pids.as_slice()));
         rows.extend(resumable::scenarios(&bench, cluster));
+    }
+    if wanted(17) {
+        settle_disk();
+        rows.extend(mcp::scenarios(&bench));
     }
     if wanted(6) {
         let (r, peak) = scenarios::memory(&bench, &fixtures);

@@ -300,6 +300,26 @@ pub fn wrk(
     run_wrk(&script, url, connections, secs)
 }
 
+/// Runs wrk sending one fixed body of JSON with `method` (an MCP
+/// message): the same for every request.
+pub fn wrk_json(
+    dir: &Path,
+    url: &str,
+    connections: u32,
+    secs: u32,
+    name: &str,
+    json: &str,
+) -> WrkResult {
+    let script = dir.join(format!("wrk-json-{name}.lua"));
+    // Lua's long brackets take the JSON as it is, quotes included.
+    let lua = format!(
+        "wrk.body = [==[{json}]==]\nwrk.headers[\"Content-Type\"] = \"application/json\"\n{report}",
+        report = wrk_script("POST", 0)
+    );
+    std::fs::write(&script, lua).expect("wrk script");
+    run_wrk(&script, url, connections, secs)
+}
+
 /// Runs wrk with GETs of random `range_bytes` ranges, aligned to their
 /// size, of a file of `file_bytes`: a player or a download manager's
 /// pattern.

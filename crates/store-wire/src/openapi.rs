@@ -296,12 +296,16 @@ fn responses(gen: &mut SchemaGenerator, group: &[&'static Route]) -> Value {
         "description": "an error: its code says what happened and whether to retry",
         "content": { "application/json": { "schema": error_schema } },
     });
-    json!({
+    let mut answers = json!({
         "2XX": { "description": "success", "content": media },
         "3XX": { "description": "a redirect (browsers), or 304 Not Modified for a download" },
         "4XX": error,
         "5XX": error,
-    })
+    });
+    if group.iter().any(|r| r.answers == Answer::JsonRpc) {
+        answers["202"] = json!({ "description": "a notification, or a client's answer: accepted, with no body" });
+    }
+    answers
 }
 
 /// A JSON-RPC 2.0 message, as MCP sends them: a request, a

@@ -44,11 +44,12 @@ pub(super) async fn post(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
     }
     match message {
         Ok(Incoming::Request { id, method, params }) => Ok(answer(ctx, id, &method, &params).await),
-        Ok(Incoming::Notice) => Ok(respond::with_type(
-            StatusCode::ACCEPTED,
-            "application/json",
-            respond::empty(),
-        )),
+        Ok(Incoming::Notice) => {
+            // Nothing to say, so no type for the nothing.
+            let mut res = Res::new(respond::empty());
+            *res.status_mut() = StatusCode::ACCEPTED;
+            Ok(res)
+        }
         Err(mcp::Malformed(e)) => Ok(compact(StatusCode::BAD_REQUEST, &e)),
     }
 }
