@@ -48,6 +48,18 @@ fn ok(s: &Server, tool: &str, args: Value) -> Value {
     result["structuredContent"].clone()
 }
 
+/// The text `read_file` answers, which must be text.
+fn read_text(s: &Server, args: Value) -> String {
+    let result = call(s, "read_file", args.clone());
+    assert_eq!(result["isError"], false, "{args}: {result}");
+    assert_eq!(result["content"][0]["type"], "text");
+    assert!(result["structuredContent"]["content_type"]
+        .as_str()
+        .unwrap()
+        .starts_with("text/"));
+    result["content"][0]["text"].as_str().unwrap().to_string()
+}
+
 /// A tool call that must be refused with this status and code.
 fn refused(s: &Server, tool: &str, args: Value, status: u16, code: &str) -> Value {
     let result = call(s, tool, args.clone());
@@ -123,8 +135,7 @@ fn files_are_uploaded_read_described_and_deleted_as_over_http() {
     );
     assert_eq!(made["tags"], json!(["mcp-test"]));
     let id = made["id"].as_str().unwrap();
-    let read = ok(&s, "read_file", json!({ "id": id }));
-    assert_eq!(read["text"], "hello, agent");
+    assert_eq!(read_text(&s, json!({ "id": id })), "hello, agent");
     let by_url = call(&s, "read_file", json!({ "url": made["url"] }));
     assert_eq!(by_url["content"][0]["text"], "hello, agent");
     let info = ok(&s, "file_info", json!({ "id": id }));
@@ -206,8 +217,7 @@ fn dirs_and_bundles_are_organised_by_tools() {
     assert!(added.to_string().contains("plan.md"), "{added}");
     let listed = ok(&s, "list_dir", json!({ "key": key }));
     let file_url = listed["files"][0]["url"].as_str().unwrap().to_string();
-    let read = ok(&s, "read_file", json!({ "url": file_url }));
-    assert_eq!(read["text"], "# Plan\n");
+    assert_eq!(read_text(&s, json!({ "url": file_url })), "# Plan\n");
     let owner = dir["owner_token"].as_str().unwrap();
     let kept = ok(
         &s,
@@ -322,7 +332,7 @@ fn the_upload_token_and_the_rate_limit_hold_as_at_the_door() {
         if last["result"]["isError"] == true {
             break;
         }
-        assert_eq!(last["result"]["structuredContent"]["text"], "a");
+        assert_eq!(last["result"]["content"][0]["text"], "a");
     }
     let refusal = &last["result"];
     assert_eq!(
@@ -357,8 +367,7 @@ fn imports_run_through_the_tool_where_the_guard_allows_them() {
         "import_url",
         json!({ "url": origin.url("/notes.md"), "tags": ["imported"] }),
     );
-    let read = ok(&s, "read_file", json!({ "id": made["id"] }));
-    assert_eq!(read["text"], "# Notes\n");
+    assert_eq!(read_text(&s, json!({ "id": made["id"] })), "# Notes\n");
 }
 
 /// The official MCP Python SDK (`mcp` from PyPI, pinned in

@@ -87,7 +87,7 @@ fn over_the_rate(message: Result<Incoming, mcp::Malformed>, retry_after_secs: u6
     let e = StoreError::RateLimited { retry_after_secs };
     let mut res = match message {
         Ok(Incoming::Request { id, method, .. }) if method == "tools/call" => {
-            compact(StatusCode::OK, &mcp::result(id, refused(&e)))
+            json_answer(StatusCode::OK, mcp::result_json(&id, &refused(&e)))
         }
         _ => respond::store_error(&e),
     };
@@ -99,8 +99,7 @@ fn over_the_rate(message: Result<Incoming, mcp::Malformed>, retry_after_secs: u6
 /// The answer to a request, by its method.
 async fn answer(ctx: &Ctx, id: Value, method: &str, params: &Value) -> Res {
     let limits = &ctx.app.config().limits;
-    let mut tool = None;
-    let answer = match method {
+    let message = match method {
         "initialize" => {
             let r = mcp::initialize(params, store_wire::SPEC_VERSION, limits);
             mcp::result(id, r)
@@ -108,9 +107,10 @@ async fn answer(ctx: &Ctx, id: Value, method: &str, params: &Value) -> Res {
         "ping" => mcp::result(id, json!({})),
         "tools/list" => mcp::result(id, tools::list(limits)),
         "tools/call" => match call(ctx, params).await {
-            Ok((result, called)) => {
-                tool = Some(called);
-                mcp::result(id, result)
+            Ok((result, tool)) => {
+                let mut res = json_answer(StatusCode::OK, mcp::result_json(&id, &result));
+                res.extensions_mut().insert(ToolName(tool.metric));
+                return res;
             }
             Err(message) => mcp::error(id, mcp::INVALID_PARAMS, &message),
         },
@@ -119,18 +119,21 @@ async fn answer(ctx: &Ctx, id: Value, method: &str, params: &Value) -> Res {
             mcp::error(id, mcp::METHOD_NOT_FOUND, &message)
         }
     };
-    let mut res = compact(StatusCode::OK, &answer);
-    if let Some(tool) = tool {
-        res.extensions_mut().insert(ToolName(tool.metric));
-    }
-    res
+    compact(StatusCode::OK, &message)
 }
 
 /// A JSON-RPC message, without the pretty printing of the API's records:
 /// it is read by a client library, and a file read in base64 is large.
 fn compact(status: StatusCode, message: &Value) -> Res {
-    let bytes = serde_json::to_vec(message).expect("a JSON value serialises");
-    respond::with_type(status, "application/json", respond::full(bytes))
+    json_answer(
+        status,
+        serde_json::to_vec(message).expect("a JSON value serialises"),
+    )
+}
+
+/// An answer of JSON already written.
+fn json_answer(status: StatusCode, json: Vec<u8>) -> Res {
+    respond::with_type(status, "application/json", respond::full(json))
 }
 
 /// `GET` and `DELETE /mcp`: 405, with the one method the endpoint takes.
@@ -145,9 +148,9 @@ pub(super) fn refuse(ctx: &Ctx) -> Res {
     res
 }
 
-/// `tools/call`: the tool's result (a refusal of the call is a tool
-/// error), or why the call names no tool (a protocol error).
-async fn call(ctx: &Ctx, params: &Value) -> Result<(Value, &'static tools::Tool), String> {
+/// `tools/call`: the tool's result, as JSON (a refusal of the call is a
+/// tool error), or why the call names no tool (a protocol error).
+async fn call(ctx: &Ctx, params: &Value) -> Result<(Vec<u8>, &'static tools::Tool), String> {
     let (tool, args) = tools::read_call(params)?;
     let limits = &ctx.app.config().limits;
     let result = match tools::plan(tool, &args, limits) {
@@ -158,7 +161,7 @@ async fn call(ctx: &Ctx, params: &Value) -> Result<(Value, &'static tools::Tool)
 }
 
 /// A refusal made before the route ran, as the route's would read.
-fn refused(e: &StoreError) -> Value {
+fn refused(e: &StoreError) -> Vec<u8> {
     let body = respond::error_body(e);
     let reply = answer::Reply {
         status: e.code().http_status(),
@@ -166,18 +169,23 @@ fn refused(e: &StoreError) -> Value {
         location: None,
         body: &body,
     };
-    answer::tool_result(&reply, false)
+    to_json(&answer::tool_result(&reply, false))
+}
+
+/// A tool result, written.
+fn to_json(result: &answer::ToolResult<'_>) -> Vec<u8> {
+    serde_json::to_vec(result).expect("a tool result serialises")
 }
 
 /// Runs a planned call as its route's request and reads the answer.
 /// Boxed, and declared `Send`: a tool's route is never this one, but the
 /// compiler cannot know that, and a future that may hold itself has
 /// neither a size nor a provable `Send`.
-fn run(ctx: &Ctx, call: tools::Call) -> Pin<Box<dyn Future<Output = Value> + Send + '_>> {
+fn run(ctx: &Ctx, call: tools::Call) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send + '_>> {
     Box::pin(run_call(ctx, call))
 }
 
-async fn run_call(ctx: &Ctx, call: tools::Call) -> Value {
+async fn run_call(ctx: &Ctx, call: tools::Call) -> Vec<u8> {
     let (headers, body) = request_parts(ctx, call.body);
     let token_in_form = match upload_gate(&ctx.app, &call.endpoint, &headers, &call.query) {
         Ok(in_form) => in_form,
@@ -216,7 +224,7 @@ async fn run_call(ctx: &Ctx, call: tools::Call) -> Value {
         location: text(header::LOCATION),
         body: &bytes,
     };
-    answer::tool_result(&reply, call.reads_bytes)
+    to_json(&answer::tool_result(&reply, call.reads_bytes))
 }
 
 /// A route's answer, whole, if it is at most `limit_bytes` and arrives

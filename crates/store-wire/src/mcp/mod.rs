@@ -147,6 +147,20 @@ pub fn result(id: Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
+/// The answer to a request whose result is already JSON (a tool call's,
+/// written from its route's answer): the envelope around it, written
+/// without parsing it again.
+pub fn result_json(id: &Value, result: &[u8]) -> Vec<u8> {
+    let id = serde_json::to_vec(id).expect("an id serialises");
+    let mut out = Vec::with_capacity(result.len() + id.len() + 40);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(&id);
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(result);
+    out.push(b'}');
+    out
+}
+
 /// The answer to a request that failed as a protocol error.
 pub fn error(id: Value, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
@@ -250,6 +264,9 @@ mod tests {
         assert!(!origin_allowed(Some("null"), "http://h:1"));
         let limits = Limits::default();
         assert!(body_bytes_max(&limits) > limits.pool_bytes / 3 * 4);
+        let written = result_json(&json!("a"), br#"{"x":[1]}"#);
+        let read: Value = serde_json::from_slice(&written).unwrap();
+        assert_eq!(read, result(json!("a"), json!({ "x": [1] })));
         assert!(version_header_ok(None));
         assert!(version_header_ok(Some("2025-06-18")));
         assert!(!version_header_ok(Some("2024-11-05x")));

@@ -76,6 +76,57 @@ pub struct Tool {
     pub metric: &'static str,
 }
 
+/// Which tools take an argument that is no route parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArgGroup {
+    /// Those that act on a file or bundle.
+    Id,
+    /// Those that act on a dir.
+    Key,
+    /// Those that act on anything.
+    Url,
+    /// Those that send one file.
+    OneFile,
+    /// Those that send several.
+    Files,
+}
+
+/// An argument that is no route parameter.
+#[derive(Debug)]
+pub struct OwnArg {
+    name: &'static str,
+    group: ArgGroup,
+    says: &'static str,
+}
+
+const fn own(name: &'static str, group: ArgGroup, says: &'static str) -> OwnArg {
+    OwnArg { name, group, says }
+}
+
+/// Every argument that is no route parameter, in the order the schemas
+/// list them.
+const OWN_ARGS: &[OwnArg] = &[
+    own("id", ArgGroup::Id, "the file's or bundle's id"),
+    own("key", ArgGroup::Key, "the dir's key"),
+    own("url", ArgGroup::Url, "its URL"),
+    own("content", ArgGroup::OneFile, "the file's text (UTF-8)"),
+    own(
+        "content_base64",
+        ArgGroup::OneFile,
+        "or its bytes in base64",
+    ),
+    own(
+        "content_type",
+        ArgGroup::OneFile,
+        "its media type, when the name and bytes do not say it",
+    ),
+    own(
+        "files",
+        ArgGroup::Files,
+        "the files: each with a name, and content (text) or content_base64",
+    ),
+];
+
 /// Route parameters whose tool argument is named otherwise.
 pub const ARG_NAMES: &[(&str, &str)] = &[("tag", "tags"), ("owner", "owner_token")];
 
@@ -247,56 +298,53 @@ impl Tool {
         })
     }
 
-    /// The arguments that are not route parameters.
-    fn own_args(&self) -> Vec<(&'static str, Value)> {
-        let s = |d: &str| json!({ "type": "string", "minLength": 1, "description": d });
-        let mut out = Vec::new();
-        let (id, key) = (
-            ("id", s("the file's or bundle's id")),
-            ("key", s("the dir's key")),
-        );
+    /// The arguments that are not route parameters: what the tool acts
+    /// on and the bytes it sends, from [`OWN_ARGS`].
+    fn own_args(&self) -> impl Iterator<Item = &'static OwnArg> + '_ {
+        OWN_ARGS.iter().filter(|a| match a.group {
+            ArgGroup::Id => matches!(self.target, Target::Object | Target::Bytes | Target::Either),
+            ArgGroup::Key => matches!(self.target, Target::Dir | Target::Either),
+            ArgGroup::Url => self.target != Target::Nothing,
+            ArgGroup::OneFile => self.carries == Carries::OneFile,
+            ArgGroup::Files => self.carries == Carries::Files,
+        })
+    }
+
+    /// The description of the `url` argument.
+    fn url_says(&self) -> &'static str {
         match self.target {
-            Target::Nothing => {}
-            Target::Object => out.extend([id, ("url", s("or its URL"))]),
-            Target::Bytes => out.extend([
-                id,
-                (
-                    "url",
-                    s("or the URL of a file, a bundle's file, a dir's file or an image"),
-                ),
-            ]),
-            Target::Dir => out.extend([key, ("url", s("or its URL"))]),
-            Target::Either => out.extend([id, key, ("url", s("or the URL of either"))]),
+            Target::Bytes => "or the URL of a file, a bundle's file, a dir's file or an image",
+            Target::Either => "or the URL of either",
+            _ => "or its URL",
         }
-        match self.carries {
-            Carries::Nothing => {}
-            Carries::OneFile => out.extend([
-                ("content", json!({ "type": "string", "description": "the file's text (UTF-8)" })),
-                ("content_base64", s("or its bytes in base64")),
-                ("content_type", s("its media type, when the name and bytes do not say it")),
-            ]),
-            Carries::Files => out.push((
-                "files",
-                json!({
-                    "type": "array", "minItems": 1,
-                    "description": "the files: each with a name, and content (text) or content_base64",
-                    "items": { "type": "object", "required": ["name"], "properties": {
-                        "name": { "type": "string", "minLength": 1 },
-                        "content": { "type": "string" },
-                        "content_base64": { "type": "string" },
-                    } },
-                }),
-            )),
+    }
+
+    /// An argument's JSON Schema.
+    fn own_schema(&self, arg: &OwnArg) -> Value {
+        match arg.group {
+            ArgGroup::Files => json!({
+                "type": "array", "minItems": 1, "description": arg.says,
+                "items": { "type": "object", "required": ["name"], "properties": {
+                    "name": { "type": "string", "minLength": 1 },
+                    "content": { "type": "string" },
+                    "content_base64": { "type": "string" },
+                } },
+            }),
+            ArgGroup::Url => {
+                json!({ "type": "string", "minLength": 1, "description": self.url_says() })
+            }
+            // Empty text is a file too.
+            _ if arg.name == "content" => json!({ "type": "string", "description": arg.says }),
+            _ => json!({ "type": "string", "minLength": 1, "description": arg.says }),
         }
-        out
     }
 
     /// The tool as `tools/list` shows it.
     pub fn describe(&self, limits: &Limits) -> Value {
         let mut properties = Map::new();
         let mut required: Vec<&str> = Vec::new();
-        for (name, schema) in self.own_args() {
-            properties.insert(name.into(), schema);
+        for arg in self.own_args() {
+            properties.insert(arg.name.into(), self.own_schema(arg));
         }
         for p in self.params() {
             let name = arg_name(p.name);
@@ -427,12 +475,12 @@ pub fn plan(tool: &Tool, args: &Map<String, Value>, limits: &Limits) -> Result<C
 
 /// Refuses an argument the tool does not take, naming those it does.
 fn check_names(tool: &Tool, args: &Map<String, Value>) -> Result<(), StoreError> {
-    let own = tool.own_args();
     let params = tool.params();
-    let known =
-        |k: &str| own.iter().any(|(n, _)| *n == k) || params.iter().any(|p| arg_name(p.name) == k);
+    let known = |k: &str| {
+        tool.own_args().any(|a| a.name == k) || params.iter().any(|p| arg_name(p.name) == k)
+    };
     if let Some(unknown) = args.keys().find(|k| !known(k)) {
-        let mut names: Vec<&str> = own.iter().map(|(n, _)| *n).collect();
+        let mut names: Vec<&str> = tool.own_args().map(|a| a.name).collect();
         names.extend(params.iter().map(|p| arg_name(p.name)));
         return Err(StoreError::bad_request(format!(
             "{} takes no argument {unknown:?}; it takes: {}",
