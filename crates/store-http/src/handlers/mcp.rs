@@ -43,7 +43,7 @@ pub(super) async fn post(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
         return Ok(over_the_rate(message, retry_after_secs));
     }
     match message {
-        Ok(Incoming::Request { id, method, params }) => Ok(answer(ctx, id, &method, &params).await),
+        Ok(Incoming::Request { id, method, params }) => Ok(answer(ctx, id, &method, params).await),
         Ok(Incoming::Notice) => {
             // Nothing to say, so no type for the nothing.
             let mut res = Res::new(respond::empty());
@@ -97,11 +97,11 @@ fn over_the_rate(message: Result<Incoming, mcp::Malformed>, retry_after_secs: u6
 }
 
 /// The answer to a request, by its method.
-async fn answer(ctx: &Ctx, id: Value, method: &str, params: &Value) -> Res {
+async fn answer(ctx: &Ctx, id: Value, method: &str, params: Value) -> Res {
     let limits = &ctx.app.config().limits;
     let message = match method {
         "initialize" => {
-            let r = mcp::initialize(params, store_wire::SPEC_VERSION, limits);
+            let r = mcp::initialize(&params, store_wire::SPEC_VERSION, limits);
             mcp::result(id, r)
         }
         "ping" => mcp::result(id, json!({})),
@@ -150,7 +150,7 @@ pub(super) fn refuse(ctx: &Ctx) -> Res {
 
 /// `tools/call`: the tool's result, as JSON (a refusal of the call is a
 /// tool error), or why the call names no tool (a protocol error).
-async fn call(ctx: &Ctx, params: &Value) -> Result<(Vec<u8>, &'static tools::Tool), String> {
+async fn call(ctx: &Ctx, params: Value) -> Result<(Vec<u8>, &'static tools::Tool), String> {
     let (tool, args) = tools::read_call(params)?;
     let limits = &ctx.app.config().limits;
     let result = match tools::plan(tool, &args, limits) {

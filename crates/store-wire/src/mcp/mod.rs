@@ -61,7 +61,7 @@ pub fn read(body: &[u8]) -> Result<Incoming, Malformed> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| Malformed(error(Value::Null, PARSE_ERROR, &format!("not JSON: {e}"))))?;
     let invalid = |why: &str| Malformed(error(Value::Null, INVALID_REQUEST, why));
-    let Value::Object(msg) = value else {
+    let Value::Object(mut msg) = value else {
         return Err(invalid(
             "a message is one JSON-RPC object (batches are not taken)",
         ));
@@ -77,24 +77,21 @@ pub fn read(body: &[u8]) -> Result<Incoming, Malformed> {
             Err(invalid("a message has a method, or a result or an error"))
         };
     };
-    let Some(method) = method.as_str() else {
+    let Some(method) = method.as_str().map(str::to_string) else {
         return Err(invalid("method is a string"));
     };
-    let Some(id) = msg.get("id") else {
+    let Some(id) = msg.remove("id") else {
         return Ok(Incoming::Notice);
     };
     if !(id.is_string() || id.is_i64() || id.is_u64()) {
         return Err(invalid("id is a string or an integer"));
     }
-    let params = msg.get("params").cloned().unwrap_or_else(|| json!({}));
+    // Taken, not copied: a tool call's arguments may carry a whole file.
+    let params = msg.remove("params").unwrap_or_else(|| json!({}));
     if !params.is_object() {
         return Err(invalid("params is an object"));
     }
-    Ok(Incoming::Request {
-        id: id.clone(),
-        method: method.to_string(),
-        params,
-    })
+    Ok(Incoming::Request { id, method, params })
 }
 
 /// Whether a request's `MCP-Protocol-Version` header names a revision this

@@ -249,12 +249,13 @@ pub fn find(name: &str) -> Option<&'static Tool> {
 
 /// The tool a `tools/call` names, and its arguments; or why it names
 /// none (a protocol error: the call never reaches a tool).
-pub fn read_call(params: &Value) -> Result<(&'static Tool, Map<String, Value>), String> {
+pub fn read_call(mut params: Value) -> Result<(&'static Tool, Map<String, Value>), String> {
     let name = params["name"].as_str().unwrap_or_default();
     let tool = find(name).ok_or_else(|| format!("no tool {name:?}; tools/list has them"))?;
-    match params.get("arguments") {
+    // Taken, not copied: the arguments may carry a whole file.
+    match params.get_mut("arguments").map(Value::take) {
         None | Some(Value::Null) => Ok((tool, Map::new())),
-        Some(Value::Object(args)) => Ok((tool, args.clone())),
+        Some(Value::Object(args)) => Ok((tool, args)),
         Some(_) => Err("arguments is an object".into()),
     }
 }
