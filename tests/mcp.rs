@@ -417,3 +417,96 @@ fn the_official_python_sdk_uses_the_tools() {
         .unwrap()
         .starts_with("HTTP 404 not_found"));
 }
+
+/// The three views of the route table agree: each tool calls an endpoint
+/// `/api` lists, says what `/api` says of it, and takes every parameter
+/// its usage line names; `/openapi.json` has the endpoint itself; and the
+/// agents' texts point to it.
+#[test]
+fn tools_api_and_openapi_say_the_same() {
+    let s = Server::start();
+    let api = json(&mut s.get("/api"));
+    let tools = rpc(&s, "tools/list", json!({}))["result"]["tools"].clone();
+    for tool in tools.as_array().unwrap() {
+        let name = tool["name"].as_str().unwrap();
+        let description = tool["description"].as_str().unwrap();
+        let props = tool["inputSchema"]["properties"].as_object().unwrap();
+        let called: Vec<&String> = api["endpoints"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(usage, does)| {
+                description.contains(&format!("{usage}: {}", does.as_str().unwrap()))
+            })
+            .map(|(usage, _)| usage)
+            .collect();
+        assert!(
+            !called.is_empty(),
+            "{name} names no endpoint of /api: {description}"
+        );
+        for usage in called {
+            for pair in usage
+                .split(['?', '&', '[', ']'])
+                .filter(|p| p.contains('='))
+            {
+                let param = pair.split('=').next().unwrap();
+                let arg = match param {
+                    "tag" => "tags",
+                    "owner" => "owner_token",
+                    other => other,
+                };
+                let set_by_tool =
+                    matches!((name, param), (_, "retain" | "dir" | "download" | "info"));
+                let left_out = matches!(
+                    (name, param),
+                    ("file_info", "thumb")
+                        | ("list_dir", "zip")
+                        | ("create_bundle", "name" | "share")
+                );
+                assert!(
+                    props.contains_key(arg) || set_by_tool || left_out,
+                    "{name}: {usage} takes {param}, the tool's schema does not"
+                );
+            }
+        }
+    }
+    let openapi = json(&mut s.get("/openapi.json"));
+    assert!(openapi["paths"]["/mcp"]["post"].is_object());
+    let help = text(&mut s.get_with("/help/agents", &[("Accept", "text/plain")]));
+    for tool in tools.as_array().unwrap() {
+        let name = tool["name"].as_str().unwrap();
+        assert!(
+            help.contains(&format!("`{name}`")),
+            "/help/agents lacks {name}"
+        );
+    }
+    let mcp_url = s.url("/mcp");
+    for path in ["/write_for_agents", "/llms.txt", "/help/agents"] {
+        let body = text(&mut s.get(path));
+        assert!(body.contains(&mcp_url), "{path} does not name {mcp_url}");
+    }
+}
+
+/// Tool calls are counted by their tool, as requests are by their route.
+#[test]
+fn tool_calls_are_counted_by_tool() {
+    let s = Server::with_env(&[("STORE_METRICS_LISTEN", "127.0.0.1:0")]);
+    let urls = s.metrics_urls();
+    ok(
+        &s,
+        "upload_file",
+        json!({ "name": "m.txt", "content": "m" }),
+    );
+    refused(
+        &s,
+        "file_info",
+        json!({ "id": "nosuchfile00" }),
+        404,
+        "not_found",
+    );
+    let (after, _) = crate::server::scrape(&urls);
+    for tool in ["mcp_upload_file", "mcp_file_info"] {
+        let series = format!("storesrv_http_requests_total{{route=\"{tool}\",status=\"200\"}}");
+        assert_eq!(crate::server::sample(&after, &series), 1.0, "{series}");
+    }
+}

@@ -296,7 +296,7 @@ fn probes_answer_health_and_readiness_outside_the_rate_limit() {
 /// One scrape of every process, each series summed over them (counters
 /// add up; a gauge of the shared store is the same on each, so the test
 /// reads gauges from the first process alone).
-fn scrape(urls: &[String]) -> (std::collections::HashMap<String, f64>, String) {
+pub(crate) fn scrape(urls: &[String]) -> (std::collections::HashMap<String, f64>, String) {
     let mut sums = std::collections::HashMap::new();
     let mut first = String::new();
     for (i, url) in urls.iter().enumerate() {
@@ -324,7 +324,7 @@ fn scrape(urls: &[String]) -> (std::collections::HashMap<String, f64>, String) {
 }
 
 /// The value of `series` in a scrape (0 when absent: never counted).
-fn sample(scraped: &std::collections::HashMap<String, f64>, series: &str) -> f64 {
+pub(crate) fn sample(scraped: &std::collections::HashMap<String, f64>, series: &str) -> f64 {
     scraped.get(series).copied().unwrap_or(0.0)
 }
 
