@@ -510,3 +510,45 @@ fn tool_calls_are_counted_by_tool() {
         assert_eq!(crate::server::sample(&after, &series), 1.0, "{series}");
     }
 }
+
+/// Each message on a connection of its own, with no session id and no
+/// `initialize` first: what one call made, the next reads. (The other
+/// tests of this module alternate between the two processes in the
+/// cluster suite.)
+#[test]
+fn calls_on_fresh_connections_need_no_session() {
+    let s = Server::start();
+    let send = |message: &Value| {
+        let body = message.to_string();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let answer = s.raw_answer(&[head.as_bytes(), body.as_bytes()].concat());
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(
+            !answer.to_ascii_lowercase().contains("mcp-session-id"),
+            "{answer}"
+        );
+        let (_, body) = answer.split_once("\r\n\r\n").unwrap();
+        serde_json::from_str::<Value>(body).unwrap()["result"].clone()
+    };
+    let call = |tool: &str, args: Value| {
+        send(
+            &json!({ "jsonrpc": "2.0", "id": "c", "method": "tools/call",
+            "params": { "name": tool, "arguments": args } }),
+        )
+    };
+    let made = call(
+        "upload_file",
+        json!({ "name": "f.txt", "content": "fresh" }),
+    );
+    let id = made["structuredContent"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for _ in 0..3 {
+        let read = call("read_file", json!({ "id": id }));
+        assert_eq!(read["content"][0]["text"], "fresh", "{read}");
+    }
+}
