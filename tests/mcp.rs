@@ -310,6 +310,7 @@ fn the_upload_token_and_the_rate_limit_hold_as_at_the_door() {
     let s = Server::with_env(&[
         ("STORE_UPLOAD_TOKEN", "up-token"),
         ("STORE_RATE_LIMIT_PER_MIN", "6"),
+        ("STORE_RETAIN_TOKEN", RETAIN_TOKEN),
     ]);
     let upload = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": { "name": "upload_file", "arguments": { "name": "a.txt", "content": "a" } } });
@@ -323,6 +324,15 @@ fn the_upload_token_and_the_rate_limit_hold_as_at_the_door() {
         .as_str()
         .expect("made with the token")
         .to_string();
+    // The upload token in the header, and the retain token as the call's
+    // own: each reaches what reads it.
+    let retained = json(&mut post(
+        &s,
+        &json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+            "params": { "name": "retain", "arguments": { "id": id, "token": RETAIN_TOKEN } } }),
+        &[("Authorization", "Bearer up-token")],
+    ));
+    assert_eq!(retained["result"]["isError"], false, "{retained}");
     // Reading needs no token.
     let read = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": { "name": "read_file", "arguments": { "id": id } } });
@@ -505,8 +515,11 @@ fn tool_calls_are_counted_by_tool() {
         "not_found",
     );
     let (after, _) = crate::server::scrape(&urls);
-    for tool in ["mcp_upload_file", "mcp_file_info"] {
-        let series = format!("storesrv_http_requests_total{{route=\"{tool}\",status=\"200\"}}");
+    // With the status the route answered: 201 for the upload, 404 for the
+    // record of a file that is not there.
+    for (tool, status) in [("mcp_upload_file", 201), ("mcp_file_info", 404)] {
+        let series =
+            format!("storesrv_http_requests_total{{route=\"{tool}\",status=\"{status}\"}}");
         assert_eq!(crate::server::sample(&after, &series), 1.0, "{series}");
     }
 }

@@ -145,19 +145,25 @@ pub fn unavailable() -> Res {
 /// bytes that are gone, else 500 `internal`), whose details go to the log
 /// only.
 pub fn app_error(e: &AppError) -> Res {
+    store_error(&client_error(e))
+}
+
+/// What a use-case failure says to the client (see [`app_error`]); a
+/// storage fault is logged here, with its details.
+pub fn client_error(e: &AppError) -> StoreError {
     let AppError::Storage(e) = e else {
         let AppError::Domain(d) = e else {
             unreachable!()
         };
-        return store_error(d);
+        return d.clone();
     };
     tracing::error!(error = %e, "storage fault");
-    store_error(&match e.kind {
+    match e.kind {
         StorageErrorKind::Full => StoreError::StorageFull,
         StorageErrorKind::Missing => StoreError::not_found(),
         StorageErrorKind::Unavailable | StorageErrorKind::Conflict => StoreError::Unavailable,
         StorageErrorKind::Other | StorageErrorKind::Corrupt => StoreError::Internal,
-    })
+    }
 }
 
 /// A response whose body holds `guard` until it has been sent or dropped:

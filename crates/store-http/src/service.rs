@@ -166,7 +166,11 @@ impl StoreService {
         let shared = Arc::clone(&self.shared);
         let (res, route) = handlers::handle(app, shared, req, peer, &self.prefix).await;
         let took = started.elapsed();
-        let status = res.status().as_u16();
+        // An MCP tool call counts with the status its route answered.
+        let status = res
+            .extensions()
+            .get::<crate::handlers::ToolCall>()
+            .map_or(res.status().as_u16(), |tool| tool.status);
         if let Some(m) = &self.metrics {
             m.observe(route, status, took);
         }

@@ -135,7 +135,7 @@ async fn admit(
     };
     let endpoint = route(&parts.method, path, &query, &app.config().limits);
     let name = endpoint.name();
-    let token_in_form = match upload_gate(&app, &endpoint, &parts.headers, &query) {
+    let token_in_form = match upload_gate(&app, endpoint.id(), &parts.headers, &query) {
         Ok(in_form) => in_form,
         Err(e) => return (respond::holding(respond::store_error(&e), in_flight), name),
     };
@@ -153,11 +153,12 @@ async fn admit(
     let res = dispatch(ctx, endpoint, body)
         .await
         .unwrap_or_else(|e| respond::app_error(&e));
-    // An MCP tool call is logged and counted by its tool.
+    // An MCP tool call is logged and counted by its tool (and the status
+    // its route answered, which the service reads).
     let name = res
         .extensions()
-        .get::<super::mcp::ToolName>()
-        .map_or(name, |tool| tool.0);
+        .get::<super::mcp::ToolCall>()
+        .map_or(name, |tool| tool.metric);
     (respond::holding(res, in_flight), name)
 }
 
@@ -189,15 +190,15 @@ fn check_head(req: &Request<RequestBody>, shared: &Shared) -> Option<(Res, &'sta
 /// read.
 pub(super) fn upload_gate(
     app: &App,
-    endpoint: &Endpoint,
+    route: Option<RouteId>,
     headers: &HeaderMap,
     query: &Query,
 ) -> Result<bool, StoreError> {
-    use store_wire::routes::{RouteId, CREATING, CREATING_BY_FORM};
+    use store_wire::routes::{CREATING, CREATING_BY_FORM};
     if !app.config().upload_token.is_required() {
         return Ok(false);
     }
-    let Some(id) = endpoint.id().filter(|id| CREATING.contains(id)) else {
+    let Some(id) = route.filter(|id| CREATING.contains(id)) else {
         return Ok(false);
     };
     let presented = presented_token(headers, query);

@@ -22,28 +22,44 @@ use super::Ctx;
 use crate::body::{self, RequestBody};
 use crate::respond::{self, Res};
 
-/// The tool a `tools/call` ran, for the request log and the metrics.
+/// The tool a `tools/call` ran and the status its route answered: what
+/// the request log and the metrics count it by.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ToolName(pub &'static str);
+pub(crate) struct ToolCall {
+    pub metric: &'static str,
+    pub status: u16,
+}
+
+/// A tool result, written, and the status of the route's answer.
+type Outcome = (Vec<u8>, u16);
 
 /// `POST /mcp`.
 pub(super) async fn post(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
-    check_headers(ctx)?;
     // Counted here rather than at the door (admit.rs), so that a tool call
     // over the limit is a tool error the agent reads, as every refusal of
-    // a call is; any other message over it is refused as at the door.
+    // a call is; any other message over it is refused as at the door, and
+    // so is a large one, unread.
     let key = crate::client::rate_key(ctx.client);
     let over_rate = check_rate(&ctx.shared, key, ctx.app.now()).await?.err();
+    let declared = crate::body::declared_length(&ctx.headers, u64::MAX).unwrap_or(0);
+    if let Some(retry_after_secs) = over_rate.filter(|_| declared > SMALL_MESSAGE_BYTES) {
+        return Err(StoreError::RateLimited { retry_after_secs }.into());
+    }
+    check_headers(ctx)?;
     let limit = mcp::body_bytes_max(&ctx.app.config().limits);
-    // Held until the answer is made: the message's bytes stay in memory.
+    // Held until the answer is made: the message stays in memory, parsed.
     let intake = ctx.intake(limit)?;
     let bytes = body::read_bounded(&intake, body, limit).await?;
     let message = mcp::read(&bytes);
+    drop(bytes);
     if let Some(retry_after_secs) = over_rate {
         return Ok(over_the_rate(message, retry_after_secs));
     }
     match message {
-        Ok(Incoming::Request { id, method, params }) => Ok(answer(ctx, id, &method, params).await),
+        Ok(Incoming::Request { id, method, params }) => {
+            let large = declared > SMALL_MESSAGE_BYTES;
+            Ok(answer(ctx, id, &method, params, large).await)
+        }
         Ok(Incoming::Notice) => {
             // Nothing to say, so no type for the nothing.
             let mut res = Res::new(respond::empty());
@@ -54,9 +70,14 @@ pub(super) async fn post(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
     }
 }
 
+/// A message up to this size is read and planned on the executor; a
+/// larger one (a file in base64) is planned on the work lane, and over the
+/// rate it is refused unread.
+const SMALL_MESSAGE_BYTES: u64 = 64 * 1024;
+
 /// The transport's header rules: no other site's page (its `Origin`),
-/// and a protocol revision this server speaks (400 otherwise, with a
-/// JSON-RPC error that names them).
+/// and a protocol revision this server speaks (400 otherwise, the
+/// service's error body naming them).
 fn check_headers(ctx: &Ctx) -> AppResult<()> {
     let origin = ctx
         .headers
@@ -87,17 +108,19 @@ fn over_the_rate(message: Result<Incoming, mcp::Malformed>, retry_after_secs: u6
     let e = StoreError::RateLimited { retry_after_secs };
     let mut res = match message {
         Ok(Incoming::Request { id, method, .. }) if method == "tools/call" => {
-            json_answer(StatusCode::OK, mcp::result_json(&id, &refused(&e)))
+            json_answer(StatusCode::OK, mcp::result_json(&id, &refused(&e).0))
         }
         _ => respond::store_error(&e),
     };
-    res.extensions_mut()
-        .insert(ToolName(crate::metrics::ROUTE_RATE_LIMITED));
+    res.extensions_mut().insert(ToolCall {
+        metric: crate::metrics::ROUTE_RATE_LIMITED,
+        status: e.code().http_status(),
+    });
     res
 }
 
 /// The answer to a request, by its method.
-async fn answer(ctx: &Ctx, id: Value, method: &str, params: Value) -> Res {
+async fn answer(ctx: &Ctx, id: Value, method: &str, params: Value, large: bool) -> Res {
     let limits = &ctx.app.config().limits;
     let message = match method {
         "initialize" => {
@@ -106,10 +129,11 @@ async fn answer(ctx: &Ctx, id: Value, method: &str, params: Value) -> Res {
         }
         "ping" => mcp::result(id, json!({})),
         "tools/list" => mcp::result(id, tools::list(limits)),
-        "tools/call" => match call(ctx, params).await {
-            Ok((result, tool)) => {
+        "tools/call" => match call(ctx, params, large).await {
+            Ok(((result, status), tool)) => {
                 let mut res = json_answer(StatusCode::OK, mcp::result_json(&id, &result));
-                res.extensions_mut().insert(ToolName(tool.metric));
+                let metric = tool.metric;
+                res.extensions_mut().insert(ToolCall { metric, status });
                 return res;
             }
             Err(message) => mcp::error(id, mcp::INVALID_PARAMS, &message),
@@ -149,27 +173,112 @@ pub(super) fn refuse(ctx: &Ctx) -> Res {
 }
 
 /// `tools/call`: the tool's result, as JSON (a refusal of the call is a
-/// tool error), or why the call names no tool (a protocol error).
-async fn call(ctx: &Ctx, params: Value) -> Result<(Vec<u8>, &'static tools::Tool), String> {
+/// tool error), or why the call names no tool (a protocol error). A call
+/// that creates something is held to the upload token before its content
+/// is decoded; a large call is planned (its content decoded) on the work
+/// lane, never on the executor.
+async fn call(
+    ctx: &Ctx,
+    params: Value,
+    large: bool,
+) -> Result<(Outcome, &'static tools::Tool), String> {
     let (tool, args) = tools::read_call(params)?;
-    let limits = &ctx.app.config().limits;
-    let result = match tools::plan(tool, &args, limits) {
-        Ok(planned) => run(ctx, planned).await,
+    let headers = call_headers(ctx, &args);
+    if let Err(e) = creation_allowed(ctx, tool, &headers, &args) {
+        return Ok((refused(&e), tool));
+    }
+    let planned = if large {
+        let app = Arc::clone(&ctx.app);
+        let planning = move || plan(&app, tool, args);
+        match ctx.shared.lanes.work.run(planning).await {
+            Ok(planned) => planned,
+            Err(e) => return Ok((refused(&respond::client_error(&e)), tool)),
+        }
+    } else {
+        plan(&ctx.app, tool, args)
+    };
+    let outcome = match planned {
+        Ok(planned) => run(ctx, headers, planned).await,
         Err(e) => refused(&e),
     };
-    Ok((result, tool))
+    Ok((outcome, tool))
+}
+
+/// The plan of a call, with this server's base URL and limits, and a
+/// fresh boundary for a bundle's body.
+fn plan(
+    app: &store_app::App,
+    tool: &'static tools::Tool,
+    args: serde_json::Map<String, Value>,
+) -> Result<tools::Call, StoreError> {
+    let config = app.config();
+    let at = tools::Setting {
+        base_url: &config.base_url,
+        limits: &config.limits,
+        nonce: nonce(),
+    };
+    tools::plan(tool, args, &at)
+}
+
+/// 128 bits no client can guess: the standard library's per-process
+/// random hash keys, through SipHash, twice. Not a secret; a boundary a
+/// file cannot hold on purpose.
+fn nonce() -> u128 {
+    use std::hash::{BuildHasher, Hasher};
+    let half = || {
+        u128::from(
+            std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish(),
+        )
+    };
+    (half() << 64) | half()
+}
+
+/// The headers a call's request carries: the MCP request's own
+/// `Authorization` (the upload or retain token), unless the call names a
+/// `token` itself, which the route would read second.
+fn call_headers(ctx: &Ctx, args: &serde_json::Map<String, Value>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    if let Some(auth) = ctx.headers.get(header::AUTHORIZATION) {
+        if !args.contains_key("token") {
+            headers.insert(header::AUTHORIZATION, auth.clone());
+        }
+    }
+    headers
+}
+
+/// STORE_UPLOAD_TOKEN, checked as the door checks it, before a creating
+/// call's content is decoded.
+fn creation_allowed(
+    ctx: &Ctx,
+    tool: &tools::Tool,
+    headers: &HeaderMap,
+    args: &serde_json::Map<String, Value>,
+) -> Result<(), StoreError> {
+    let token = args
+        .get("token")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let pairs = token
+        .map(|t| ("token".to_string(), t))
+        .into_iter()
+        .collect();
+    let query = store_wire::query::Query::from_pairs(pairs)?;
+    upload_gate(&ctx.app, Some(tool.route), headers, &query).map(|_| ())
 }
 
 /// A refusal made before the route ran, as the route's would read.
-fn refused(e: &StoreError) -> Vec<u8> {
+fn refused(e: &StoreError) -> Outcome {
     let body = respond::error_body(e);
+    let status = e.code().http_status();
     let reply = answer::Reply {
-        status: e.code().http_status(),
+        status,
         content_type: Some("application/json"),
         location: None,
         body: &body,
     };
-    to_json(&answer::tool_result(&reply, false))
+    (to_json(&answer::tool_result(&reply, false)), status)
 }
 
 /// A tool result, written.
@@ -181,13 +290,17 @@ fn to_json(result: &answer::ToolResult<'_>) -> Vec<u8> {
 /// Boxed, and declared `Send`: a tool's route is never this one, but the
 /// compiler cannot know that, and a future that may hold itself has
 /// neither a size nor a provable `Send`.
-fn run(ctx: &Ctx, call: tools::Call) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send + '_>> {
-    Box::pin(run_call(ctx, call))
+fn run(
+    ctx: &Ctx,
+    headers: HeaderMap,
+    call: tools::Call,
+) -> Pin<Box<dyn Future<Output = Outcome> + Send + '_>> {
+    Box::pin(run_call(ctx, headers, call))
 }
 
-async fn run_call(ctx: &Ctx, call: tools::Call) -> Vec<u8> {
-    let (headers, body) = request_parts(ctx, call.body);
-    let token_in_form = match upload_gate(&ctx.app, &call.endpoint, &headers, &call.query) {
+async fn run_call(ctx: &Ctx, headers: HeaderMap, call: tools::Call) -> Outcome {
+    let (headers, body) = request_parts(headers, call.body);
+    let token_in_form = match upload_gate(&ctx.app, call.endpoint.id(), &headers, &call.query) {
         Ok(in_form) => in_form,
         Err(e) => return refused(&e),
     };
@@ -224,7 +337,10 @@ async fn run_call(ctx: &Ctx, call: tools::Call) -> Vec<u8> {
         location: text(header::LOCATION),
         body: &bytes,
     };
-    to_json(&answer::tool_result(&reply, call.reads_bytes))
+    (
+        to_json(&answer::tool_result(&reply, call.reads_bytes)),
+        reply.status,
+    )
 }
 
 /// A route's answer, whole, if it is at most `limit_bytes` and arrives
@@ -244,13 +360,9 @@ async fn read_answer(mut body: respond::ResBody, limit_bytes: u64) -> Option<Vec
     Some(out)
 }
 
-/// The headers and body of a call's request: the MCP request's own
-/// `Authorization` (the upload or retain token), and the file's bytes.
-fn request_parts(ctx: &Ctx, body: tools::Body) -> (HeaderMap, RequestBody) {
-    let mut headers = HeaderMap::new();
-    if let Some(auth) = ctx.headers.get(header::AUTHORIZATION) {
-        headers.insert(header::AUTHORIZATION, auth.clone());
-    }
+/// The headers and body of a call's request: `headers`, with the
+/// file's length and type, and its bytes.
+fn request_parts(mut headers: HeaderMap, body: tools::Body) -> (HeaderMap, RequestBody) {
     let (bytes, content_type) = match body {
         tools::Body::Nothing => return (headers, empty_body()),
         tools::Body::Raw {

@@ -16,6 +16,7 @@ mod download;
 pub(crate) use admit::handle;
 pub(crate) use ctx::{blocking, Ctx};
 pub(crate) use download::{serve_download, serve_zip};
+pub(crate) use mcp::ToolCall;
 
 use crate::body::RequestBody;
 use http::{header, HeaderValue};

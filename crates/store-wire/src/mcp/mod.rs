@@ -18,8 +18,9 @@ use store_core::Limits;
 
 /// The protocol revisions this server speaks, newest first. Their
 /// differences are in features it does not use (sampling, elicitation,
-/// tasks); the tool calls are the same in each.
-pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+/// tasks); the tool calls are the same in each. Not 2025-03-26, whose
+/// servers must take batches of messages, which this one refuses.
+pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18"];
 
 /// The header a client names the negotiated revision in, on every request
 /// after `initialize`.
@@ -100,13 +101,18 @@ pub fn version_header_ok(value: Option<&str>) -> bool {
     value.is_none_or(|v| PROTOCOL_VERSIONS.contains(&v.trim()))
 }
 
-/// The largest body `POST /mcp` reads: the largest body a tool sends (a
-/// bundle's files, bounded as a multipart upload is) in base64, and room
-/// for the JSON around it.
+/// The largest body `POST /mcp` reads: the bytes a call may send (one
+/// file at the file limit, or a bundle's files, [`FILES_BYTES_MIN`] at
+/// least) in base64, and room for the JSON around them. Fixed, not the
+/// pool's size: the whole message is held in memory, parsed.
 pub fn body_bytes_max(limits: &Limits) -> u64 {
-    let files = limits.pool_bytes.max(limits.file_bytes_max) + MESSAGE_BYTES_MAX;
+    let files = limits.file_bytes_max.max(FILES_BYTES_MIN);
     files.div_ceil(3) * 4 + MESSAGE_BYTES_MAX
 }
+
+/// What a call may send at least, whatever the file limit: a bundle of a
+/// few files of the default limit.
+pub const FILES_BYTES_MIN: u64 = 16 * 1024 * 1024;
 
 /// Room in a message for what is not a file's bytes: the JSON-RPC
 /// envelope and the other arguments.
@@ -245,6 +251,11 @@ mod tests {
     fn initialize_answers_the_asked_revision_when_it_is_spoken() {
         let limits = Limits::default();
         let asked = json!({ "protocolVersion": "2025-06-18" });
+        let old = json!({ "protocolVersion": "2025-03-26" });
+        assert_eq!(
+            initialize(&old, "9.9", &limits)["protocolVersion"],
+            PROTOCOL_VERSIONS[0]
+        );
         let r = initialize(&asked, "9.9", &limits);
         assert_eq!(r["protocolVersion"], "2025-06-18");
         assert_eq!(r["serverInfo"]["name"], "storesrv");
@@ -260,7 +271,8 @@ mod tests {
         assert!(!origin_allowed(Some("http://evil:1"), "http://h:1"));
         assert!(!origin_allowed(Some("null"), "http://h:1"));
         let limits = Limits::default();
-        assert!(body_bytes_max(&limits) > limits.pool_bytes / 3 * 4);
+        assert!(body_bytes_max(&limits) > FILES_BYTES_MIN / 3 * 4);
+        assert!(body_bytes_max(&limits) < limits.pool_bytes);
         let written = result_json(&json!("a"), br#"{"x":[1]}"#);
         let read: Value = serde_json::from_slice(&written).unwrap();
         assert_eq!(read, result(json!("a"), json!({ "x": [1] })));

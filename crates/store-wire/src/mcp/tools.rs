@@ -324,7 +324,7 @@ impl Tool {
     fn own_schema(&self, arg: &OwnArg) -> Value {
         match arg.group {
             ArgGroup::Files => json!({
-                "type": "array", "minItems": 1, "description": arg.says,
+                "type": "array", "minItems": 2, "description": arg.says,
                 "items": { "type": "object", "required": ["name"], "properties": {
                     "name": { "type": "string", "minLength": 1 },
                     "content": { "type": "string" },
@@ -353,6 +353,9 @@ impl Tool {
             if self.required(p.name) {
                 required.push(name);
             }
+        }
+        if self.carries == Carries::Files {
+            required.push("files");
         }
         let calls: Vec<String> = self
             .routes()
@@ -437,11 +440,30 @@ pub struct Call {
     pub reads_bytes: bool,
 }
 
+/// What a call is planned with, besides its arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct Setting<'a> {
+    /// The service's base URL: a `url` argument is read under its path.
+    pub base_url: &'a str,
+    /// The configured limits.
+    pub limits: &'a Limits,
+    /// Random bits, for a multipart boundary no one can put in a file
+    /// beforehand.
+    pub nonce: u128,
+}
+
 /// The HTTP request a call of `tool` with `args` is, checked the way the
-/// route checks a request: an unknown or mistyped argument is a 400.
-pub fn plan(tool: &Tool, args: &Map<String, Value>, limits: &Limits) -> Result<Call, StoreError> {
-    check_names(tool, args)?;
-    let (id, captures) = target(tool, args, limits)?;
+/// route checks a request: an unknown or mistyped argument is a 400, a
+/// query longer than a request target may be is a 414. The arguments are
+/// taken: a file's bytes move into the body.
+pub fn plan(
+    tool: &Tool,
+    mut args: Map<String, Value>,
+    at: &Setting<'_>,
+) -> Result<Call, StoreError> {
+    let limits = at.limits;
+    check_names(tool, &args)?;
+    let (id, captures) = target(tool, &args, at)?;
     let mut pairs: Vec<(String, String)> = tool
         .fixed
         .iter()
@@ -453,6 +475,13 @@ pub fn plan(tool: &Tool, args: &Map<String, Value>, limits: &Limits) -> Result<C
                 pairs.push((p.name.to_string(), value));
             }
         }
+    }
+    // What the door refuses in a request target (414), refused here too.
+    let target_bytes: usize = pairs.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
+    if target_bytes as u64 > limits.server.uri_bytes_max {
+        return Err(StoreError::UriTooLong {
+            max_bytes: limits.server.uri_bytes_max as usize,
+        });
     }
     let query = Query::from_pairs(pairs)?;
     let captures: Vec<&str> = captures.iter().map(String::as_str).collect();
@@ -469,7 +498,7 @@ pub fn plan(tool: &Tool, args: &Map<String, Value>, limits: &Limits) -> Result<C
         endpoint,
         method,
         query,
-        body: body(tool, args)?,
+        body: body(tool, &mut args, at.nonce)?,
         reads_bytes: tool.target == Target::Bytes,
     })
 }
@@ -507,7 +536,7 @@ fn text_arg<'a>(args: &'a Map<String, Value>, name: &str) -> Result<Option<&'a s
 fn target(
     tool: &Tool,
     args: &Map<String, Value>,
-    limits: &Limits,
+    at: &Setting<'_>,
 ) -> Result<(RouteId, Vec<String>), StoreError> {
     let id = text_arg(args, "id")?;
     let key = text_arg(args, "key")?;
@@ -521,7 +550,7 @@ fn target(
         (Target::Dir | Target::Either, None, Some(key), None) => {
             Ok((dir_route, vec![key.to_string()]))
         }
-        (_, None, None, Some(url)) => by_url(tool, url, limits),
+        (_, None, None, Some(url)) => by_url(tool, url, at),
         _ => Err(StoreError::bad_request(format!(
             "{} needs one of: {}",
             tool.name,
@@ -535,7 +564,7 @@ fn target(
 }
 
 /// The route and captures a URL of this service names, for the tool.
-fn by_url(tool: &Tool, url: &str, limits: &Limits) -> Result<(RouteId, Vec<String>), StoreError> {
+fn by_url(tool: &Tool, url: &str, at: &Setting<'_>) -> Result<(RouteId, Vec<String>), StoreError> {
     let not_ours = || {
         StoreError::bad_request(format!(
             "{url:?} is not the URL of something {} acts on",
@@ -543,7 +572,14 @@ fn by_url(tool: &Tool, url: &str, limits: &Limits) -> Result<(RouteId, Vec<Strin
         ))
     };
     let path = path_of(url).ok_or_else(not_ours)?;
-    let found = route(&http::Method::GET, path, &Query::default(), limits);
+    // A service mounted under a path hands out URLs under it.
+    let mount = path_of(at.base_url).unwrap_or("").trim_end_matches('/');
+    let path = match path.strip_prefix(mount) {
+        Some("") => "/",
+        Some(rest) if rest.starts_with('/') => rest,
+        _ => path,
+    };
+    let found = route(&http::Method::GET, path, &Query::default(), at.limits);
     let captures = found.captures().into_iter().map(str::to_string).collect();
     let object = matches!(found, Endpoint::GetFile { .. });
     let dir = matches!(found, Endpoint::GetDir { .. });
@@ -592,10 +628,11 @@ fn query_values(p: &Param, arg: &str, v: &Value) -> Result<Vec<String>, StoreErr
     })
 }
 
-/// A file's bytes: `content` as UTF-8, or `content_base64` decoded.
-fn content(args: &Map<String, Value>, what: &str) -> Result<Vec<u8>, StoreError> {
-    match (args.get("content"), args.get("content_base64")) {
-        (Some(Value::String(text)), None) => Ok(text.as_bytes().to_vec()),
+/// A file's bytes, taken from the arguments: `content` as UTF-8, or
+/// `content_base64` decoded.
+fn content(args: &mut Map<String, Value>, what: &str) -> Result<Vec<u8>, StoreError> {
+    match (args.remove("content"), args.remove("content_base64")) {
+        (Some(Value::String(text)), None) => Ok(text.into_bytes()),
         (None, Some(Value::String(b64))) => BASE64.decode(b64.trim()).map_err(|e| {
             StoreError::bad_request(format!("{what}'s content_base64 is not base64: {e}"))
         }),
@@ -612,58 +649,81 @@ const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::n
         .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
 );
 
-/// The call's body, from the tool's content arguments.
-fn body(tool: &Tool, args: &Map<String, Value>) -> Result<Body, StoreError> {
+/// The call's body, from the tool's content arguments (taken).
+fn body(tool: &Tool, args: &mut Map<String, Value>, nonce: u128) -> Result<Body, StoreError> {
     match tool.carries {
         Carries::Nothing => Ok(Body::Nothing),
-        Carries::OneFile => Ok(Body::Raw {
-            bytes: content(args, "the file")?,
-            content_type: text_arg(args, "content_type")?.map(str::to_string),
-        }),
+        Carries::OneFile => {
+            let content_type = text_arg(args, "content_type")?.map(str::to_string);
+            if content_type
+                .as_deref()
+                .is_some_and(|t| http::HeaderValue::from_str(t).is_err())
+            {
+                return Err(StoreError::bad_request("content_type is not a media type"));
+            }
+            Ok(Body::Raw {
+                bytes: content(args, "the file")?,
+                content_type,
+            })
+        }
         Carries::Files => {
-            let Some(Value::Array(files)) = args.get("files") else {
+            let Some(Value::Array(files)) = args.remove("files") else {
                 return Err(StoreError::bad_request("files must be a list of files"));
             };
             let mut parts = Vec::with_capacity(files.len());
-            for (i, f) in files.iter().enumerate() {
+            for (i, f) in files.into_iter().enumerate() {
                 let what = format!("files[{i}]");
-                let f = f
-                    .as_object()
-                    .ok_or_else(|| StoreError::bad_request(format!("{what} must be an object")))?;
-                let name = text_arg(f, "name")?
-                    .ok_or_else(|| StoreError::bad_request(format!("{what} needs a name")))?;
-                parts.push((name.to_string(), content(f, &what)?));
+                let Value::Object(mut f) = f else {
+                    return Err(StoreError::bad_request(format!("{what} must be an object")));
+                };
+                let name = text_arg(&f, "name")?
+                    .ok_or_else(|| StoreError::bad_request(format!("{what} needs a name")))?
+                    .to_string();
+                parts.push((name, content(&mut f, &what)?));
             }
-            Ok(multipart(&parts))
+            if parts.len() < 2 {
+                return Err(StoreError::bad_request(
+                    "a bundle is two files or more: upload_file stores one",
+                ));
+            }
+            multipart(&parts, nonce)
         }
     }
 }
 
-/// A `multipart/form-data` body of file parts, with a boundary none of
-/// the files contains.
-fn multipart(parts: &[(String, Vec<u8>)]) -> Body {
-    let mut n = 0u64;
-    let boundary = loop {
-        let b = format!("storesrv-mcp-{n:016x}");
-        let needle = b.as_bytes();
-        let clash = parts
-            .iter()
-            .any(|(_, bytes)| bytes.windows(needle.len()).any(|w| w == needle));
-        if !clash {
-            break b;
-        }
-        n += 1;
-    };
-    let mut bytes = Vec::new();
+/// A `multipart/form-data` body of file parts. Its boundary carries 128
+/// random bits, so no file can hold it but by chance; one that does is
+/// refused, to be sent again (with another boundary).
+fn multipart(parts: &[(String, Vec<u8>)], nonce: u128) -> Result<Body, StoreError> {
+    let boundary = format!("storesrv-mcp-{nonce:032x}");
+    let needle = boundary.as_bytes();
+    if parts
+        .iter()
+        .any(|(_, bytes)| bytes.windows(needle.len()).any(|w| w == needle))
+    {
+        return Err(StoreError::bad_request(
+            "a file holds this call's multipart boundary by chance: send the call again",
+        ));
+    }
+    let mut bytes = Vec::with_capacity(parts.iter().map(|(_, b)| b.len() + 200).sum());
     for (name, content) in parts {
-        // The WHATWG form encoding of a file name in a header.
-        let name = name
-            .replace('"', "%22")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A");
+        // RFC 7578's `filename*` carries any name; the plain `filename`
+        // beside it is for readers that know only that one.
+        let plain: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let encoded =
+            percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC);
         bytes.extend_from_slice(
             format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n\r\n"
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{plain}\"; filename*=UTF-8''{encoded}\r\n\r\n"
             )
             .as_bytes(),
         );
@@ -671,7 +731,7 @@ fn multipart(parts: &[(String, Vec<u8>)]) -> Body {
         bytes.extend_from_slice(b"\r\n");
     }
     bytes.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    Body::Multipart { bytes, boundary }
+    Ok(Body::Multipart { bytes, boundary })
 }
 
 #[cfg(test)]

@@ -4,8 +4,19 @@ fn args(v: Value) -> Map<String, Value> {
     v.as_object().expect("arguments are an object").clone()
 }
 
+const BASE: &str = "http://h:1";
+
+fn plan_at(tool: &str, v: Value, base_url: &str, limits: &Limits) -> Result<Call, StoreError> {
+    let at = Setting {
+        base_url,
+        limits,
+        nonce: 0xabc,
+    };
+    plan(find(tool).expect("a tool"), args(v), &at)
+}
+
 fn plan_of(tool: &str, v: Value) -> Result<Call, StoreError> {
-    plan(find(tool).expect("a tool"), &args(v), &Limits::default())
+    plan_at(tool, v, BASE, &Limits::default())
 }
 
 /// The test the issue asks for: a route's parameter missing from its
@@ -73,10 +84,11 @@ fn the_contracts_tools_are_all_there() {
     ] {
         assert!(find(name).is_some(), "{name}");
     }
-    let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
-    let mut unique = names.clone();
-    unique.dedup();
-    assert_eq!(names, unique);
+    let mut names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+    names.sort_unstable();
+    let count = names.len();
+    names.dedup();
+    assert_eq!(names.len(), count, "two tools of one name");
 }
 
 #[test]
@@ -147,6 +159,16 @@ fn wrong_arguments_are_refused_with_what_is_taken() {
             json!({ "files": [{ "content": "x" }] }),
             "files[0] needs a name",
         ),
+        (
+            "create_bundle",
+            json!({ "files": [{ "name": "a", "content": "x" }] }),
+            "two files or more",
+        ),
+        (
+            "upload_file",
+            json!({ "content": "x", "content_type": "text/plain\n" }),
+            "not a media type",
+        ),
     ];
     for (tool, a, says) in cases {
         let e = plan_of(tool, a.clone()).expect_err(&a.to_string());
@@ -180,9 +202,9 @@ fn a_target_is_an_id_a_key_or_a_url() {
         (json!({ "url": "https://x/d/k" }), true),
         (json!({ "url": "https://x/abc" }), false),
     ] {
-        let mut a = args(a);
-        a.extend(args(ttl.clone()));
-        let call = plan(find("set_lifetime").unwrap(), &a, &Limits::default()).unwrap();
+        let mut a = a;
+        a.as_object_mut().unwrap().extend(args(ttl.clone()));
+        let call = plan_of("set_lifetime", a.clone()).unwrap();
         let id = call.endpoint.id().unwrap();
         let want = if dir {
             RouteId::SetDirTtl
@@ -199,7 +221,7 @@ fn a_bundle_is_one_multipart_body() {
     let call = plan_of(
         "create_bundle",
         json!({ "files": [
-            { "name": "a.txt", "content": "--storesrv-mcp-0000000000000000" },
+            { "name": "a \"q\".txt", "content": "--storesrv-mcp-0000" },
             { "name": "b.bin", "content_base64": "AAE=" },
         ] }),
     )
@@ -207,9 +229,47 @@ fn a_bundle_is_one_multipart_body() {
     let Body::Multipart { bytes, boundary } = call.body else {
         panic!("not multipart: {:?}", call.body);
     };
-    assert_eq!(boundary, "storesrv-mcp-0000000000000001");
+    assert_eq!(boundary, format!("storesrv-mcp-{:032x}", 0xabc));
     let text = String::from_utf8_lossy(&bytes);
     assert_eq!(text.matches("Content-Disposition: form-data").count(), 2);
-    assert!(text.contains("filename=\"b.bin\"\r\n\r\n\u{0}\u{1}\r\n"));
+    assert!(
+        text.contains("filename*=UTF-8''a%20%22q%22%2Etxt"),
+        "{text}"
+    );
+    assert!(text.contains("filename=\"b.bin\"; filename*=UTF-8''b%2Ebin\r\n\r\n\u{0}\u{1}\r\n"));
     assert!(text.ends_with(&format!("--{boundary}--\r\n")));
+    // A file that holds the boundary cannot be framed by it.
+    let clash = format!("x--storesrv-mcp-{:032x}y", 0xabc);
+    let e = plan_of(
+        "create_bundle",
+        json!({ "files": [{ "name": "a", "content": clash }, { "name": "b", "content": "" }] }),
+    )
+    .expect_err("a clash");
+    assert!(e.to_string().contains("send the call again"), "{e}");
+}
+
+#[test]
+fn a_url_is_read_under_a_mounted_base_and_the_query_is_bounded() {
+    let limits = Limits::default();
+    let mounted = "https://h/files";
+    let call = plan_at(
+        "file_info",
+        json!({ "url": "https://h/files/abc" }),
+        mounted,
+        &limits,
+    )
+    .unwrap();
+    assert!(matches!(call.endpoint, Endpoint::GetFile { ref id, .. } if id == "abc"));
+    let call = plan_at(
+        "list_dir",
+        json!({ "url": "https://h/files/d/k" }),
+        mounted,
+        &limits,
+    )
+    .unwrap();
+    assert_eq!(call.endpoint.captures(), ["k"]);
+    let mut small = Limits::default();
+    small.server.uri_bytes_max = 100;
+    let e = plan_at("browse", json!({ "q": "x".repeat(200) }), BASE, &small).expect_err("too long");
+    assert!(matches!(e, StoreError::UriTooLong { .. }), "{e:?}");
 }
