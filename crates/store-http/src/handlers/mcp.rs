@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use store_app::AppResult;
 use store_core::StoreError;
 use store_wire::mcp::{self, answer, tools, Incoming};
+use store_wire::routes::TOKEN;
 
 use super::admit::{check_rate, upload_gate};
 use super::Ctx;
@@ -241,7 +242,7 @@ fn nonce() -> u128 {
 fn call_headers(ctx: &Ctx, args: &serde_json::Map<String, Value>) -> HeaderMap {
     let mut headers = HeaderMap::new();
     if let Some(auth) = ctx.headers.get(header::AUTHORIZATION) {
-        if !args.contains_key("token") {
+        if tools::token_arg(args).is_none() {
             headers.insert(header::AUTHORIZATION, auth.clone());
         }
     }
@@ -256,12 +257,9 @@ fn creation_allowed(
     headers: &HeaderMap,
     args: &serde_json::Map<String, Value>,
 ) -> Result<(), StoreError> {
-    let token = args
-        .get("token")
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    let token = tools::token_arg(args).map(str::to_string);
     let pairs = token
-        .map(|t| ("token".to_string(), t))
+        .map(|t| (TOKEN.name.to_string(), t))
         .into_iter()
         .collect();
     let query = store_wire::query::Query::from_pairs(pairs)?;

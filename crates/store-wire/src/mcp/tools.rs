@@ -260,6 +260,12 @@ pub fn read_call(mut params: Value) -> Result<(&'static Tool, Map<String, Value>
     }
 }
 
+/// The retain or upload token a call names itself (`token`), if any.
+pub fn token_arg(args: &Map<String, Value>) -> Option<&str> {
+    args.get(arg_name(crate::routes::TOKEN.name))
+        .and_then(Value::as_str)
+}
+
 /// The argument a route parameter is given as.
 pub fn arg_name(param: &str) -> &str {
     ARG_NAMES
