@@ -713,25 +713,11 @@ fn multipart(parts: &[(String, Vec<u8>)], nonce: u128) -> Result<Body, StoreErro
     }
     let mut bytes = Vec::with_capacity(parts.iter().map(|(_, b)| b.len() + 200).sum());
     for (name, content) in parts {
-        // RFC 7578's `filename*` carries any name; the plain `filename`
-        // beside it is for readers that know only that one.
-        let plain: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let encoded =
-            percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC);
+        // RFC 7578's `filename*` carries any name (multipart reading
+        // takes it first), as a download's disposition does.
+        let disposition = crate::disposition::content_disposition("form-data; name=\"file\"", name);
         bytes.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{plain}\"; filename*=UTF-8''{encoded}\r\n\r\n"
-            )
-            .as_bytes(),
+            format!("--{boundary}\r\nContent-Disposition: {disposition}\r\n\r\n").as_bytes(),
         );
         bytes.extend_from_slice(content);
         bytes.extend_from_slice(b"\r\n");

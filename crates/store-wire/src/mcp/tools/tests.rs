@@ -233,10 +233,10 @@ fn a_bundle_is_one_multipart_body() {
     let text = String::from_utf8_lossy(&bytes);
     assert_eq!(text.matches("Content-Disposition: form-data").count(), 2);
     assert!(
-        text.contains("filename*=UTF-8''a%20%22q%22%2Etxt"),
+        text.contains("filename*=UTF-8''a%20%22q%22.txt"),
         "{text}"
     );
-    assert!(text.contains("filename=\"b.bin\"; filename*=UTF-8''b%2Ebin\r\n\r\n\u{0}\u{1}\r\n"));
+    assert!(text.contains("filename=\"b.bin\"; filename*=UTF-8''b.bin\r\n\r\n\u{0}\u{1}\r\n"));
     assert!(text.ends_with(&format!("--{boundary}--\r\n")));
     // A file that holds the boundary cannot be framed by it.
     let clash = format!("x--storesrv-mcp-{:032x}y", 0xabc);
