@@ -386,24 +386,8 @@ fn imports_run_through_the_tool_where_the_guard_allows_them() {
 /// (tests/interop/mcp_client.py).
 #[test]
 fn the_official_python_sdk_uses_the_tools() {
-    let python = repo("target/interop/bin/python");
-    assert!(
-        python.exists(),
-        "no MCP SDK at {}: run scripts/test (or scripts/interop --install)",
-        python.display()
-    );
     let s = Server::start();
-    let out = std::process::Command::new(&python)
-        .arg(repo("tests/interop/mcp_client.py"))
-        .arg(&s.base)
-        .output()
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "mcp: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (stdout, _) = run_interop("mcp_client.py", std::slice::from_ref(&s.base));
     let seen: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
     assert_eq!(seen["server"], "storesrv");
     for tool in [

@@ -372,12 +372,6 @@ fn free_port() -> u16 {
 /// scripts/test runs).
 #[test]
 fn tuspy_uploads_and_resumes_after_its_connection_is_cut() {
-    let python = crate::common::repo("target/interop/bin/python");
-    assert!(
-        python.exists(),
-        "no tuspy at {}: run scripts/test (or scripts/interop --install)",
-        python.display()
-    );
     let proxy = free_port();
     let s = Server::with_env(&[
         ("STORE_BASE_URL", &format!("http://127.0.0.1:{proxy}")),
@@ -388,24 +382,14 @@ fn tuspy_uploads_and_resumes_after_its_connection_is_cut() {
     let bytes = pattern(3 * 1024 * 1024);
     std::fs::write(&path, &bytes).unwrap();
     let server_port = s.base.rsplit(':').next().unwrap().to_string();
-    let out = std::process::Command::new(&python)
-        .arg(crate::common::repo("tests/interop/tuspy_upload.py"))
-        .args([proxy.to_string(), server_port, path.display().to_string()])
-        .output()
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "tuspy: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, stderr) = crate::common::run_interop(
+        "tuspy_upload.py",
+        &[proxy.to_string(), server_port, path.display().to_string()],
     );
     let mut lines = stdout.lines();
     let url = lines.next().unwrap();
     let kept: u64 = lines.next().unwrap().parse().unwrap();
-    eprintln!(
-        "tuspy: {}; the server kept {kept} bytes",
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
+    eprintln!("tuspy: {}; the server kept {kept} bytes", stderr.trim());
     assert!(
         kept > 0 && kept < bytes.len() as u64,
         "the server kept what came before the cut: {kept}"

@@ -30,6 +30,27 @@ pub type Body = ureq::Body;
 
 pub const RETAIN_TOKEN: &str = "test-retain-token";
 
+/// Runs `script` (under tests/interop/) with `args` in the venv of
+/// clients no one here wrote (scripts/interop: tuspy, the MCP SDK), and
+/// answers its stdout and stderr; fails when it fails.
+pub fn run_interop(script: &str, args: &[String]) -> (String, String) {
+    let python = repo("target/interop/bin/python");
+    assert!(
+        python.exists(),
+        "no interop clients at {}: run scripts/test (or scripts/interop --install)",
+        python.display()
+    );
+    let out = std::process::Command::new(&python)
+        .arg(repo(&format!("tests/interop/{script}")))
+        .args(args)
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{script}: {stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
 /// A running server and the data dir it owns: one process, or two that
 /// share their records and bytes under `STORE_TEST_BACKEND=cluster`,
 /// between which requests alternate.

@@ -232,10 +232,7 @@ fn a_bundle_is_one_multipart_body() {
     assert_eq!(boundary, format!("storesrv-mcp-{:032x}", 0xabc));
     let text = String::from_utf8_lossy(&bytes);
     assert_eq!(text.matches("Content-Disposition: form-data").count(), 2);
-    assert!(
-        text.contains("filename*=UTF-8''a%20%22q%22.txt"),
-        "{text}"
-    );
+    assert!(text.contains("filename*=UTF-8''a%20%22q%22.txt"), "{text}");
     assert!(text.contains("filename=\"b.bin\"; filename*=UTF-8''b.bin\r\n\r\n\u{0}\u{1}\r\n"));
     assert!(text.ends_with(&format!("--{boundary}--\r\n")));
     // A file that holds the boundary cannot be framed by it.
