@@ -468,14 +468,15 @@ pub fn plan(
     at: &Setting<'_>,
 ) -> Result<Call, StoreError> {
     let limits = at.limits;
-    check_names(tool, &args)?;
+    let params = tool.params();
+    check_names(tool, &params, &args)?;
     let (id, captures) = target(tool, &args, at)?;
     let mut pairs: Vec<(String, String)> = tool
         .fixed
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    for p in tool.params() {
+    for p in params {
         if let Some(v) = args.get(arg_name(p.name)) {
             for value in query_values(p, arg_name(p.name), v)? {
                 pairs.push((p.name.to_string(), value));
@@ -510,8 +511,11 @@ pub fn plan(
 }
 
 /// Refuses an argument the tool does not take, naming those it does.
-fn check_names(tool: &Tool, args: &Map<String, Value>) -> Result<(), StoreError> {
-    let params = tool.params();
+fn check_names(
+    tool: &Tool,
+    params: &[&'static Param],
+    args: &Map<String, Value>,
+) -> Result<(), StoreError> {
     let known = |k: &str| {
         tool.own_args().any(|a| a.name == k) || params.iter().any(|p| arg_name(p.name) == k)
     };
