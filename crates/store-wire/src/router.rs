@@ -204,11 +204,16 @@ fn keywords_of(routes: &[usize], keep: impl Fn(&str) -> bool) -> Vec<&'static st
         .collect()
 }
 
+/// Room made at once for the path of a URL: a few words and an id or a
+/// name fit, so most URLs are written without growing.
+const URL_PATH_BYTES_TYPICAL: usize = 64;
+
 /// The URL of a route: the base URL, then the route's path with each
 /// capture replaced by the next of `args`, percent-encoded. The only place
 /// the HTTP layer writes a path (scripts/check-invariants.sh).
 pub fn url_for(base_url: &str, id: RouteId, args: &[&str]) -> String {
-    let mut out = String::from(base_url);
+    let mut out = String::with_capacity(base_url.len() + URL_PATH_BYTES_TYPICAL);
+    out.push_str(base_url);
     let mut args = args.iter();
     let route = id.route();
     if route.path == "/" {

@@ -276,13 +276,23 @@ fn refused(e: &StoreError) -> Outcome {
         location: None,
         body: &body,
     };
-    (to_json(&answer::tool_result(&reply, false)), status)
+    (
+        to_json(&answer::tool_result(&reply, false), body.len()),
+        status,
+    )
 }
 
-/// A tool result, written.
-fn to_json(result: &answer::ToolResult<'_>) -> Vec<u8> {
-    serde_json::to_vec(result).expect("a tool result serialises")
+/// A tool result, written into room for `answer_bytes` of an answer's
+/// body and what goes around it (base64 makes three bytes four), so that
+/// a read is written without growing its buffer again and again.
+fn to_json(result: &answer::ToolResult<'_>, answer_bytes: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(answer_bytes / 3 * 4 + RESULT_FRAME_BYTES);
+    serde_json::to_writer(&mut out, result).expect("a tool result serialises");
+    out
 }
+
+/// Room for what a tool result writes beside the answer's body.
+const RESULT_FRAME_BYTES: usize = 256;
 
 /// Runs a planned call as its route's request and reads the answer.
 /// Boxed, and declared `Send`: a tool's route is never this one, but the
@@ -336,7 +346,7 @@ async fn run_call(ctx: &Ctx, headers: HeaderMap, call: tools::Call) -> Outcome {
         body: &bytes,
     };
     (
-        to_json(&answer::tool_result(&reply, call.reads_bytes)),
+        to_json(&answer::tool_result(&reply, call.reads_bytes), bytes.len()),
         reply.status,
     )
 }

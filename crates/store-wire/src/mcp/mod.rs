@@ -13,6 +13,10 @@ pub mod answer;
 pub mod guide;
 pub mod tools;
 
+use std::borrow::Cow;
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use store_core::Limits;
 
@@ -23,8 +27,9 @@ use store_core::Limits;
 pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18"];
 
 /// The header a client names the negotiated revision in, on every request
-/// after `initialize`.
-pub const VERSION_HEADER: &str = "mcp-protocol-version";
+/// after `initialize`. A name made once, not parsed from text at each
+/// lookup.
+pub const VERSION_HEADER: http::HeaderName = http::HeaderName::from_static("mcp-protocol-version");
 
 /// JSON-RPC's code for a body that is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
@@ -57,8 +62,89 @@ pub enum Incoming {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Malformed(pub Value);
 
-/// Reads one POST's body.
+/// Reads one POST's body. An object is read into [`Envelope`], its keys
+/// never copied (every tool call pays for this read); anything else, or
+/// an object that does not fit it (a repeated key), is read again as a
+/// [`Value`] to say what is wrong with it, as [`read_value`] does.
 pub fn read(body: &[u8]) -> Result<Incoming, Malformed> {
+    let object = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    match serde_json::from_slice::<Envelope<'_>>(body) {
+        Ok(envelope) if object => envelope.incoming(),
+        _ => read_value(body),
+    }
+}
+
+/// The members of a JSON-RPC message this server reads. A member that is
+/// present but null is `Some(Value::Null)`: only an absent one is `None`.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<IgnoredAny>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<IgnoredAny>,
+}
+
+/// A member that is there, whatever its value (null included).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+impl Envelope<'_> {
+    fn incoming(self) -> Result<Incoming, Malformed> {
+        let invalid = |why: &str| Malformed(error(Value::Null, INVALID_REQUEST, why));
+        if self.jsonrpc.as_deref() != Some("2.0") {
+            return Err(invalid(JSONRPC_NEEDED));
+        }
+        let Some(method) = self.method else {
+            // A client's result or error, answering nothing this server asked.
+            return if self.result.is_some() || self.error.is_some() {
+                Ok(Incoming::Notice)
+            } else {
+                Err(invalid(METHOD_NEEDED))
+            };
+        };
+        let Value::String(method) = method else {
+            return Err(invalid("method is a string"));
+        };
+        let Some(id) = self.id else {
+            return Ok(Incoming::Notice);
+        };
+        request(id, method, self.params)
+    }
+}
+
+const JSONRPC_NEEDED: &str = "a message carries \"jsonrpc\": \"2.0\"";
+const METHOD_NEEDED: &str = "a message has a method, or a result or an error";
+
+/// A request, once its id and parameters are checked.
+fn request(id: Value, method: String, params: Option<Value>) -> Result<Incoming, Malformed> {
+    let invalid = |why: &str| Malformed(error(Value::Null, INVALID_REQUEST, why));
+    if !(id.is_string() || id.is_i64() || id.is_u64()) {
+        return Err(invalid("id is a string or an integer"));
+    }
+    let params = params.unwrap_or_else(|| json!({}));
+    if !params.is_object() {
+        return Err(invalid("params is an object"));
+    }
+    Ok(Incoming::Request { id, method, params })
+}
+
+/// Reads one POST's body as any JSON, to refuse what is not one
+/// JSON-RPC message, or to read one whose object repeats a key (the last
+/// one counts).
+fn read_value(body: &[u8]) -> Result<Incoming, Malformed> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| Malformed(error(Value::Null, PARSE_ERROR, &format!("not JSON: {e}"))))?;
     let invalid = |why: &str| Malformed(error(Value::Null, INVALID_REQUEST, why));
@@ -68,14 +154,13 @@ pub fn read(body: &[u8]) -> Result<Incoming, Malformed> {
         ));
     };
     if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(invalid("a message carries \"jsonrpc\": \"2.0\""));
+        return Err(invalid(JSONRPC_NEEDED));
     }
     let Some(method) = msg.get("method") else {
-        // A client's result or error, answering nothing this server asked.
         return if msg.contains_key("result") || msg.contains_key("error") {
             Ok(Incoming::Notice)
         } else {
-            Err(invalid("a message has a method, or a result or an error"))
+            Err(invalid(METHOD_NEEDED))
         };
     };
     let Some(method) = method.as_str().map(str::to_string) else {
@@ -84,15 +169,8 @@ pub fn read(body: &[u8]) -> Result<Incoming, Malformed> {
     let Some(id) = msg.remove("id") else {
         return Ok(Incoming::Notice);
     };
-    if !(id.is_string() || id.is_i64() || id.is_u64()) {
-        return Err(invalid("id is a string or an integer"));
-    }
     // Taken, not copied: a tool call's arguments may carry a whole file.
-    let params = msg.remove("params").unwrap_or_else(|| json!({}));
-    if !params.is_object() {
-        return Err(invalid("params is an object"));
-    }
-    Ok(Incoming::Request { id, method, params })
+    request(id, method, msg.remove("params"))
 }
 
 /// Whether a request's `MCP-Protocol-Version` header names a revision this
@@ -214,6 +292,16 @@ mod tests {
                 params: json!({})
             }
         );
+        // A repeated member: the last one counts, as a map would have it.
+        let twice = br#" {"jsonrpc":"2.0","id":1,"id":2,"method":"ping","params":{"a":"\u00e9"}}"#;
+        let Incoming::Request { id, params, .. } = read(twice).unwrap() else {
+            panic!("a request with a repeated id was not read");
+        };
+        assert_eq!((id, params), (json!(2), json!({ "a": "é" })));
+        assert_eq!(
+            read(br#"{"jsonrpc":"2.0","id":1,"error":null}"#).unwrap(),
+            Incoming::Notice
+        );
         let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert_eq!(read(note).unwrap(), Incoming::Notice);
         assert_eq!(
@@ -233,6 +321,16 @@ mod tests {
                 br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}"#,
                 INVALID_REQUEST,
             ),
+            (
+                br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+                INVALID_REQUEST,
+            ),
+            (br#"{"jsonrpc":"2.0","id":1,"method":7}"#, INVALID_REQUEST),
+            (
+                br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+                INVALID_REQUEST,
+            ),
+            (br#"{"jsonrpc":"2.0","id":1,"method":"ping"}x"#, PARSE_ERROR),
         ] {
             let Err(Malformed(e)) = read(body) else {
                 panic!("{} was read", String::from_utf8_lossy(body));
