@@ -23,6 +23,7 @@ mod mcp;
 mod migrate;
 mod pages;
 mod pics;
+mod private;
 mod selfdesc;
 mod server;
 mod single_files;

@@ -26,6 +26,7 @@ fn record() -> Object {
         link: false,
         thumbs: Default::default(),
         owner: None,
+        encrypted: None,
         downloads_left: None,
     })
 }

@@ -202,6 +202,7 @@ fn file_record(i: usize, now: Timestamp, expires: Timestamp) -> (String, Object)
         thumbs: Default::default(),
         owner: None,
         downloads_left: None,
+        encrypted: None,
     };
     (id, Object::File(rec))
 }

@@ -7,6 +7,7 @@ use std::ops::ControlFlow;
 
 use store_core::auth::{authorize_retain, lifetime_for_new};
 use store_core::content::{self, check_appended_text, is_text_file};
+use store_core::encryption::ENCRYPTED_CONTENT_TYPE;
 use store_core::names::{apply_tags, default_file_name};
 use store_core::ports::{BlobReader, Pool, Rev};
 use store_core::{
@@ -28,12 +29,28 @@ pub enum Uploaded {
 pub use store_core::requests::NewFile;
 
 /// What a new file's body told as it arrived: its first bytes (for its
-/// type), whether it is UTF-8 text, and its size in bytes.
+/// type), whether it is UTF-8 text, and its size in bytes; or, before any
+/// of it has arrived, only its size ([`Body::unseen`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Body<'a> {
     pub(crate) head: &'a [u8],
     pub(crate) utf8: bool,
     pub(crate) size: u64,
+    /// Whether `head` and `utf8` were read from the bytes.
+    pub(crate) seen: bool,
+}
+
+impl Body<'_> {
+    /// A body of `size` bytes not sent yet: what a resumable upload's
+    /// creation knows of it. Every rule the bytes decide waits for them.
+    pub(crate) fn unseen(size: u64) -> Self {
+        Body {
+            head: &[],
+            utf8: false,
+            size,
+            seen: false,
+        }
+    }
 }
 
 /// A new single file's record, checked, waiting for its bytes and owner.
@@ -230,6 +247,7 @@ impl App {
             head: upload.head(),
             utf8: upload.is_utf8_text(),
             size: upload.size(),
+            seen: true,
         };
         let draft = self.draft_file(req, body, auth, link, now)?;
         let reservation = self.reserve(body.size)?;
@@ -269,20 +287,11 @@ impl App {
             Lifetime::fixed(now, ttl::file_ttl(&self.config.limits, req.ttl_secs)),
         )?;
         let downloads = req.downloads(&self.config.limits)?;
-        let content_type = content::decide(
-            body.head,
-            req.name.as_deref().unwrap_or(""),
-            req.declared_type.as_deref(),
-            body.utf8,
-        );
-        let name = req
-            .name
-            .clone()
-            .unwrap_or_else(|| default_file_name(&content_type));
+        let (content_type, name) = type_and_name(req, body)?;
         Ok(FileDraft(FileRecord {
             id: String::new(),
             name,
-            text: is_text_file(body.utf8, &content_type),
+            text: req.encrypted.is_none() && is_text_file(body.utf8, &content_type),
             content_type,
             size: body.size,
             blob: store_core::BlobId(String::new()),
@@ -295,6 +304,7 @@ impl App {
             link,
             thumbs: Default::default(),
             owner: None,
+            encrypted: req.encrypted,
         }))
     }
 
@@ -668,6 +678,30 @@ impl App {
 }
 
 /// `obj` if it is a live single file or bundle; else 404.
+/// A new file's type and name: from its bytes, name and declared type;
+/// or for ciphertext (`encrypted=`), once its bytes are checked to be in
+/// the format it names, a type that says nothing of what it holds.
+fn type_and_name(req: &NewFile, body: Body<'_>) -> AppResult<(String, String)> {
+    if let Some(format) = req.encrypted {
+        if body.seen {
+            format.check_head(body.head)?;
+        }
+        let name = req.name.as_deref().unwrap_or(format.default_file_name());
+        return Ok((ENCRYPTED_CONTENT_TYPE.to_string(), name.to_string()));
+    }
+    let content_type = content::decide(
+        body.head,
+        req.name.as_deref().unwrap_or(""),
+        req.declared_type.as_deref(),
+        body.utf8,
+    );
+    let name = req
+        .name
+        .clone()
+        .unwrap_or_else(|| default_file_name(&content_type));
+    Ok((content_type, name))
+}
+
 fn live_file_or_bundle(obj: Option<Object>, now: store_core::Timestamp) -> AppResult<Object> {
     match obj {
         Some(obj @ (Object::File(_) | Object::Bundle(_))) if obj.lifetime().is_live(now) => Ok(obj),

@@ -137,6 +137,7 @@ impl Patch {
         self.writer.write(chunk)?;
         self.hasher.update(chunk);
         self.record.take(chunk);
+        self.record.check_start()?;
         self.written += chunk.len() as u64;
         Ok(())
     }
@@ -186,17 +187,7 @@ impl App {
         // rules, tags, ttl, download limit), made now with what is known,
         // so that an upload is never refused after its bytes have all
         // been sent.
-        self.draft_file(
-            req,
-            Body {
-                head: &[],
-                utf8: false,
-                size: length,
-            },
-            RetainAuth::Absent,
-            false,
-            now,
-        )?;
+        self.draft_file(req, Body::unseen(length), RetainAuth::Absent, false, now)?;
         let reservation = self.reserve(length)?;
         let staging = self.ports.blobs.stage()?;
         let owner_token = ids::token(self.ports.random.as_ref());
@@ -382,6 +373,7 @@ impl App {
             head: &upload.head,
             utf8,
             size: upload.length,
+            seen: true,
         };
         let draft = self.draft_file(&upload.request, body, RetainAuth::Absent, false, now)?;
         let mut file = draft.into_record(blob, upload.owner.clone());

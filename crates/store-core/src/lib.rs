@@ -49,6 +49,7 @@ pub mod auth;
 pub mod blob;
 pub mod container;
 pub mod content;
+pub mod encryption;
 pub mod error;
 pub mod gallery;
 pub mod ids;
@@ -68,6 +69,7 @@ pub mod ttl;
 
 pub use auth::{Owner, OwnerProof, RetainAuth, RetainTokens, UploadToken};
 pub use container::{BundleRecord, DirAction, DirRecord, DirWrite, HistoryEntry, MemberFile};
+pub use encryption::Encryption;
 pub use error::{ErrorCode, StoreError};
 pub use lifetime::Lifetime;
 pub use limits::{Limits, ServerLimits};

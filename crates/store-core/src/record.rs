@@ -53,6 +53,9 @@ pub struct FileRecord {
     /// Who made it; none for files stored before owner tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,
+    /// `encrypted=age`: ciphertext its client made, served as it came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted: Option<crate::encryption::Encryption>,
 }
 
 /// Whether a GET burns the file it serves.
@@ -376,6 +379,7 @@ mod tests {
             thumbs: Default::default(),
             owner: None,
             downloads_left: None,
+            encrypted: None,
         }
     }
 

@@ -4,6 +4,7 @@
 //! query (and a form's fields); the use cases take them as they are.
 
 use crate::container::validate_custom_write_token;
+use crate::encryption::Encryption;
 use crate::error::StoreError;
 use crate::limits::Limits;
 use crate::names::{apply_tags, validate_file_name, validate_memorable_name};
@@ -29,6 +30,9 @@ pub struct NewFile {
     pub protect: bool,
     /// `max_downloads=N`: removed after its Nth whole download.
     pub max_downloads: Option<u32>,
+    /// `encrypted=age`: the body is a file its client encrypted, stored
+    /// and served as it came.
+    pub encrypted: Option<Encryption>,
 }
 
 impl NewFile {
@@ -44,6 +48,11 @@ impl NewFile {
             if self.once || self.max_downloads.is_some() {
                 return Err(StoreError::bad_request(
                     "once=1 and max_downloads cannot be combined with share: download limits apply to single files only",
+                ));
+            }
+            if self.encrypted.is_some() {
+                return Err(StoreError::bad_request(
+                    "encrypted applies to single files, not to a shared dir's",
                 ));
             }
             validate_memorable_name(limits, share)?;
@@ -73,6 +82,11 @@ impl NewFile {
                 "tags apply to single files and dirs, not to bundles",
             ));
         }
+        if self.encrypted.is_some() {
+            return Err(StoreError::bad_request(
+                "encrypted applies to single files, not to bundles: encrypt a tar or zip of them as one file",
+            ));
+        }
         Ok(())
     }
 
@@ -82,6 +96,11 @@ impl NewFile {
         self.validate(limits)?;
         if self.share.is_some() {
             return Err(StoreError::bad_request("share does not apply to import"));
+        }
+        if self.encrypted.is_some() {
+            return Err(StoreError::bad_request(
+                "encrypted does not apply to import: upload the encrypted file itself",
+            ));
         }
         Ok(())
     }
@@ -170,6 +189,27 @@ mod tests {
             protect,
             ..NewFile::default()
         }
+    }
+
+    #[test]
+    fn encrypted_is_a_single_files() {
+        let limits = Limits::DEFAULT;
+        let age = NewFile {
+            encrypted: Some(Encryption::Age),
+            once: true,
+            protect: true,
+            ..NewFile::default()
+        };
+        assert!(age.validate(&limits).is_ok());
+        assert!(age.validate_bundle(&limits).is_err());
+        assert!(age.validate_import(&limits).is_err());
+        let shared = NewFile {
+            encrypted: Some(Encryption::Age),
+            share: Some("team-notes".into()),
+            ..NewFile::default()
+        };
+        assert!(shared.validate(&limits).is_err());
+        assert!(NewFile::default().validate_bundle(&limits).is_ok());
     }
 
     proptest! {

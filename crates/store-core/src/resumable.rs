@@ -201,6 +201,16 @@ impl UploadRecord {
         self.offset += chunk.len() as u64;
     }
 
+    /// Refuses bytes that cannot make the file the upload asked for: an
+    /// encrypted upload's start must be in its format, checked as soon as
+    /// enough of it has come.
+    pub fn check_start(&self) -> Result<(), StoreError> {
+        match self.request.encrypted {
+            Some(format) => format.check_start(&self.head, self.is_complete()),
+            None => Ok(()),
+        }
+    }
+
     /// The PATCH is over: the upload is free for the next one.
     pub fn end_patch(&mut self) {
         self.lease = None;

@@ -34,6 +34,7 @@ pub fn sample_file(key: &str, expires_secs: Option<i64>, tags: &[&str]) -> Objec
         thumbs: Default::default(),
         owner: None,
         downloads_left: None,
+        encrypted: None,
     })
 }
 

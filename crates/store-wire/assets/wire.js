@@ -12,6 +12,7 @@ const WIRE = Object.freeze({
     "dir": "dir",
     "download": "download",
     "embed": "embed",
+    "encrypted": "encrypted",
     "html": "html",
     "id": "id",
     "info": "info",

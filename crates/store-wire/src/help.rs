@@ -63,6 +63,11 @@ pub const TOPICS: &[Topic] = &[
         summary: "Indefinite dirs that anyone with the URL may write to; creating one needs the retain token.",
     },
     Topic {
+        slug: "private",
+        title: "Private sharing",
+        summary: "Files the server cannot read: encrypted by the client in the age format, decrypted by the recipient with age or in a browser.",
+    },
+    Topic {
         slug: "retention",
         title: "Retention",
         summary: "Keep a file, bundle or dir indefinitely with the retain token.",
@@ -247,6 +252,7 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
         "bundles" => bundles_text(b, l),
         "dirs" => dirs_text(b, l),
         "show-dirs" => show_dirs_text(config),
+        "private" => private_text(b),
         "retention" => retention_text(config),
         "owners" => owners_text(b, l),
         "import" => import_text(b, l),
@@ -260,6 +266,19 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
         "errors" => errors_text(l),
         _ => String::new(),
     }
+}
+
+fn private_text(b: &str) -> String {
+    format!(
+        "A file can be encrypted before it leaves your machine, so that the service stores bytes it cannot read and only the people you give the key to can open them. The format is age (age-encryption.org/v1), an open standard with tools for every platform: the `age` command (Debian's `age` package), its Go and Rust libraries, and typage in browsers.\n\n\
+## Encrypt, upload, share\n\n\
+    age-keygen -o key.txt\n\
+    age -r age1<recipient> report.pdf | curl --data-binary @- '{b}/?encrypted=age&name=report.pdf.age'\n\n\
+`encrypted=age` says the body is an age file: the service checks that it begins with the line `age-encryption.org/v1` (400 otherwise; the ASCII armor of `age -a` is not taken), stores it as it came, and shows `\"encrypted\": \"age\"` in its record. It is served as `application/octet-stream`, as an attachment, never as text, and never edited (PUT and PATCH answer 403). The name you give is shown to anyone with the link: give one that says nothing, if the name itself is private. A resumable upload takes it too (`encrypted` in `Upload-Metadata`); a bundle or a shared dir's file does not.\n\n\
+## Open it\n\n\
+    curl -fsS '{b}/<id>' | age -d -i key.txt > report.pdf\n\n\
+With a passphrase instead of a key pair: `age -p` to encrypt, `age -d` asks for it. Burn after reading (`once=1`), download limits (`max_downloads=N`), `ttl` and `protect=1` combine with `encrypted=age` as with any file.\n"
+    )
 }
 
 fn uploads_text(b: &str, l: &Limits) -> String {
@@ -667,7 +686,11 @@ You can store files here with curl and hand out the URL. Everything expires on i
 The answer's `url` is the link to share; `expires_at` says when it goes.\n\n\
 ## A large file, resumable (tus 1.0.0: survives a broken connection)\n\
 ```sh\ncurl -i -X POST -H 'Tus-Resumable: 1.0.0' -H 'Upload-Length: 11' -H 'Upload-Metadata: filename bm90ZXMudHh0' '{b}/uploads'   # Location: the upload's URL\ncurl -X PATCH -H 'Tus-Resumable: 1.0.0' -H 'Upload-Offset: 0' -H 'Content-Type: application/offset+octet-stream' --data-binary @notes.txt '<Location>'\ncurl -I -H 'Tus-Resumable: 1.0.0' '<Location>'   # after a break: Upload-Offset says where to go on from\n```\n\
-The metadata values are base64 (`filename` required; `ttl`, `once`, `max_downloads`, `protect`, `tags` as for a plain upload). A tus client does it all: tuspy, tus-js-client, tusd's `tus-upload`. More at {b}/help/uploads.\n\n\
+The metadata values are base64 (`filename` required; `ttl`, `once`, `max_downloads`, `protect`, `tags`, `encrypted` as for a plain upload). A tus client does it all: tuspy, tus-js-client, tusd's `tus-upload`. More at {b}/help/uploads.\n\n\
+## A file the server cannot read (end-to-end encrypted, age format)\n\
+Encrypt with the `age` tool before uploading; the server stores the ciphertext and never sees a key. Only someone with the identity can read it.\n\
+```sh\nage-keygen -o key.txt                                   # once; its public key is the line 'age1...'\nage -r <age1 recipient> report.pdf | curl --data-binary @- '{b}/?encrypted=age&name=report.pdf.age'\ncurl -fsS '{b}/<id>' | age -d -i key.txt > report.pdf      # the recipient, with the identity\n```\n\
+`age -p` encrypts with a passphrase instead. More at {b}/help/private.\n\n\
 ## Several files as one bundle\n\
 ```sh\ncurl -F file=@a.md -F file=@b.png '{b}/'\n```\n\n\
 ## A dir you keep editing (sliding lifetime, default {ddef}, capped at {cap})\n\

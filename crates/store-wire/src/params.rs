@@ -10,7 +10,7 @@ use store_app::{
     AdminAction, BrowseQuery, BrowseSort, DirQuery, DirSort, ImportRequest, SortOrder,
 };
 use store_core::requests::{NewDir, NewFile, WriteRequest};
-use store_core::{Limits, StoreError, Timestamp};
+use store_core::{Encryption, Limits, StoreError, Timestamp};
 
 use crate::query::Query;
 
@@ -233,7 +233,9 @@ fn order(q: &Query) -> Result<SortOrder, StoreError> {
 /// An upload's parameters (`POST /`, and a form's fields), checked by
 /// store-core's rules before a byte of the body is read.
 fn new_file(limits: &Limits, q: &Query) -> Result<NewFile, StoreError> {
+    let encrypted = q.text("encrypted")?;
     let req = NewFile {
+        encrypted: encrypted.as_deref().map(Encryption::parse).transpose()?,
         name: q.text("name")?,
         declared_type: None,
         ttl_secs: ttl(q)?,

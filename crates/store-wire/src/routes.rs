@@ -335,6 +335,8 @@ pub const OWNER: Param = Param::opt("owner", "<owner token>", Shape::Text);
 pub const PROTECT: Param = Param::opt("protect", "1", Shape::Flag);
 /// `max_downloads=N`.
 pub const MAX_DOWNLOADS: Param = Param::opt("max_downloads", "N", Shape::Integer);
+/// `encrypted=age`: the body is an age file its client encrypted.
+pub const ENCRYPTED: Param = Param::opt("encrypted", "age", Shape::Choice(&["age"]));
 /// `qr=1` (or `svg`): the link's QR code as SVG; `qr=text` for a terminal.
 /// `qr=`: a QR code's format.
 pub const QR: Param = Param::opt("qr", "1|svg|text", Shape::Choice(&["1", "svg", "text"])).req();
@@ -470,9 +472,9 @@ route_table! {
         takes: Takes::Nothing, answers: Answer::Page(View::Home) },
     /// POST /: raw or multipart upload (one part: a file; 2+: a bundle).
     Upload { ; file: NewFile } => Route { name: "upload", verb: Verb::Post, path: "/", keywords: &[],
-        params: &[NAME, TTL, ONCE, MAX_DOWNLOADS, TAG, SHARE, PROTECT, TOKEN],
+        params: &[NAME, TTL, ONCE, MAX_DOWNLOADS, TAG, SHARE, PROTECT, ENCRYPTED, TOKEN],
         topic: "files",
-        does: "upload raw bytes, or multipart/form-data: one file part answers the single file record, 2+ file parts create an immutable bundle (the bundle record); share=<name> uploads into that named dir (create-or-get); the answer carries owner_token (also in X-Store-Owner), once; protect=1: changes need it; max_downloads=N (1 to {downloads_max}): removed after its Nth whole download",
+        does: "upload raw bytes, or multipart/form-data: one file part answers the single file record, 2+ file parts create an immutable bundle (the bundle record); share=<name> uploads into that named dir (create-or-get); the answer carries owner_token (also in X-Store-Owner), once; protect=1: changes need it; max_downloads=N (1 to {downloads_max}): removed after its Nth whole download; encrypted=age: the body is an age file (age-encryption.org/v1, binary) encrypted by the client, stored and served as application/octet-stream, never decrypted here (see /help/private)",
         takes: Takes::Bytes, answers: Answer::Json(View::Upload) },
     /// POST /?url=: import a remote document.
     Import { ; import: ImportRequest } => Route { name: "import", verb: Verb::Post, path: "/", keywords: &["url"],

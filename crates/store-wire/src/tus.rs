@@ -51,13 +51,14 @@ pub const UPLOAD_DEFER_LENGTH: &str = "upload-defer-length";
 
 /// The metadata keys that carry a plain upload's options, and the query
 /// parameter each is read as (so that both are read by the same rules).
-const OPTION_KEYS: [(&str, &str); 6] = [
+const OPTION_KEYS: [(&str, &str); 7] = [
     ("filename", "name"),
     ("ttl", "ttl"),
     ("once", "once"),
     ("max_downloads", "max_downloads"),
     ("protect", "protect"),
     ("tags", "tag"),
+    ("encrypted", "encrypted"),
 ];
 
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, StoreError> {

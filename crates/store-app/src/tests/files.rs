@@ -38,6 +38,42 @@ fn binary_files_are_not_editable() {
 }
 
 #[test]
+fn an_encrypted_file_is_checked_stored_and_served_as_it_came() {
+    let w = world();
+    let age = NewFile {
+        encrypted: Some(store_core::Encryption::Age),
+        ..NewFile::default()
+    };
+    // Ciphertext that happens to be UTF-8 and is named like a page: still
+    // opaque bytes, never text, never HTML.
+    let body = b"age-encryption.org/v1\n-> X25519 abc\n--- def\nxyz";
+    let v = put_file(&w.app, "notes.html", body, age.clone(), RetainAuth::Absent);
+    assert_eq!(v.content_type, "application/octet-stream");
+    assert!(!v.text);
+    assert_eq!(v.name, "notes.html");
+    assert_eq!(v.encrypted, Some(store_core::Encryption::Age));
+    assert_eq!(read(&w.app, &v.id).unwrap(), body);
+    assert_eq!(
+        code(w.app.append_file(&v.id, b"x", &RetainAuth::Absent.into())),
+        ErrorCode::Forbidden
+    );
+    // No name: one that says what it is.
+    let unnamed = w
+        .app
+        .create_file(&age, upload(&w.app, body), RetainAuth::Absent)
+        .unwrap();
+    assert_eq!(unnamed.name, "encrypted.age");
+    // Not age: refused, and nothing is kept of it.
+    let used = w.app.pool_used_bytes().unwrap();
+    let refused = w
+        .app
+        .create_file(&age, upload(&w.app, b"plain text"), RetainAuth::Absent);
+    assert_eq!(code(refused), ErrorCode::BadRequest);
+    assert_eq!(w.app.pool_used_bytes().unwrap(), used);
+    assert_eq!(w.blobs.count(), 2, "the refused body's blob is gone");
+}
+
+#[test]
 fn expired_files_answer_not_found_and_are_swept() {
     let w = world();
     let v = put_plain(&w.app, "a.txt", b"hello");

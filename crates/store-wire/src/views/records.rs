@@ -67,6 +67,10 @@ pub struct FileView {
     pub downloads_left: Option<u32>,
     /// Whether changes need the owner token (`protect=1`).
     pub protected: bool,
+    /// `"age"` for a file its client encrypted (`encrypted=age`); absent
+    /// for every other file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encrypted: Option<&'static str>,
     /// Present once: in the answer to the upload that made the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner_token: Option<String>,
@@ -90,6 +94,7 @@ impl FileView {
             once: file.once,
             downloads_left: file.downloads_remaining(),
             protected: file.owner.as_ref().is_some_and(|o| o.protected),
+            encrypted: file.encrypted.map(store_core::Encryption::name),
             owner_token: None,
         }
     }
@@ -379,6 +384,7 @@ mod tests {
             thumbs: Default::default(),
             owner: None,
             downloads_left: None,
+            encrypted: None,
         };
         let v = serde_json::to_value(FileView::new(&f, "http://h", now)).unwrap();
         assert_eq!(v["url"], "http://h/abc");

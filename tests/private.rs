@@ -1,0 +1,179 @@
+//! Private sharing (CONTRACT.md, "Private sharing"): files their clients
+//! encrypted in the age format. The files here are made by Debian's `age`
+//! tool, which no one here wrote, and must come back byte for byte and
+//! decrypt with it again.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::tus::{patch_at, TUS};
+use crate::common::{assert_error, header, json, multipart, Server};
+
+/// `age` itself, with its arguments; panics with what it said on failure.
+fn age(program: &str, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{program} runs (scripts/test installs Debian's age): {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A new X25519 identity in `dir`: its file and its recipient.
+fn identity(dir: &Path) -> (String, String) {
+    let key = dir.join("key.txt");
+    let key = key.to_str().unwrap().to_string();
+    age("age-keygen", &["-o", &key]);
+    let recipient = String::from_utf8(age("age-keygen", &["-y", &key])).unwrap();
+    (key, recipient.trim().to_string())
+}
+
+/// `plain` encrypted to `recipient` by the age tool (`armor`: with -a).
+fn encrypt(dir: &Path, recipient: &str, plain: &[u8], armor: bool) -> Vec<u8> {
+    let input = dir.join("plain");
+    std::fs::write(&input, plain).unwrap();
+    let mut args = vec!["-r", recipient];
+    if armor {
+        args.push("-a");
+    }
+    args.push(input.to_str().unwrap());
+    age("age", &args)
+}
+
+/// `cipher` decrypted with the identity in `key` by the age tool.
+fn decrypt(dir: &Path, key: &str, cipher: &[u8]) -> Vec<u8> {
+    let input = dir.join("cipher");
+    std::fs::write(&input, cipher).unwrap();
+    age("age", &["-d", "-i", key, input.to_str().unwrap()])
+}
+
+/// Bytes no one would take for text, of every value (xorshift: the
+/// same each run, which is all a test of carrying bytes needs).
+fn random_bytes(len: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn a_file_encrypted_by_age_comes_back_byte_for_byte() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, recipient) = identity(dir.path());
+    let plain = random_bytes(300 * 1024);
+    let cipher = encrypt(dir.path(), &recipient, &plain, false);
+    let mut res = s.post("/?encrypted=age&name=notes.html", &cipher);
+    assert_eq!(res.status(), 201);
+    let r = json(&mut res);
+    assert_eq!(r["encrypted"], "age");
+    assert_eq!(r["content_type"], "application/octet-stream");
+    assert_eq!(r["editable"], false);
+    assert_eq!(r["size"], cipher.len());
+    let id = r["id"].as_str().unwrap();
+    let mut got = s.get(&format!("/{id}"));
+    assert_eq!(got.status(), 200);
+    assert_eq!(header(&got, "content-type"), "application/octet-stream");
+    assert!(header(&got, "content-disposition").starts_with("attachment"));
+    let body = got.body_mut().read_to_vec().unwrap();
+    assert_eq!(body, cipher, "the ciphertext as it was sent");
+    assert_eq!(decrypt(dir.path(), &key, &body), plain);
+    // The record says so wherever it is shown.
+    let info = json(&mut s.get(&format!("/{id}?info=1")));
+    assert_eq!(info["encrypted"], "age");
+    // A file no one encrypted shows nothing of it.
+    let other = s.upload("plain.txt", b"hello");
+    assert!(other.get("encrypted").is_none(), "{other}");
+    // Ciphertext is never edited: a byte more would break it.
+    assert_error(&mut s.patch(&format!("/{id}"), &[], b"x"), 403, "forbidden");
+}
+
+#[test]
+fn encrypted_age_takes_only_age_files_and_single_files() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, recipient) = identity(dir.path());
+    let cipher = encrypt(dir.path(), &recipient, b"secret", false);
+    let armored = encrypt(dir.path(), &recipient, b"secret", true);
+    for (path, body) in [
+        ("/?encrypted=age&name=a.txt", &b"not encrypted at all"[..]),
+        ("/?encrypted=age", &armored[..]),
+        ("/?encrypted=age", b""),
+        ("/?encrypted=gpg", &cipher[..]),
+        ("/?encrypted=age&share=team-notes", &cipher[..]),
+    ] {
+        let mut res = s.post(path, body);
+        assert_error(&mut res, 400, "bad_request");
+    }
+    let mut res = s.post("/?encrypted=age", &armored);
+    let e = json(&mut res);
+    assert!(e["error"].as_str().unwrap().contains("armor"), "{e}");
+    // Two files are a bundle, which is not one file to decrypt.
+    let (ct, body) = multipart(&[("a", Some("a.age"), &cipher), ("b", Some("b.age"), &cipher)]);
+    let mut res = s.post_with("/?encrypted=age", &[("content-type", &ct)], &body);
+    assert_error(&mut res, 400, "bad_request");
+    // A form's field counts as the query's does; no name makes one.
+    let (ct, body) = multipart(&[("encrypted", None, b"age"), ("file", Some(""), &cipher)]);
+    let mut res = s.post_with("/", &[("content-type", &ct)], &body);
+    assert_eq!(res.status(), 201);
+    let r = json(&mut res);
+    assert_eq!(
+        (r["encrypted"].as_str(), r["name"].as_str()),
+        (Some("age"), Some("encrypted.age"))
+    );
+}
+
+#[test]
+fn a_resumable_upload_may_be_encrypted() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, recipient) = identity(dir.path());
+    let plain = random_bytes(64 * 1024);
+    let cipher = encrypt(dir.path(), &recipient, &plain, false);
+    let b64 = |b: &[u8]| {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(b)
+    };
+    let meta = format!("filename {},encrypted {}", b64(b"x.age"), b64(b"age"));
+    let len = cipher.len().to_string();
+    let res = s.post_empty(
+        "/uploads",
+        &[TUS, ("Upload-Length", &len), ("Upload-Metadata", &meta)],
+    );
+    assert_eq!(res.status(), 201);
+    let path = header(&res, "location")
+        .strip_prefix(&s.base)
+        .unwrap()
+        .to_string();
+    let res = patch_at(&s, &path, 0, &cipher);
+    assert_eq!(res.status(), 204);
+    let id = header(&res, "x-store-id");
+    let info = json(&mut s.get(&format!("/{id}?info=1")));
+    assert_eq!(info["encrypted"], "age");
+    let got = s.get(&format!("/{id}")).body_mut().read_to_vec().unwrap();
+    assert_eq!(decrypt(dir.path(), &key, &got), plain);
+    // Not age: the last byte is refused, and no file is made.
+    let meta = format!("filename {},encrypted {}", b64(b"y.age"), b64(b"age"));
+    let res = s.post_empty(
+        "/uploads",
+        &[TUS, ("Upload-Length", "5"), ("Upload-Metadata", &meta)],
+    );
+    let path = header(&res, "location")
+        .strip_prefix(&s.base)
+        .unwrap()
+        .to_string();
+    let mut res = patch_at(&s, &path, 0, b"plain");
+    assert_error(&mut res, 400, "bad_request");
+    // The PATCH that showed it kept none of its bytes.
+    let res = s.head_with(&path, &[TUS]);
+    assert_eq!(header(&res, "upload-offset"), "0");
+}
