@@ -31,7 +31,7 @@ fn shot(b: &Browser, name: &str) {
 
 /// Waits until the page's script has run (it marks `<html data-ready>`),
 /// which also proves the strict CSP lets our own script load.
-fn ready(b: &Browser) {
+pub(crate) fn ready(b: &Browser) {
     b.wait_for("app.js to start", || {
         (b.execute(
             "return document.documentElement.dataset.ready || null",
@@ -1117,6 +1117,11 @@ fn your_uploads_tell_what_became_of_each_and_keep_galleries(width: u32, height: 
 fn one_of_everything(s: &Server) -> Vec<(String, String)> {
     let file = s.upload("notes.txt", b"some notes\n");
     let once = json(&mut s.post("/?name=secret.txt&once=1", b"read me once"));
+    // Ciphertext needs only the format's first line to be taken.
+    let sealed = json(&mut s.post(
+        "/?encrypted=age&name=sealed.age",
+        b"age-encryption.org/v1\n-> X25519 x\n--- y\nz",
+    ));
     let (ct, body) =
         crate::common::multipart(&[("file", Some("a.txt"), b"a"), ("file", Some("b.txt"), b"b")]);
     let bundle = json(&mut s.post_with("/", &[("Content-Type", &ct)], &body));
@@ -1148,6 +1153,7 @@ fn one_of_everything(s: &Server) -> Vec<(String, String)> {
         ("home", "/".to_string()),
         ("file", format!("{}?info=1", local(&file, "url"))),
         ("once", local(&once, "url")),
+        ("encrypted", local(&sealed, "url")),
         ("bundle", local(&bundle, "url")),
         ("browse", "/browse".into()),
         ("dirs", "/d".into()),

@@ -6,7 +6,11 @@
 use std::path::Path;
 use std::process::Command;
 
+use serde_json::json;
+
+use crate::browser::ready;
 use crate::common::tus::{patch_at, TUS};
+use crate::common::webdriver::Browser;
 use crate::common::{assert_error, header, json, multipart, Server};
 
 /// `age` itself, with its arguments; panics with what it said on failure.
@@ -25,7 +29,12 @@ fn age(program: &str, args: &[&str]) -> Vec<u8> {
 
 /// A new X25519 identity in `dir`: its file and its recipient.
 fn identity(dir: &Path) -> (String, String) {
-    let key = dir.join("key.txt");
+    identity_in(dir, "key")
+}
+
+/// A new X25519 identity in `dir`, in the file `<stem>.txt`.
+fn identity_in(dir: &Path, stem: &str) -> (String, String) {
+    let key = dir.join(format!("{stem}.txt"));
     let key = key.to_str().unwrap().to_string();
     age("age-keygen", &["-o", &key]);
     let recipient = String::from_utf8(age("age-keygen", &["-y", &key])).unwrap();
@@ -176,4 +185,90 @@ fn a_resumable_upload_may_be_encrypted() {
     // The PATCH that showed it kept none of its bytes.
     let res = s.head_with(&path, &[TUS]);
     assert_eq!(header(&res, "upload-offset"), "0");
+}
+
+/// The page decrypts `url#identity` after its button is pressed, and the
+/// browser saves the file: its bytes, as saved under `name`.
+fn open_in_the_page(b: &Browser, link: &str, name: &str) -> Vec<u8> {
+    b.goto(link);
+    ready(b);
+    b.click(&b.find("button[data-decrypt]"));
+    b.downloaded(name)
+}
+
+#[test]
+fn a_file_encrypted_in_the_browser_opens_with_age_and_the_other_way_round() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let plain = random_bytes(200 * 1024);
+    let name = "Résumé notes.bin";
+    let path = dir.path().join(name);
+    std::fs::write(&path, &plain).unwrap();
+    let b = Browser::start();
+    b.goto(&s.url("/"));
+    ready(&b);
+    b.send_keys(
+        &b.find("form[data-upload=home] input[type=file]"),
+        path.to_str().unwrap(),
+    );
+    // Under "More options", folded so that Upload stays in sight.
+    b.click(&b.find("form[data-upload=home] details.more summary"));
+    b.click(&b.find("form[data-upload=home] [data-encrypt]"));
+    b.click(&b.find("form[data-upload=home] button[type=submit]"));
+    let link = b.attr(&b.find("a[data-result-url]"), "href").unwrap();
+    let (url, identity) = link.split_once('#').expect("the key after #");
+    assert!(identity.starts_with("AGE-SECRET-KEY-1"), "{link}");
+    // The server has ciphertext, under no name of the person's.
+    let id = url.rsplit('/').next().unwrap();
+    let info = json(&mut s.get(&format!("/{id}?info=1")));
+    assert_eq!(info["encrypted"], "age");
+    assert_eq!(info["name"], "encrypted.age");
+    let cipher = s.get(&format!("/{id}")).body_mut().read_to_vec().unwrap();
+    assert!(cipher.starts_with(b"age-encryption.org/v1\n"));
+    // Debian's age opens it with the key from the link: the bytes alone.
+    let key = dir.path().join("key.txt");
+    std::fs::write(&key, format!("{identity}\n")).unwrap();
+    assert_eq!(decrypt(dir.path(), key.to_str().unwrap(), &cipher), plain);
+    // A second person opens the link in the page: the bytes, and the name.
+    assert!(
+        open_in_the_page(&b, &link, name) == plain,
+        "the page saved other bytes"
+    );
+    // No request of the page named the key: every URL it asked for (the
+    // page, its scripts, the fetch of the bytes), as the browser's
+    // Resource Timing lists them.
+    let asked = b.execute(
+        "return performance.getEntriesByType('resource').map(e => e.name)",
+        json!([]),
+    );
+    let asked: Vec<&str> = asked
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(
+        asked.iter().any(|u| u.contains(id)),
+        "the fetch is listed: {asked:?}"
+    );
+    assert!(
+        !asked.iter().any(|u| u.contains("AGE-SECRET-KEY")),
+        "{asked:?}"
+    );
+    assert!(!s.log().contains("AGE-SECRET-KEY"), "the key is in the log");
+    // The other way round: a file the age tool encrypted opens in the page,
+    // under the name it was uploaded with.
+    let (key, recipient) = identity_in(dir.path(), "tool");
+    let cipher = encrypt(dir.path(), &recipient, b"from the age tool", false);
+    let r = json(&mut s.post("/?encrypted=age&name=tool.txt", &cipher));
+    let identity = std::fs::read_to_string(&key).unwrap();
+    let secret = identity
+        .lines()
+        .find(|l| l.starts_with("AGE-SECRET-KEY-1"))
+        .unwrap();
+    let link = format!("{}#{secret}", r["url"].as_str().unwrap());
+    assert_eq!(
+        open_in_the_page(&b, &link, "tool.txt"),
+        b"from the age tool"
+    );
 }

@@ -68,6 +68,9 @@ pub struct Browser {
 #[derive(Debug, Clone)]
 pub struct Element(String);
 
+/// The folder under the profile that downloads go to.
+const DOWNLOADS_DIR: &str = "downloads";
+
 impl Browser {
     /// Starts chromedriver and a headless Chromium session. Fails at once,
     /// in one line, when either is missing: `scripts/test` (the README's
@@ -137,7 +140,13 @@ impl Browser {
                         "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication",
                         "--metrics-recording-only", "--password-store=basic", "--mute-audio",
                         format!("--user-data-dir={}", profile.path().display()),
-                    ]
+                    ],
+                    // What a page saves goes to the profile's downloads
+                    // folder, unasked: a test reads it there.
+                    "prefs": {
+                        "download.default_directory": profile.path().join(DOWNLOADS_DIR),
+                        "download.prompt_for_download": false,
+                    }
                 }
             }}
         });
@@ -165,6 +174,16 @@ impl Browser {
             agent,
             _profile: profile,
         }
+    }
+
+    /// Waits (up to 20 s) for a file the browser saved to be whole, and
+    /// answers its bytes. A download in progress has a `.crdownload`
+    /// name until its last byte is written.
+    pub fn downloaded(&self, name: &str) -> Vec<u8> {
+        let path = self._profile.path().join(DOWNLOADS_DIR).join(name);
+        self.wait_for(&format!("the download of {name}"), || {
+            std::fs::read(&path).ok()
+        })
     }
 
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {

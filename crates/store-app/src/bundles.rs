@@ -125,6 +125,7 @@ impl App {
             text: m.text,
             once: false,
             link: false,
+            encrypted: false,
             blob: m.blob.clone(),
             modified: m.updated_at,
             reader: self.open_record_blob(&m.blob)?,

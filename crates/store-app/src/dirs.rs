@@ -338,6 +338,7 @@ impl App {
             text: f.text,
             once: false,
             link: false,
+            encrypted: false,
             blob: f.blob.clone(),
             modified: f.updated_at,
             reader: self.open_record_blob(&f.blob)?,

@@ -83,6 +83,9 @@ pub struct Download {
     pub once: bool,
     /// A `link=1` document: browsers are sent on to its target.
     pub link: bool,
+    /// Ciphertext its client made (`encrypted=`): browsers get the page
+    /// that decrypts it.
+    pub encrypted: bool,
     /// The blob holding the bytes: immutable, so its id is a strong
     /// validator (an edit writes a new blob), and a range of it can be
     /// opened with [`App::open_blob_range`].
@@ -387,6 +390,7 @@ impl App {
             text: record.text,
             once: counted,
             link: record.link,
+            encrypted: record.encrypted.is_some(),
             blob: record.blob,
             modified: record.updated_at,
             reader,

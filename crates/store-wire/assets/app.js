@@ -327,13 +327,18 @@
     item.bar.remove();
     var kind = kindOf(data);
     var p = el("p");
-    var a = el("a", { href: data.url, "data-result-url": "" }, data.url);
+    var link = data.secret_link || data.url;
+    var a = el("a", { href: link, "data-result-url": "" }, link);
     p.appendChild(a);
     p.appendChild(document.createTextNode(" "));
-    p.appendChild(copyButton(data.url));
+    p.appendChild(copyButton(link));
     p.appendChild(document.createTextNode(" "));
     p.appendChild(el("a", { href: infoPage(data.url, kind) }, kind === "file" ? "Details and QR code" : "Page and QR code"));
     item.li.appendChild(p);
+    if (data.secret_link) {
+      item.li.appendChild(el("p", { "class": "notice", "data-secret-note": "" },
+        "Encrypted: send the whole link. The part after # is the key; it never reached the server, and this page does not keep it. Whoever opens the link decrypts the file in their browser, or runs: curl -fsS '" + data.url + "' | age -d -i key.txt"));
+    }
     item.li.appendChild(el("p", { "class": "muted", "data-applied": "" }, applied(data, kind)));
     var reused = !!(asked && asked.dirname && !data.owner_token);
     if (reused) {
@@ -440,6 +445,90 @@
     return fd;
   }
 
+  // --- End-to-end encryption in the age format (CONTRACT.md, "Private
+  // sharing"), with typage (vendored, /static/age.js, which defines
+  // ageEncryption). The key leaves this browser only in the link's
+  // fragment, which browsers never send. The file's name travels inside
+  // the ciphertext, in a stanza of its own that age tools skip, sealed
+  // under a key derived from the file key: the header's MAC covers it, and
+  // `age -d` still gives the file's bytes alone.
+  var NAME_STANZA = "storesrv/name";
+  var NAME_INFO = "storesrv file name";
+
+  function nameCipher(fileKey) {
+    var A = window.ageEncryption;
+    var info = new TextEncoder().encode(NAME_INFO);
+    // A key of its own per file, so a fixed nonce is never used twice.
+    return A.chacha20poly1305(A.hkdf(A.sha256, fileKey, new Uint8Array(0), info, 32), new Uint8Array(12));
+  }
+
+  // A recipient that wraps no key: it carries the name.
+  function nameRecipient(name) {
+    return {
+      wrapFileKey: function (fileKey) {
+        var sealed = nameCipher(fileKey).encrypt(new TextEncoder().encode(name));
+        return [new window.ageEncryption.Stanza([NAME_STANZA], sealed)];
+      }
+    };
+  }
+
+  // `f` encrypted to a new X25519 identity: the bytes and the identity.
+  function seal(f) {
+    var A = window.ageEncryption;
+    var identity;
+    return A.generateX25519Identity().then(function (id) {
+      identity = id;
+      return Promise.all([A.identityToRecipient(id), f.arrayBuffer()]);
+    }).then(function (got) {
+      var e = new A.Encrypter();
+      e.addRecipient(got[0]);
+      e.addRecipient(nameRecipient(f.name));
+      return e.encrypt(new Uint8Array(got[1]));
+    }).then(function (bytes) { return { bytes: bytes, identity: identity }; });
+  }
+
+  // Ciphertext decrypted with `identity`: the bytes, and the name it
+  // carries ("" for a file encrypted elsewhere). Throws at once for a
+  // string that is no X25519 identity.
+  function unseal(bytes, identity) {
+    var A = window.ageEncryption;
+    var inner = new A.X25519Identity(identity);
+    var found = { name: "" };
+    var d = new A.Decrypter();
+    d.addIdentity({
+      unwrapFileKey: function (stanzas) {
+        return Promise.resolve(inner.unwrapFileKey(stanzas)).then(function (key) {
+          var s = stanzas.filter(function (x) { return x.args[0] === NAME_STANZA; })[0];
+          if (key && s) {
+            try { found.name = new TextDecoder().decode(nameCipher(key).decrypt(s.body)); } catch (e) { found.name = ""; }
+          }
+          return key;
+        });
+      }
+    });
+    return d.decrypt(bytes).then(function (plain) { return { bytes: plain, name: found.name }; });
+  }
+
+  // One file encrypted here and uploaded with no name: resolves with its
+  // record, and the link that opens it (the key after #).
+  function sendEncrypted(root, f, params, headers, item) {
+    return seal(f).then(function (sealed) {
+      var p = params.filter(function (kv) { return kv[0] !== WIRE.params.name; })
+        .concat([[WIRE.params.encrypted, "age"]]);
+      headers["Content-Type"] = "application/octet-stream";
+      return send("POST", root + query(p), new Blob([sealed.bytes]), headers, item.bar).then(function (v) {
+        v.secret_link = v.url + "#" + sealed.identity;
+        return v;
+      });
+    });
+  }
+
+  // The home form's "Encrypt in this browser", if ticked.
+  function encrypting() {
+    var box = document.querySelector("form[data-upload=home] [data-encrypt]");
+    return !!(box && box.checked);
+  }
+
   // The home form's requests: separate files, one bundle, or a dir. Each
   // answer is shown and remembered under Your uploads. They go where the
   // form posts, which is the service's root wherever it is mounted.
@@ -450,6 +539,11 @@
     var done = function (item, label, asked, these) {
       return function (v) { sent(these); showResult(item, v, asked); remember(v, label); };
     };
+    if (encrypting() && mode !== "files") {
+      var refused = resultItem(list, files.length + " files");
+      fail(refused)(new Error("Encrypt in this browser makes one link per file: choose Separate links, or encrypt one zip of them."));
+      return jobs;
+    }
     if (mode === "bundle") {
       var label = "Bundle of " + files.length + " files";
       var b = resultItem(list, label);
@@ -469,7 +563,8 @@
       files.forEach(function (f) {
         var item = resultItem(list, f.name);
         var params = [[WIRE.params.name, f.name], [WIRE.params.ttl, common.ttl], [WIRE.params.once, common.once], [WIRE.params.max_downloads, field("max_downloads")], [WIRE.params.protect, field("protect")]];
-        var job = resumable(f) ? sendResumable(root, f, params, auth(null), item)
+        var job = encrypting() ? sendEncrypted(root, f, params, auth(null), item)
+          : resumable(f) ? sendResumable(root, f, params, auth(null), item)
           : send("POST", root + query(params), f, auth({ "Content-Type": f.type || "application/octet-stream" }), item.bar);
         jobs.push(job.then(done(item, f.name, common, [f]), fail(item)));
       });
@@ -1278,10 +1373,57 @@
     });
   }
 
+  // --- The page of an encrypted file: the key from the link's fragment
+  // (or pasted), the bytes fetched (the one download this spends),
+  // decrypted here and saved under the name they carry.
+  function encryptedPage() {
+    var button = document.querySelector("button[data-decrypt]");
+    if (!button) { return; }
+    var box = document.querySelector("[data-key-box]");
+    var keyField = document.querySelector("[data-age-key]");
+    var status = document.querySelector("[data-decrypted]");
+    var fromLink = window.location.hash.slice(1);
+    if (fromLink) { keyField.value = decodeURIComponent(fromLink); } else { box.hidden = false; }
+    var say = function (text, error) {
+      status.hidden = false;
+      status.className = error ? "notice error" : "notice";
+      status.textContent = text;
+    };
+    button.addEventListener("click", function () {
+      var key = keyField.value.trim();
+      try {
+        new window.ageEncryption.X25519Identity(key);
+      } catch (e) {
+        box.hidden = false;
+        say("That is not an age key: it starts with AGE-SECRET-KEY-1 (the part of the link after #).", true);
+        return;
+      }
+      button.disabled = true;
+      say("Downloading and decrypting…");
+      fetch(button.getAttribute("data-decrypt"), { credentials: "same-origin", cache: "no-store" }).then(function (r) {
+        if (!r.ok) { throw new Error(r.status === 404 ? "This link no longer works: the file was deleted, or it expired." : "HTTP " + r.status); }
+        return r.arrayBuffer();
+      }).then(function (buf) {
+        return unseal(new Uint8Array(buf), key).catch(function () { throw new Error("This key does not open this file."); });
+      }).then(function (out) {
+        var name = out.name || button.getAttribute("data-name") || "file";
+        say("Decrypted: ");
+        var a = el("a", { href: URL.createObjectURL(new Blob([out.bytes])), download: name, "data-plain": "" }, "save " + name);
+        status.appendChild(a);
+        a.click();
+        button.disabled = false;
+      }, function (e) {
+        say(e.message, true);
+        button.disabled = false;
+      });
+    });
+  }
+
   function start() {
     localTimes(document);
     markSection();
     oncePage();
+    encryptedPage();
     dirPage();
     rememberGallery();
     var uploadForms = document.querySelectorAll("form[data-upload]");

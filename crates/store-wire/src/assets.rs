@@ -36,6 +36,13 @@ const ASSETS: &[Asset] = &[
         content_type: "text/javascript; charset=utf-8",
         body: include_str!("../assets/vendor/tus-js-client/tus.min.js"),
     },
+    // typage and its libraries, bundled by scripts/vendor-age
+    // (docs/DEPENDENCIES.md): encryption and decryption in the pages.
+    Asset {
+        name: "age.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../assets/vendor/age-encryption/age.min.js"),
+    },
 ];
 
 /// FNV-1a: a stable content hash for cache busting, not for security.

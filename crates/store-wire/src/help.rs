@@ -275,6 +275,8 @@ fn private_text(b: &str) -> String {
     age-keygen -o key.txt\n\
     age -r age1<recipient> report.pdf | curl --data-binary @- '{b}/?encrypted=age&name=report.pdf.age'\n\n\
 `encrypted=age` says the body is an age file: the service checks that it begins with the line `age-encryption.org/v1` (400 otherwise; the ASCII armor of `age -a` is not taken), stores it as it came, and shows `\"encrypted\": \"age\"` in its record. It is served as `application/octet-stream`, as an attachment, never as text, and never edited (PUT and PATCH answer 403). The name you give is shown to anyone with the link: give one that says nothing, if the name itself is private. A resumable upload takes it too (`encrypted` in `Upload-Metadata`); a bundle or a shared dir's file does not.\n\n\
+## In a browser\n\n\
+The home page's \"Encrypt in this browser\" (under More options) does the same without a terminal: it makes a key, encrypts the file in the page, uploads it without its name, and gives a link whose part after # is the key. Browsers never send that part. Opening the link shows a page that downloads the file, decrypts it in the browser and saves it under its name, which travels encrypted inside the file. The key in such a link is an age identity: `age -d -i` opens the file with it too.\n\n\
 ## Open it\n\n\
     curl -fsS '{b}/<id>' | age -d -i key.txt > report.pdf\n\n\
 With a passphrase instead of a key pair: `age -p` to encrypt, `age -d` asks for it. Burn after reading (`once=1`), download limits (`max_downloads=N`), `ttl` and `protect=1` combine with `encrypted=age` as with any file.\n"

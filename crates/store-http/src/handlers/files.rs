@@ -165,6 +165,11 @@ pub(super) async fn get(ctx: &Ctx, id: String, read: Parsed<FileRead>) -> AppRes
     };
     match opened {
         Opened::File(d) if d.link && ctx.html && !read.download => follow_link(ctx, d).await,
+        Opened::File(d) if d.encrypted && ctx.html && !read.download => {
+            drop(d);
+            let seen = blocking(ctx, move |app| app.file_info(&id)).await?;
+            Ok(encrypted_page(ctx, &seen.record, seen.now))
+        }
         Opened::File(d) => serve_download(ctx, d, Ok(read.download)).await,
         Opened::Bundle(b) => {
             if ctx.html && !read.download {
@@ -239,8 +244,30 @@ fn page_first(ctx: &Ctx, download: bool) -> bool {
 /// page is never cached and never leaks its URL to another site.
 async fn once_page(ctx: &Ctx, id: String) -> AppResult<Res> {
     let seen = blocking(ctx, move |app| app.file_info(&id)).await?;
+    if seen.record.encrypted.is_some() {
+        return Ok(encrypted_page(ctx, &seen.record, seen.now));
+    }
     let view = FileView::new(&seen.record, ctx.base(), seen.now);
-    let mut res = respond::html(StatusCode::OK, pages::once_file(ctx.site(), &view));
+    Ok(unshared(respond::html(
+        StatusCode::OK,
+        pages::once_file(ctx.site(), &view),
+    )))
+}
+
+/// The page a browser gets for ciphertext instead of its bytes: it
+/// fetches them and decrypts them with the key in the link's fragment.
+fn encrypted_page(ctx: &Ctx, record: &store_core::FileRecord, now: store_core::Timestamp) -> Res {
+    let view = FileView::new(record, ctx.base(), now);
+    unshared(respond::html(
+        StatusCode::OK,
+        pages::encrypted_file(ctx.site(), &view),
+    ))
+}
+
+/// A page that stands for a file whose link is all it takes to spend or
+/// open it: never cached, never indexed, its URL never sent on to
+/// another site.
+fn unshared(mut res: Res) -> Res {
     let headers = res.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(
@@ -251,7 +278,7 @@ async fn once_page(ctx: &Ctx, id: String) -> AppResult<Res> {
         "x-robots-tag",
         HeaderValue::from_static("noindex, nofollow"),
     );
-    Ok(res)
+    res
 }
 
 /// A file's preview, made on a media slot if it does not exist yet.
@@ -393,6 +420,7 @@ async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
         text,
         once,
         link,
+        encrypted,
         blob,
         modified,
         mut reader,
@@ -425,6 +453,7 @@ async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
             text,
             once,
             link,
+            encrypted,
             blob,
             modified,
             reader,

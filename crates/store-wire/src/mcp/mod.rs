@@ -62,10 +62,10 @@ pub enum Incoming {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Malformed(pub Value);
 
-/// Reads one POST's body. An object is read into [`Envelope`], its keys
-/// never copied (every tool call pays for this read); anything else, or
-/// an object that does not fit it (a repeated key), is read again as a
-/// [`Value`] to say what is wrong with it, as [`read_value`] does.
+/// Reads one POST's body. An object is read into a typed envelope, its
+/// keys never copied (every tool call pays for this read); anything else,
+/// or an object that does not fit it (a repeated key), is read again as
+/// a [`Value`] to say what is wrong with it.
 pub fn read(body: &[u8]) -> Result<Incoming, Malformed> {
     let object = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     match serde_json::from_slice::<Envelope<'_>>(body) {

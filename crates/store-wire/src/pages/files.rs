@@ -56,21 +56,7 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
                 // limits for several files, which go as one bundle: the
                 // reason is said before the upload instead of after it.
                 noscript { p class="muted" data-noscript-single="" { "Burn after reading and Downloads allowed apply to one file: several files go as one zip bundle, which has neither." } }
-                // The less common options, folded: the Upload button stays
-                // in sight on a phone.
-                details class="more" {
-                    summary { "More options" }
-                    label class="inline" { "Downloads allowed "
-                        input type="number" name="max_downloads" min="1" max=(limits.downloads_max) placeholder="no limit" inputmode="numeric" data-single=""; }
-                    // Protected unless the person opts out (CONTRACT.md, owner
-                    // tokens): a link holder must not replace or delete what
-                    // is shared with them. The API's default stays open.
-                    fieldset data-protect="" {
-                        legend { "Who may change or delete it" }
-                        label class="inline" { input type="radio" name="protect" value="1" checked; " Only you (this browser keeps the owner token)" }
-                        label class="inline" { input type="radio" name="protect" value="0"; " Anyone with the link (they can edit a text file, or delete it)" }
-                    }
-                }
+                (more_options(limits))
                 p class="muted js-only hidden-js" data-mode-note="" aria-live="polite" hidden {}
                 p { button type="submit" { "Upload" } }
                 (sizes(site, limits))
@@ -91,6 +77,33 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
     )
 }
 
+/// The home form's less common options, folded: the Upload button stays
+/// in sight on a phone.
+fn more_options(limits: &Limits) -> Markup {
+    html! {
+        details class="more" {
+            summary { "More options" }
+            label class="inline" { "Downloads allowed "
+                input type="number" name="max_downloads" min="1" max=(limits.downloads_max) placeholder="no limit" inputmode="numeric" data-single=""; }
+            // Protected unless the person opts out (CONTRACT.md, owner
+            // tokens): a link holder must not replace or delete what
+            // is shared with them. The API's default stays open.
+            fieldset data-protect="" {
+                legend { "Who may change or delete it" }
+                label class="inline" { input type="radio" name="protect" value="1" checked; " Only you (this browser keeps the owner token)" }
+                label class="inline" { input type="radio" name="protect" value="0"; " Anyone with the link (they can edit a text file, or delete it)" }
+            }
+            // No name: the choice is the script's (it encrypts before
+            // sending), and a form sent without the script must not
+            // claim it.
+            div class="js-only hidden-js" {
+                label class="inline" { input type="checkbox" data-encrypt=""; " Encrypt in this browser" }
+                p class="muted" { "The server gets only ciphertext and no file name; the link carries the key after #, so only those you give it can open the file." }
+            }
+        }
+    }
+}
+
 /// What the home form takes, and from which size a file goes as a
 /// resumable upload (only where the server takes files that large), with
 /// the client library the page's script sends those with.
@@ -104,6 +117,8 @@ fn sizes(site: Site<'_>, limits: &Limits) -> Markup {
             // deferred script has run).
             script src=(site.asset("tus.js")) defer {}
         }
+        // The age library (typage): "Encrypt in this browser".
+        script src=(site.asset("age.js")) defer {}
     }
 }
 
@@ -217,6 +232,50 @@ pub fn once_file(site: Site<'_>, view: &FileView) -> Markup {
             }
             p class="notice js-only hidden-js" role="status" data-burnt="" hidden {}
             pre tabindex="0" class="revealed" data-revealed="" hidden {}
+        },
+    )
+}
+
+/// The page a browser gets for a file its client encrypted
+/// (`encrypted=age`) instead of its bytes: the script fetches them,
+/// decrypts them here with the key in the link's fragment (which never
+/// reaches the server) and saves the file under the name it carries.
+/// Never a counted download by itself: only the fetch is.
+pub fn encrypted_file(site: Site<'_>, view: &FileView) -> Markup {
+    let og = Og {
+        title: "An encrypted file",
+        description: "A file encrypted before it was shared: open the whole link to decrypt it in your browser."
+            .to_string(),
+        url: &view.url,
+        image: None,
+    };
+    let download = with_query(local(&view.url), routes::DOWNLOAD.name, "1");
+    shared_page(
+        site,
+        "An encrypted file",
+        Some(&og),
+        html! {
+            h1 { "An encrypted file" }
+            p { "It was encrypted before it was uploaded: the server holds ciphertext it cannot read. The key is the part of the link after #, which your browser never sends; this page decrypts the file here." }
+            @if let Some(n) = view.downloads_left {
+                p class="notice" { strong { "Opening it counts as a download" } " (" (n) " left): with a wrong key, it is still counted." }
+            }
+            dl class="facts" {
+                dt { "Size" } dd { (size(view.size)) " encrypted" }
+                dt { "Lifetime" } dd { (expiry(view.expires_at.as_deref())) }
+            }
+            div class="js-only hidden-js" data-key-box="" hidden {
+                label { "Key (AGE-SECRET-KEY-1…) " input type="text" data-age-key="" autocomplete="off" spellcheck="false"; }
+            }
+            p class="js-only hidden-js" {
+                button type="button" data-decrypt=(download) data-name=(view.name) { "Decrypt and save" }
+            }
+            p role="status" class="notice" data-decrypted="" hidden {}
+            noscript { p class="notice" { "Decrypting needs this page's script; or use a terminal, below." } }
+            h2 { "In a terminal" }
+            pre tabindex="0" { code { "curl -fsS '" (view.url) "' | age -d -i key.txt > file" } }
+            p class="muted" { "key.txt holds the key: the part of the link after #." }
+            script src=(site.asset("age.js")) defer {}
         },
     )
 }
