@@ -12,7 +12,8 @@ pass_embedded="$not_faults"
 # whatever holds the records and bytes (the HTTP suite, which checks those
 # answers, runs in every pass). Chromium was a third of the CPU of each
 # later pass (docs/DECISIONS.md, "The browser suite runs once").
-browser='test(/^browser::/)'
+# The Chromium test of the age pages (tests/private.rs) is one of them.
+browser='test(/^browser::/) | test(=private::a_file_encrypted_in_the_browser_opens_with_age_and_the_other_way_round)'
 # Records in PostgreSQL: the HTTP suite, less the modules that make their
 # own database whatever the pass (cluster:: and migrate::), and so ran
 # just so in the first.
