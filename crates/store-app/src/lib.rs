@@ -63,6 +63,7 @@ mod import;
 pub mod migrate;
 mod orphans;
 mod outcomes;
+pub mod passwords;
 mod pool;
 mod resumable;
 pub mod system;

@@ -58,6 +58,7 @@ pub mod lifetime;
 pub mod limits;
 pub mod local;
 pub mod names;
+pub mod password;
 pub mod pool;
 pub mod ports;
 pub mod ratelimit;
