@@ -272,3 +272,35 @@ fn a_file_encrypted_in_the_browser_opens_with_age_and_the_other_way_round() {
         b"from the age tool"
     );
 }
+
+#[test]
+fn an_encrypted_once_file_shows_its_page_without_spending_the_download() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, recipient) = identity(dir.path());
+    let cipher = encrypt(dir.path(), &recipient, b"read me once", false);
+    let r = json(&mut s.post("/?encrypted=age&once=1", &cipher));
+    let path = format!("/{}", r["id"].as_str().unwrap());
+    let browser = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
+    let previewer = (
+        "User-Agent",
+        "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
+    );
+    for asker in [browser, previewer] {
+        let mut page = s.get_with(&path, &[asker]);
+        assert_eq!(page.status(), 200);
+        assert!(header(&page, "content-type").starts_with("text/html"));
+        assert_eq!(header(&page, "cache-control"), "no-store");
+        let html = page.body_mut().read_to_string().unwrap();
+        assert!(
+            html.contains("data-decrypt="),
+            "the decrypting page: {html}"
+        );
+        assert!(html.contains("age -d -i key.txt"), "the terminal's recipe");
+    }
+    // Neither page spent it: the one download is still there, and it is
+    // the ciphertext, which the key opens.
+    let got = s.get(&path).body_mut().read_to_vec().unwrap();
+    assert_eq!(decrypt(dir.path(), &key, &got), b"read me once");
+    assert_eq!(s.get(&path).status(), 404, "burnt by its download");
+}
