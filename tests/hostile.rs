@@ -101,20 +101,6 @@ fn scaled(wanted: usize) -> usize {
     n
 }
 
-/// Pseudo-random bytes (xorshift), so that nothing on the way compresses
-/// them and a response's size is what it says.
-fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
-
 fn media(name: &str) -> Vec<u8> {
     std::fs::read(repo(&format!("fixtures/media/{name}"))).expect(name)
 }

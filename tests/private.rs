@@ -9,9 +9,9 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::browser::ready;
-use crate::common::tus::{patch_at, TUS};
+use crate::common::tus::{b64, patch_at, TUS};
 use crate::common::webdriver::Browser;
-use crate::common::{assert_error, header, json, multipart, Server};
+use crate::common::{assert_error, header, json, multipart, noise, Server};
 
 /// `age` itself, with its arguments; panics with what it said on failure.
 fn age(program: &str, args: &[&str]) -> Vec<u8> {
@@ -60,26 +60,12 @@ fn decrypt(dir: &Path, key: &str, cipher: &[u8]) -> Vec<u8> {
     age("age", &["-d", "-i", key, input.to_str().unwrap()])
 }
 
-/// Bytes no one would take for text, of every value (xorshift: the
-/// same each run, which is all a test of carrying bytes needs).
-fn random_bytes(len: usize) -> Vec<u8> {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
-
 #[test]
 fn a_file_encrypted_by_age_comes_back_byte_for_byte() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
     let (key, recipient) = identity(dir.path());
-    let plain = random_bytes(300 * 1024);
+    let plain = noise(300 * 1024, 1);
     let cipher = encrypt(dir.path(), &recipient, &plain, false);
     let mut res = s.post("/?encrypted=age&name=notes.html", &cipher);
     assert_eq!(res.status(), 201);
@@ -146,12 +132,8 @@ fn a_resumable_upload_may_be_encrypted() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
     let (key, recipient) = identity(dir.path());
-    let plain = random_bytes(64 * 1024);
+    let plain = noise(64 * 1024, 2);
     let cipher = encrypt(dir.path(), &recipient, &plain, false);
-    let b64 = |b: &[u8]| {
-        use base64::Engine as _;
-        base64::engine::general_purpose::STANDARD.encode(b)
-    };
     let meta = format!("filename {},encrypted {}", b64(b"x.age"), b64(b"age"));
     let len = cipher.len().to_string();
     let res = s.post_empty(
@@ -200,7 +182,7 @@ fn open_in_the_page(b: &Browser, link: &str, name: &str) -> Vec<u8> {
 fn a_file_encrypted_in_the_browser_opens_with_age_and_the_other_way_round() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
-    let plain = random_bytes(200 * 1024);
+    let plain = noise(200 * 1024, 3);
     let name = "Résumé notes.bin";
     let path = dir.path().join(name);
     std::fs::write(&path, &plain).unwrap();

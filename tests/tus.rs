@@ -2,15 +2,10 @@
 //! 1.0.0"): every header, status and error of the section, and the file a
 //! completed upload makes, next to the one a plain upload makes.
 
-use base64::Engine as _;
 use sha2::Digest as _;
 
-use crate::common::tus::{patch_at, patch_head, OFFSET_BODY, TUS};
+use crate::common::tus::{b64, patch_at, patch_head, OFFSET_BODY, TUS};
 use crate::common::{assert_error, header, json, pattern, Server};
-
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
 
 /// Creates an upload of `length` bytes named `name`, with more metadata
 /// pairs (already encoded); answers its path.

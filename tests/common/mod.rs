@@ -839,6 +839,21 @@ pub fn enc(text: &str) -> String {
         .collect()
 }
 
+/// Pseudo-random bytes (xorshift) of every value, the same for a seed on
+/// every run: nothing on the way compresses them, so a response's size is
+/// what it says, and no one takes them for text.
+pub fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
 /// A multipart/form-data body with the given (field, file name, bytes)
 /// parts; returns (content type, body).
 pub fn multipart(parts: &[(&str, Option<&str>, &[u8])]) -> (String, Vec<u8>) {

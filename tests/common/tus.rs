@@ -5,6 +5,12 @@
 
 use super::{header, Server};
 
+/// `bytes` in base64, as `Upload-Metadata` carries each value.
+pub fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
 /// `Tus-Resumable`, which every request carries.
 pub const TUS: (&str, &str) = ("Tus-Resumable", "1.0.0");
 /// The type of a PATCH's body.
@@ -13,11 +19,7 @@ pub const OFFSET_BODY: (&str, &str) = ("Content-Type", "application/offset+octet
 /// A new upload of `length` bytes named `name` (ASCII), through `s`; its
 /// path.
 pub fn start(s: &Server, length: usize, name: &str) -> String {
-    use base64::Engine as _;
-    let meta = format!(
-        "filename {}",
-        base64::engine::general_purpose::STANDARD.encode(name)
-    );
+    let meta = format!("filename {}", b64(name.as_bytes()));
     let length = length.to_string();
     let res = s.post_empty(
         "/uploads",
