@@ -161,14 +161,13 @@ pub(super) async fn get(ctx: &Ctx, id: String, read: Parsed<FileRead>) -> AppRes
         }
     }
     let Some(opened) = open(ctx, id.clone(), intent, read.download).await? else {
-        return once_page(ctx, id).await;
+        return page_before_bytes(ctx, id).await;
     };
     match opened {
         Opened::File(d) if d.link && ctx.html && !read.download => follow_link(ctx, d).await,
         Opened::File(d) if d.encrypted && ctx.html && !read.download => {
             drop(d);
-            let seen = blocking(ctx, move |app| app.file_info(&id)).await?;
-            Ok(encrypted_page(ctx, &seen.record, seen.now))
+            page_before_bytes(ctx, id).await
         }
         Opened::File(d) => serve_download(ctx, d, Ok(read.download)).await,
         Opened::Bundle(b) => {
@@ -194,7 +193,7 @@ pub(super) async fn get(ctx: &Ctx, id: String, read: Parsed<FileRead>) -> AppRes
 
 /// Opens a file or bundle for GET or HEAD, or answers `None` for a
 /// browser or a link previewer opening a file whose downloads are
-/// counted: it gets a page first (see [`once_page`]).
+/// counted: it gets a page first (see [`page_before_bytes`]).
 ///
 /// Reads that write nothing (all but burning a once file) run here on the
 /// executor when the records are local: a lookup in sled's cache and an
@@ -237,31 +236,21 @@ fn page_first(ctx: &Ctx, download: bool) -> bool {
     store_wire::negotiate::is_link_previewer(&ctx.headers) || (ctx.html && !download)
 }
 
-/// The page a browser gets for a burn-after-reading file instead of its
-/// bytes: what it is, and a link that downloads (and so deletes) it. A
-/// chat app's link preview asks for HTML too, so it sees this page and
-/// never uses the file up; only a person who follows the link does. The
-/// page is never cached and never leaks its URL to another site.
-async fn once_page(ctx: &Ctx, id: String) -> AppResult<Res> {
+/// The page a browser gets instead of a file's bytes. For ciphertext,
+/// a page that fetches the bytes and decrypts them with the key in the
+/// link's fragment. For a burn-after-reading (or download-limited) file,
+/// what it is and a link that downloads (and so counts) it. A chat app's
+/// link preview asks for HTML too, so it sees the page and never uses
+/// the file up; only a person who follows the link does.
+async fn page_before_bytes(ctx: &Ctx, id: String) -> AppResult<Res> {
     let seen = blocking(ctx, move |app| app.file_info(&id)).await?;
-    if seen.record.encrypted.is_some() {
-        return Ok(encrypted_page(ctx, &seen.record, seen.now));
-    }
     let view = FileView::new(&seen.record, ctx.base(), seen.now);
-    Ok(unshared(respond::html(
-        StatusCode::OK,
-        pages::once_file(ctx.site(), &view),
-    )))
-}
-
-/// The page a browser gets for ciphertext instead of its bytes: it
-/// fetches them and decrypts them with the key in the link's fragment.
-fn encrypted_page(ctx: &Ctx, record: &store_core::FileRecord, now: store_core::Timestamp) -> Res {
-    let view = FileView::new(record, ctx.base(), now);
-    unshared(respond::html(
-        StatusCode::OK,
-        pages::encrypted_file(ctx.site(), &view),
-    ))
+    let page = if seen.record.encrypted.is_some() {
+        pages::encrypted_file(ctx.site(), &view)
+    } else {
+        pages::once_file(ctx.site(), &view)
+    };
+    Ok(unshared(respond::html(StatusCode::OK, page)))
 }
 
 /// A page that stands for a file whose link is all it takes to spend or

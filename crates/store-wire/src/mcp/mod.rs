@@ -105,14 +105,14 @@ impl Envelope<'_> {
     fn incoming(self) -> Result<Incoming, Malformed> {
         let invalid = |why: &str| Malformed(error(Value::Null, INVALID_REQUEST, why));
         if self.jsonrpc.as_deref() != Some("2.0") {
-            return Err(invalid(JSONRPC_NEEDED));
+            return Err(invalid("a message carries \"jsonrpc\": \"2.0\""));
         }
         let Some(method) = self.method else {
             // A client's result or error, answering nothing this server asked.
             return if self.result.is_some() || self.error.is_some() {
                 Ok(Incoming::Notice)
             } else {
-                Err(invalid(METHOD_NEEDED))
+                Err(invalid("a message has a method, or a result or an error"))
             };
         };
         let Value::String(method) = method else {
@@ -124,9 +124,6 @@ impl Envelope<'_> {
         request(id, method, self.params)
     }
 }
-
-const JSONRPC_NEEDED: &str = "a message carries \"jsonrpc\": \"2.0\"";
-const METHOD_NEEDED: &str = "a message has a method, or a result or an error";
 
 /// A request, once its id and parameters are checked.
 fn request(id: Value, method: String, params: Option<Value>) -> Result<Incoming, Malformed> {
@@ -143,34 +140,30 @@ fn request(id: Value, method: String, params: Option<Value>) -> Result<Incoming,
 
 /// Reads one POST's body as any JSON, to refuse what is not one
 /// JSON-RPC message, or to read one whose object repeats a key (the last
-/// one counts).
+/// one counts) into the same envelope.
 fn read_value(body: &[u8]) -> Result<Incoming, Malformed> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| Malformed(error(Value::Null, PARSE_ERROR, &format!("not JSON: {e}"))))?;
-    let invalid = |why: &str| Malformed(error(Value::Null, INVALID_REQUEST, why));
     let Value::Object(mut msg) = value else {
-        return Err(invalid(
+        return Err(Malformed(error(
+            Value::Null,
+            INVALID_REQUEST,
             "a message is one JSON-RPC object (batches are not taken)",
-        ));
-    };
-    if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(invalid(JSONRPC_NEEDED));
-    }
-    let Some(method) = msg.get("method") else {
-        return if msg.contains_key("result") || msg.contains_key("error") {
-            Ok(Incoming::Notice)
-        } else {
-            Err(invalid(METHOD_NEEDED))
-        };
-    };
-    let Some(method) = method.as_str().map(str::to_string) else {
-        return Err(invalid("method is a string"));
-    };
-    let Some(id) = msg.remove("id") else {
-        return Ok(Incoming::Notice);
+        )));
     };
     // Taken, not copied: a tool call's arguments may carry a whole file.
-    request(id, method, msg.remove("params"))
+    Envelope {
+        jsonrpc: msg
+            .get("jsonrpc")
+            .and_then(Value::as_str)
+            .map(|v| Cow::Owned(v.to_string())),
+        method: msg.remove("method"),
+        id: msg.remove("id"),
+        params: msg.remove("params"),
+        result: msg.contains_key("result").then_some(IgnoredAny),
+        error: msg.contains_key("error").then_some(IgnoredAny),
+    }
+    .incoming()
 }
 
 /// Whether a request's `MCP-Protocol-Version` header names a revision this
