@@ -169,12 +169,11 @@ fn a_resumable_upload_may_be_encrypted() {
     assert_eq!(header(&res, "upload-offset"), "0");
 }
 
-/// The page decrypts `url#identity` after its button is pressed, and the
-/// browser saves the file: its bytes, as saved under `name`.
+/// The page opened at `url#identity` decrypts the file with no click,
+/// and the browser saves it: its bytes, as saved under `name`.
 fn open_in_the_page(b: &Browser, link: &str, name: &str) -> Vec<u8> {
     b.goto(link);
     ready(b);
-    b.click(&b.find("button[data-decrypt]"));
     b.downloaded(name)
 }
 
@@ -279,6 +278,7 @@ fn an_encrypted_once_file_shows_its_page_without_spending_the_download() {
             "the decrypting page: {html}"
         );
         assert!(html.contains("age -d -i key.txt"), "the terminal's recipe");
+        assert!(html.contains("data-counted"), "the page waits for a click");
     }
     // Neither page spent it: the one download is still there, and it is
     // the ciphertext, which the key opens.

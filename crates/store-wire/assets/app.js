@@ -1374,8 +1374,9 @@
   }
 
   // --- The page of an encrypted file: the key from the link's fragment
-  // (or pasted), the bytes fetched (the one download this spends),
-  // decrypted here and saved under the name they carry.
+  // (or pasted), the bytes fetched (the one download this spends, for a
+  // counted file, on the button only), decrypted here and saved under the
+  // name they carry.
   function encryptedPage() {
     var button = document.querySelector("button[data-decrypt]");
     if (!button) { return; }
@@ -1389,7 +1390,7 @@
       status.className = error ? "notice error" : "notice";
       status.textContent = text;
     };
-    button.addEventListener("click", function () {
+    var go = function () {
       var key = keyField.value.trim();
       try {
         new window.ageEncryption.X25519Identity(key);
@@ -1416,7 +1417,15 @@
         say(e.message, true);
         button.disabled = false;
       });
-    });
+    };
+    button.addEventListener("click", go);
+    // The whole link opens the file at once, as CONTRACT.md has it,
+    // unless opening it counts as a download. At the load event: the age
+    // library is a deferred script after this one, not run yet when this
+    // page's script starts.
+    if (fromLink && !button.hasAttribute("data-counted")) {
+      if (document.readyState === "complete") { go(); } else { window.addEventListener("load", go); }
+    }
   }
 
   function start() {

@@ -268,7 +268,9 @@ pub fn encrypted_file(site: Site<'_>, view: &FileView) -> Markup {
                 label { "Key (AGE-SECRET-KEY-1…) " input type="text" data-age-key="" autocomplete="off" spellcheck="false"; }
             }
             p class="js-only hidden-js" {
-                button type="button" data-decrypt=(download) data-name=(view.name) { "Decrypt and save" }
+                // A counted file waits for the click (a link preview that
+                // runs scripts must not spend it); any other opens at once.
+                button type="button" data-decrypt=(download) data-name=(view.name) data-counted[view.downloads_left.is_some()] { "Decrypt and save" }
             }
             p role="status" class="notice" data-decrypted="" hidden {}
             noscript { p class="notice" { "Decrypting needs this page's script; or use a terminal, below." } }
