@@ -507,6 +507,134 @@ fn your_uploads_survive_a_reload_and_extend_show_as_qr_and_delete() {
 }
 
 #[test]
+fn a_password_page_opens_a_file_on_a_phone_and_a_folder_on_a_desktop() {
+    let s = Server::start();
+    let file = json(&mut s.post_with(
+        "/?name=code.txt&once=1",
+        &[("X-Store-Password", "correct horse")],
+        b"the door code is 4711",
+    ));
+    let info = format!("/{}?info=1", file["id"].as_str().unwrap());
+    let owner = file["owner_token"].as_str().unwrap().to_string();
+    let b = Browser::start();
+    b.set_window(390, 844);
+    b.goto(file["url"].as_str().unwrap());
+    ready(&b);
+    assert!(b.text(&b.find("h1")).contains("Password needed"));
+    assert!(!overflows(&b));
+    shot(&b, "password-phone");
+    b.send_keys(&b.find("input[type=password]"), "wrong horse");
+    b.click(&b.find("form button[type=submit]"));
+    let said = b.wait_for("the wrong password said", || {
+        b.execute(
+            "const e = document.querySelector('[role=alert]'); return e ? e.textContent : null",
+            json!([]),
+        )
+        .as_str()
+        .map(str::to_string)
+    });
+    assert!(said.contains("not the right one"), "{said}");
+    b.send_keys(&b.find("input[type=password]"), "correct horse");
+    b.click(&b.find("form button[type=submit]"));
+    // Past the password, the once page: nothing is spent yet.
+    b.wait_for("the once page", || b.try_find("a[data-burn]"));
+    let with_owner = [("x-store-owner", owner.as_str())];
+    assert_eq!(
+        s.get_with(&info, &with_owner).status(),
+        200,
+        "the form spent nothing"
+    );
+    b.click(&b.find("a[data-burn]"));
+    b.wait_for("the download to spend it", || {
+        (s.get_with(&info, &with_owner).status() == 404).then_some(())
+    });
+
+    // A folder at desktop width: its listing and its files open after it.
+    b.set_window(1280, 900);
+    let made = s.post_with(
+        "/?dir=1&name=private-plans",
+        &[("X-Store-Password", "open sesame")],
+        b"",
+    );
+    assert_eq!(made.status(), 201);
+    assert_eq!(
+        s.post("/d/private-plans?name=plan.md", b"# Plan\n")
+            .status(),
+        200
+    );
+    b.goto(&s.url("/d/private-plans"));
+    ready(&b);
+    b.send_keys(&b.find("input[type=password]"), "open sesame");
+    b.click(&b.find("form button[type=submit]"));
+    b.wait_for("the folder's page", || {
+        b.current_url()
+            .ends_with("/d/private-plans")
+            .then_some(())?;
+        b.try_find("a[href$='/d/private-plans/plan.md']")
+    });
+    assert!(!overflows(&b));
+    shot(&b, "password-folder-desktop");
+}
+
+#[test]
+fn a_drop_link_takes_a_second_persons_files_for_its_owner_alone() {
+    let s = Server::start();
+    let owner = Browser::start();
+    owner.set_window(1280, 900);
+    owner.goto(&s.url("/"));
+    ready(&owner);
+    owner.click(&owner.find("form[data-collect] button[type=submit]"));
+    let link = owner.find("[data-drop-url] a");
+    let drop_url = owner.attr(&link, "href").expect("the drop link");
+    let mine = owner.find("a[data-owner-link]");
+    let owner_path = owner.attr(&mine, "href").expect("the owner's link");
+    shot(&owner, "drop-made-desktop");
+
+    // Someone else, in a browser of their own, on a phone.
+    let other = Browser::start();
+    other.set_window(390, 844);
+    other.goto(&drop_url);
+    ready(&other);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.txt");
+    std::fs::write(&file, "quarterly figures").unwrap();
+    other.send_keys(
+        &other.find("form[data-upload=drop] input[type=file]"),
+        file.to_str().unwrap(),
+    );
+    other.click(&other.find("form[data-upload=drop] button[type=submit]"));
+    let said = other.wait_for("what the drop took", || {
+        other.try_find("[data-dropped]").map(|e| other.text(&e))
+    });
+    assert!(said.contains("report.txt"), "{said}");
+    assert!(!overflows(&other));
+    shot(&other, "drop-sent-phone");
+    // A second send of the same name does not replace the first.
+    other.goto(&drop_url);
+    ready(&other);
+    other.send_keys(
+        &other.find("form[data-upload=drop] input[type=file]"),
+        file.to_str().unwrap(),
+    );
+    other.click(&other.find("form[data-upload=drop] button[type=submit]"));
+    let again = other.wait_for("the second send", || {
+        other.try_find("[data-dropped]").map(|e| other.text(&e))
+    });
+    assert!(again.contains("report (2).txt"), "{again}");
+
+    // Its owner sees both; without the owner link the folder is not there.
+    owner.goto(&s.url(&owner_path));
+    ready(&owner);
+    let listed = owner.text(&owner.find("main"));
+    assert!(
+        listed.contains("report.txt") && listed.contains("report (2).txt"),
+        "{listed}"
+    );
+    let bare = owner_path.split('?').next().unwrap().to_string();
+    assert_eq!(s.get(&bare).status(), 404);
+}
+
+#[test]
 fn a_once_file_survives_a_link_preview_and_opens_once_in_a_browser() {
     let s = Server::start();
     let made = json(&mut s.post("/?name=secret.txt&once=1", b"for one reader"));
@@ -1122,6 +1250,12 @@ fn one_of_everything(s: &Server) -> Vec<(String, String)> {
         "/?encrypted=age&name=sealed.age",
         b"age-encryption.org/v1\n-> X25519 x\n--- y\nz",
     ));
+    let drop = json(&mut s.post_empty("/?dir=1&drop=1", &[]));
+    let locked = json(&mut s.post_with(
+        "/?name=locked.txt",
+        &[("X-Store-Password", "correct horse")],
+        b"behind a password",
+    ));
     let (ct, body) =
         crate::common::multipart(&[("file", Some("a.txt"), b"a"), ("file", Some("b.txt"), b"b")]);
     let bundle = json(&mut s.post_with("/", &[("Content-Type", &ct)], &body));
@@ -1154,6 +1288,8 @@ fn one_of_everything(s: &Server) -> Vec<(String, String)> {
         ("file", format!("{}?info=1", local(&file, "url"))),
         ("once", local(&once, "url")),
         ("encrypted", local(&sealed, "url")),
+        ("password", local(&locked, "url")),
+        ("drop", local(&drop, "drop_url")),
         ("bundle", local(&bundle, "url")),
         ("browse", "/browse".into()),
         ("dirs", "/d".into()),

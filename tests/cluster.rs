@@ -245,6 +245,30 @@ fn the_rate_limit_counts_a_client_on_both_processes() {
 }
 
 #[test]
+fn wrong_passwords_are_counted_on_both_processes() {
+    let c = Cluster::start(&[]);
+    let password = "correct horse";
+    let mut made =
+        c.a.post_with("/?name=p.txt", &[("x-store-password", password)], b"p");
+    let id = json(&mut made)["id"].as_str().unwrap().to_string();
+    let path = format!("/{id}");
+    let basic = |pw: &str| {
+        let encoded = crate::common::tus::b64(format!(":{pw}").as_bytes());
+        format!("Basic {encoded}")
+    };
+    for i in 0..10 {
+        let wrong = basic(&format!("wrong {i}"));
+        let res = c.pick(i).get_with(&path, &[("authorization", &wrong)]);
+        assert_eq!(res.status(), 401, "wrong try {}", i + 1);
+    }
+    // The eleventh, on either process, and even with the right password.
+    for server in [&c.a, &c.b] {
+        let mut res = server.get_with(&path, &[("authorization", &basic(password))]);
+        assert_error(&mut res, 429, "rate_limited");
+    }
+}
+
+#[test]
 fn a_killed_process_loses_nothing_acknowledged_and_the_other_serves() {
     let mut c = Cluster::start(&[]);
     let acknowledged = std::sync::Mutex::new(vec![]);

@@ -230,7 +230,8 @@ impl Browser {
         )
     }
 
-    fn try_find(&self, css: &str) -> Option<Element> {
+    /// The element `css` matches now, if any (no waiting).
+    pub fn try_find(&self, css: &str) -> Option<Element> {
         let url = format!("{}/session/{}/element", self.base, self.session);
         let mut res = post_json(
             &self.agent,

@@ -28,6 +28,7 @@ fn record() -> Object {
         owner: None,
         encrypted: None,
         downloads_left: None,
+        password: None,
     })
 }
 

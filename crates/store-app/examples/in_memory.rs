@@ -75,13 +75,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // At four hours the file is gone; the dir lives on.
     clock.advance_secs(HOUR_SECS);
-    assert!(app.file_info(&file.id).is_err(), "the file has expired");
-    assert!(app.get_dir("field-notes").is_ok(), "the dir is still live");
+    assert!(
+        app.file_info(&file.id, &store_app::ReadKey::NONE).is_err(),
+        "the file has expired"
+    );
+    assert!(
+        app.get_dir("field-notes", &store_app::ReadKey::NONE)
+            .is_ok(),
+        "the dir is still live"
+    );
     println!("at +4h: the file is gone, the dir lives");
 
     // Past the slid expiry the dir is gone too, and a sweep removes both.
     clock.set(slid.expect("a dir that is not retained expires"));
-    assert!(app.get_dir("field-notes").is_err(), "the dir has expired");
+    assert!(
+        app.get_dir("field-notes", &store_app::ReadKey::NONE)
+            .is_err(),
+        "the dir has expired"
+    );
     let swept = app.sweep(100)?;
     println!("the sweep removed {} objects", swept.removed);
     assert_eq!(swept.removed, 2);

@@ -9,7 +9,7 @@ use store_core::{
 };
 
 use crate::files::Download;
-use crate::{App, AppResult, Created, NewFile, Part};
+use crate::{App, AppResult, Created, NewFile, Part, ReadKey};
 
 impl App {
     /// Commits parts' bytes and describes them as member files; a part
@@ -90,6 +90,7 @@ impl App {
         let total: u64 = parts.iter().map(|p| p.body.size()).sum();
         let reservation = self.reserve(total)?;
         let files = self.commit_parts(parts, now)?;
+        let password = self.protection_for(req.password.as_ref(), None)?;
         let owner_token = ids::token(self.ports.random.as_ref());
         let mut record = BundleRecord {
             id: String::new(),
@@ -98,6 +99,7 @@ impl App {
             lifetime,
             files,
             owner: Some(Owner::new(&owner_token, req.protect)),
+            password,
         };
         // Kept even when the insert failed: see `store_file`.
         self.insert_with_fresh_id(reservation, |id| {
@@ -112,10 +114,12 @@ impl App {
     }
 
     /// GET `/<id>/<filename>`: one file of a bundle.
-    pub fn open_member(&self, id: &str, name: &str) -> AppResult<Download> {
+    pub fn open_member(&self, id: &str, name: &str, read: &ReadKey) -> AppResult<Download> {
         let now = self.now();
         let _guard = self.lock(&[id])?;
-        let Object::Bundle(b) = self.live_object(id, now)? else {
+        let obj = self.live_object(id, now)?;
+        self.check_read(id, (obj.protection(), obj.owner()), read, now)?;
+        let Object::Bundle(b) = obj else {
             return Err(StoreError::not_found().into());
         };
         let m = b.member(name).ok_or_else(StoreError::not_found)?;

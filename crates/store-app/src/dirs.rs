@@ -10,15 +10,23 @@ use store_core::container::validate_member_names;
 use store_core::names::{apply_tags, validate_file_name};
 use store_core::{
     dir_storage_key, ids, ttl, DirAction, DirRecord, DirWrite, HistoryEntry, Lifetime, Listing,
-    MemberFile, Object, Owner, RetainAuth, StoreError, Timestamp,
+    MemberFile, Object, Owner, OwnerProof, RetainAuth, StoreError, Timestamp,
 };
 
 use crate::files::{Download, SortOrder};
 use crate::upload::Part;
-use crate::{Access, App, AppResult, DirMade, Staged};
+use crate::{Access, App, AppResult, DirMade, ReadKey, Staged};
 use store_core::{Pool, Rev};
 
 pub use store_core::requests::{NewDir, WriteRequest};
+
+/// What a new dir gets beyond its request, prepared before its key's
+/// lock: when it is made, its password's hash, its drop link's secret.
+struct Prepared {
+    now: Timestamp,
+    protection: Option<store_core::password::Protection>,
+    drop_secret: Option<String>,
+}
 
 /// GET /d's sort keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,7 +75,11 @@ impl App {
 
     /// [`App::live_dir`] with its revision, for a use case that will write
     /// it back (under the key's lock).
-    fn loaded_dir(&self, storage_key: &str, now: Timestamp) -> AppResult<(DirRecord, Rev)> {
+    pub(crate) fn loaded_dir(
+        &self,
+        storage_key: &str,
+        now: Timestamp,
+    ) -> AppResult<(DirRecord, Rev)> {
         match self.ports.repo.load(storage_key)? {
             Some((Object::Dir(d), rev)) if d.is_live(now) => Ok((d, rev)),
             _ => Err(StoreError::not_found().into()),
@@ -96,20 +108,39 @@ impl App {
             Some(name) => name.clone(),
             None => ids::dir_id(self.ports.random.as_ref()),
         };
+        // Hashed before the lock: the hash is slow, and the lock's stripe
+        // is shared with other keys.
+        let prepared = Prepared {
+            now,
+            protection: self.protection_for(req.password.as_ref(), None)?,
+            drop_secret: req
+                .drop
+                .map(|_| ids::drop_secret(self.ports.random.as_ref())),
+        };
         let storage_key = dir_storage_key(&key);
         let _guard = self.lock(&[&storage_key])?;
         match self.ports.repo.load(&storage_key)? {
             Some((Object::Dir(d), rev)) if d.is_live(now) => {
+                // A password or a drop link asked for and quietly not made
+                // would leave the dir open while its maker believes it
+                // closed, or without the link they think they have.
+                if prepared.protection.is_some() || prepared.drop_secret.is_some() {
+                    return Err(StoreError::Conflict(
+                        "this dir exists: a password or a drop link is set when a dir is made (the owner changes a password with POST /d/<key>?password=1)".into(),
+                    )
+                    .into());
+                }
                 let d = if parts.is_empty() {
                     d
                 } else {
-                    self.add_locked((d, rev), parts, access, now)?
+                    self.add_locked((d, rev), parts, access, (DirWrite::File, now))?
                 };
                 return Ok(DirMade {
                     dir: d,
                     created: false,
                     write_token: None,
                     owner_token: None,
+                    drop_token: None,
                 });
             }
             Some((expired, rev)) => {
@@ -119,19 +150,21 @@ impl App {
             }
             None => {}
         }
-        self.make_dir(req, key, parts, access, now)
+        self.make_dir(req, key, parts, access, prepared)
     }
 
-    /// Makes the dir `key` that `req` asks for, holding `parts`. The caller
-    /// holds the key's lock and found no live dir there.
+    /// Makes the dir `key` that `req` asks for, holding `parts`, with what
+    /// was prepared for it. The caller holds the key's lock and found no
+    /// live dir there.
     fn make_dir(
         &self,
         req: &NewDir,
         key: String,
         parts: Vec<Part>,
         access: &Access,
-        now: Timestamp,
+        prepared: Prepared,
     ) -> AppResult<DirMade> {
+        let now = prepared.now;
         if req.show {
             authorize_retain(access.retain).map_err(|_| {
                 StoreError::WriteDenied("creating a show-dir needs the retain token".into())
@@ -151,6 +184,14 @@ impl App {
         dir.write_token_hash = write_token.as_deref().map(hash_token);
         let owner_token = ids::token(self.ports.random.as_ref());
         dir.owner = Some(Owner::new(&owner_token, false));
+        dir.password = prepared.protection;
+        let drop_token = match (req.drop, prepared.drop_secret) {
+            (Some(asked), Some(secret)) => {
+                dir.drop = Some(asked.open_box(&secret, &self.config.limits));
+                Some(store_core::drops::drop_token(&secret, &dir.key))
+            }
+            _ => None,
+        };
         let settled = reservation.settled();
         let storage_key = dir_storage_key(&dir.key);
         match self
@@ -178,6 +219,7 @@ impl App {
             created: true,
             write_token,
             owner_token: Some(owner_token),
+            drop_token,
         })
     }
 
@@ -216,6 +258,8 @@ impl App {
             files,
             history,
             owner: None,
+            password: None,
+            drop: None,
         };
         if req.show {
             dir.make_show();
@@ -224,14 +268,14 @@ impl App {
     }
 
     /// Adds parts to a loaded, live dir whose lock the caller holds.
-    fn add_locked(
+    pub(crate) fn add_locked(
         &self,
         (mut dir, rev): (DirRecord, Rev),
         parts: Vec<Part>,
         access: &Access,
-        now: Timestamp,
+        (op, now): (DirWrite, Timestamp),
     ) -> AppResult<DirRecord> {
-        access.check(&dir, DirWrite::File)?;
+        access.check(&dir, op)?;
         validate_member_names(
             &self.config.limits,
             parts.iter().filter_map(|p| p.name.as_deref()),
@@ -293,7 +337,7 @@ impl App {
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
         let dir = self.loaded_dir(&storage_key, now)?;
-        let dir = self.add_locked(dir, parts, access, now)?;
+        let dir = self.add_locked(dir, parts, access, (DirWrite::File, now))?;
         Ok(dir)
     }
 
@@ -315,22 +359,38 @@ impl App {
         Ok(())
     }
 
-    /// GET `/d/<key>`.
-    pub fn get_dir(&self, key: &str) -> AppResult<DirRecord> {
-        self.live_dir(&dir_storage_key(key), self.now())
+    /// GET `/d/<key>`, by a reader showing `read` to its password gate.
+    pub fn get_dir(&self, key: &str, read: &ReadKey) -> AppResult<DirRecord> {
+        self.readable_dir(&dir_storage_key(key), read)
     }
 
     /// GET `/d/<key>/history`: newest first.
-    pub fn dir_history(&self, key: &str) -> AppResult<Vec<HistoryEntry>> {
-        let d = self.live_dir(&dir_storage_key(key), self.now())?;
-        Ok(d.history)
+    pub fn dir_history(&self, key: &str, read: &ReadKey) -> AppResult<Vec<HistoryEntry>> {
+        Ok(self.readable_dir(&dir_storage_key(key), read)?.history)
+    }
+
+    /// A live dir that `read` may read: a drop dir only by its owner (as
+    /// if it did not exist for anyone else), a protected one with its
+    /// password.
+    fn readable_dir(&self, storage_key: &str, read: &ReadKey) -> AppResult<DirRecord> {
+        let now = self.now();
+        let d = self.live_dir(storage_key, now)?;
+        let owner = OwnerProof::of(d.owner.as_ref(), read.owner.as_deref());
+        store_core::drops::authorize_drop_dir(d.drop.as_ref(), owner, RetainAuth::Absent)?;
+        self.check_read(
+            storage_key,
+            (d.password.as_ref(), d.owner.as_ref()),
+            read,
+            now,
+        )?;
+        Ok(d)
     }
 
     /// GET `/d/<key>/<file>`.
-    pub fn open_dir_file(&self, key: &str, name: &str) -> AppResult<Download> {
+    pub fn open_dir_file(&self, key: &str, name: &str, read: &ReadKey) -> AppResult<Download> {
         let storage_key = dir_storage_key(key);
         let _guard = self.lock(&[&storage_key])?;
-        let d = self.live_dir(&storage_key, self.now())?;
+        let d = self.readable_dir(&storage_key, read)?;
         let f = d.file(name).ok_or_else(StoreError::not_found)?;
         Ok(Download {
             name: f.name.clone(),
@@ -369,7 +429,7 @@ impl App {
             declared_type: None,
             body: upload,
         };
-        let dir = self.add_locked((dir, rev), vec![part], access, now)?;
+        let dir = self.add_locked((dir, rev), vec![part], access, (DirWrite::File, now))?;
         Ok(dir)
     }
 
@@ -545,7 +605,7 @@ impl App {
         let mut hits: Vec<DirRecord> = Vec::new();
         self.ports.repo.listed(Listing::Dirs, &mut |_, obj| {
             if let Object::Dir(d) = obj {
-                let matches = d.listed
+                let matches = d.is_listed()
                     && d.is_live(now)
                     && within(d.created_at, query.created_after, query.created_before)
                     && within(d.updated_at, query.updated_after, query.updated_before)

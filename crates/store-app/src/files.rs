@@ -15,7 +15,7 @@ use store_core::{
     RetainAuth, StoreError,
 };
 
-use crate::{Access, App, AppError, AppResult, AsOf, Created, Staged};
+use crate::{Access, App, AppError, AppResult, AsOf, Created, ReadKey, Staged};
 
 /// What an upload made: a single file, or a bundle of its parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,10 +253,12 @@ impl App {
             seen: true,
         };
         let draft = self.draft_file(req, body, auth, link, now)?;
+        let password = self.protection_for(req.password.as_ref(), None)?;
         let reservation = self.reserve(body.size)?;
         let owner_token = ids::token(self.ports.random.as_ref());
         let mut record =
             draft.into_record(upload.into_blob(), Owner::new(&owner_token, req.protect));
+        record.password = password;
         // The reservation is kept even when the insert failed: the record
         // may have been written before a failed flush. The next start reads
         // the pool totals kept with the records and collects orphan blobs,
@@ -308,6 +310,7 @@ impl App {
             thumbs: Default::default(),
             owner: None,
             encrypted: req.encrypted,
+            password: None,
         }))
     }
 
@@ -315,8 +318,8 @@ impl App {
     /// download-limited file counts each GET and is burnt by its last:
     /// under the key's lock, so concurrent readers never get more
     /// downloads than it allows.
-    pub fn read(&self, id: &str, intent: ReadIntent) -> AppResult<Opened> {
-        self.read_inner(id, intent, true)
+    pub fn read(&self, id: &str, intent: ReadIntent, key: &ReadKey) -> AppResult<Opened> {
+        self.read_inner(id, intent, true, key)
             .map(|opened| opened.expect("a read that may write always opens"))
     }
 
@@ -328,8 +331,13 @@ impl App {
     /// unless [`App::reads_wait`]: then the record is across a socket.
     ///
     /// [`read`]: App::read
-    pub fn read_without_writing(&self, id: &str, intent: ReadIntent) -> AppResult<Option<Opened>> {
-        self.read_inner(id, intent, false)
+    pub fn read_without_writing(
+        &self,
+        id: &str,
+        intent: ReadIntent,
+        key: &ReadKey,
+    ) -> AppResult<Option<Opened>> {
+        self.read_inner(id, intent, false, key)
     }
 
     fn read_inner(
@@ -337,6 +345,7 @@ impl App {
         id: &str,
         intent: ReadIntent,
         may_write: bool,
+        key: &ReadKey,
     ) -> AppResult<Option<Opened>> {
         let now = self.now();
         // Only a burn needs the key's lock (two readers must not both get a
@@ -351,6 +360,9 @@ impl App {
         } else {
             (self.live_object(id, now)?, None)
         };
+        // Before anything is counted: a read the password gate refuses
+        // spends nothing.
+        self.check_read(id, (object.protection(), object.owner()), key, now)?;
         let record = match object {
             Object::File(f) => f,
             Object::Bundle(b) => return Ok(Some(Opened::Bundle(b))),
@@ -398,9 +410,15 @@ impl App {
     }
 
     /// The record of a live file, for pages and metadata.
-    pub fn file_info(&self, id: &str) -> AppResult<AsOf<FileRecord>> {
+    pub fn file_info(&self, id: &str, key: &ReadKey) -> AppResult<AsOf<FileRecord>> {
         let now = self.now();
         let record = self.live_file(id, now)?;
+        self.check_read(
+            id,
+            (record.password.as_ref(), record.owner.as_ref()),
+            key,
+            now,
+        )?;
         Ok(AsOf { record, now })
     }
 
@@ -632,8 +650,7 @@ impl App {
         let q = query.q.as_deref().map(str::to_lowercase);
         let wanted = |f: &FileRecord| {
             f.lifetime.is_live(now)
-                && !f.is_counted()
-                && !f.tags.is_empty()
+                && f.is_browsable()
                 && query.tags.iter().all(|t| f.tags.contains(t))
                 && q.as_deref().is_none_or(|q| {
                     f.name.to_lowercase().contains(q) || f.tags.iter().any(|t| t.contains(q))

@@ -56,9 +56,11 @@ mod access;
 mod blobcache;
 mod bundles;
 mod dirs;
+mod drops;
 mod error;
 mod files;
 mod galleries;
+mod gates;
 mod import;
 pub mod migrate;
 mod orphans;
@@ -81,11 +83,13 @@ use store_core::{Limits, Object, RetainAuth, RetainTokens, StoreError, Timestamp
 pub use access::Access;
 pub use blobcache::{CacheStats, CachedBlobs};
 pub use dirs::{DirQuery, DirSort, NewDir, WriteRequest};
+pub use drops::{DropRoom, Dropped};
 pub use error::{AppError, AppResult};
 pub use files::{
     BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder, TextPreview, Uploaded,
 };
 pub use galleries::{AdminAction, Visitor, MEDIA_JOBS_MAX};
+pub use gates::{Gated, ReadKey};
 pub use import::ImportRequest;
 pub use orphans::OrphanReport;
 pub use outcomes::{AsOf, Created, DirMade, GalleryMade, GalleryPage, GalleryTally, Liked};

@@ -61,6 +61,9 @@ pub struct DirMade {
     pub write_token: Option<String>,
     /// The owner token, in the clear: only when this answer made the dir.
     pub owner_token: Option<String>,
+    /// The drop link's token (`drop=1`), in the clear: only in the answer
+    /// to the creation, never again (only its secret's digest is stored).
+    pub drop_token: Option<String>,
 }
 
 /// The answer to POST /pics?create=1.

@@ -192,7 +192,12 @@ impl App {
         let staging = self.ports.blobs.stage()?;
         let owner_token = ids::token(self.ports.random.as_ref());
         let owner = Owner::new(&owner_token, req.protect);
-        let mut record = UploadRecord::new(String::new(), length, req.clone(), owner, staging, now);
+        let mut kept = req.clone();
+        // The record keeps the password's hash, never the password.
+        if let Some(password) = kept.password.take() {
+            kept.password_hash = self.protection_for(Some(&password), None)?.map(|p| p.hash);
+        }
+        let mut record = UploadRecord::new(String::new(), length, kept, owner, staging, now);
         record.metadata = metadata;
         self.insert_with_fresh_id(reservation, |id| {
             record.id = id.to_string();
@@ -377,6 +382,8 @@ impl App {
         };
         let draft = self.draft_file(&upload.request, body, RetainAuth::Absent, false, now)?;
         let mut file = draft.into_record(blob, upload.owner.clone());
+        // Hashed when the upload was made: only the hash was kept.
+        file.password = self.protection_for(None, upload.request.password_hash.as_deref())?;
         file.id = upload.id.clone();
         self.write_back(&upload.id, rev, &Object::File(file.clone()))?;
         Ok(file)

@@ -216,7 +216,7 @@ proptest! {
                 Op::Sweep { via } => sweep_once(&p, via)?,
                 Op::Read { via, pick } if !ids.is_empty() => {
                     let id = &ids[pick % ids.len()];
-                    if p.apps[via].read(id, ReadIntent::Get).is_ok() {
+                    if p.apps[via].read(id, ReadIntent::Get, &crate::ReadKey::NONE).is_ok() {
                         if let Some(served) = once_files.get_mut(id) {
                             *served += 1;
                             prop_assert!(*served <= 1, "a once file was served twice");
@@ -339,7 +339,7 @@ proptest! {
             }
         }
         for (id, bytes) in &recorded {
-            let read = p.apps[0].read(id, ReadIntent::Get);
+            let read = p.apps[0].read(id, ReadIntent::Get, &crate::ReadKey::NONE);
             // Evicted for room in the small pool: gone with its record.
             if matches!(&read, Err(AppError::Domain(e)) if e.code() == store_core::ErrorCode::NotFound) {
                 continue;

@@ -108,6 +108,9 @@ pub struct BundleRecord {
     /// Who made it; none for bundles stored before owner tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,
+    /// A password reading it needs (or the owner token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<crate::password::Protection>,
 }
 
 impl BundleRecord {
@@ -215,6 +218,14 @@ pub struct DirRecord {
     /// `protected`: a dir's writes are guarded by its write token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,
+    /// A password reading it needs (or the owner token); its writes keep
+    /// their own gates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<crate::password::Protection>,
+    /// Its drop link, when it collects files from others: then only its
+    /// owner reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop: Option<crate::drops::DropBox>,
 }
 
 /// Which gate a dir write must pass.
@@ -224,6 +235,9 @@ pub enum DirWrite {
     File,
     /// Deleting the whole dir.
     WholeDir,
+    /// Adding files through its drop link, whose secret the caller has
+    /// checked.
+    Drop,
 }
 
 impl DirRecord {
@@ -235,6 +249,12 @@ impl DirRecord {
     /// Total size of the dir's files, in bytes.
     pub fn size(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()
+    }
+
+    /// Whether `GET /d` lists it: made with `listed=1`, and no password
+    /// (a protected object is never listed).
+    pub fn is_listed(&self) -> bool {
+        self.listed && self.password.is_none() && self.drop.is_none()
     }
 
     /// Whether the dir is live at `now`: strictly before its expiry, always when retained.
@@ -266,9 +286,13 @@ impl DirRecord {
             ));
         }
         let admin = retain == RetainAuth::Valid;
+        if op == DirWrite::Drop {
+            return Ok(());
+        }
+        crate::drops::authorize_drop_dir(self.drop.as_ref(), owner, retain)?;
         if self.open {
             return match op {
-                DirWrite::File => Ok(()),
+                DirWrite::File | DirWrite::Drop => Ok(()),
                 DirWrite::WholeDir if admin => Ok(()),
                 DirWrite::WholeDir => Err(StoreError::WriteDenied(
                     "deleting a show-dir needs the retain token".into(),
@@ -454,6 +478,8 @@ mod tests {
             files: vec![],
             history: vec![],
             owner: None,
+            password: None,
+            drop: None,
         }
     }
 

@@ -21,6 +21,11 @@ pub enum StoreError {
     /// A write or retain token is missing or wrong.
     #[error("{0}")]
     WriteDenied(String),
+    /// The object is protected by a password, and the request showed
+    /// neither it nor the owner token: 401 `write_denied`, and HTTP asks
+    /// for the password (`WWW-Authenticate: Basic`, or a form).
+    #[error("{0}")]
+    PasswordNeeded(String),
     /// The action is not allowed on this object.
     #[error("{0}")]
     Forbidden(String),
@@ -133,6 +138,15 @@ impl StoreError {
         Self::WriteDenied("write or retain token missing or wrong".into())
     }
 
+    /// A 401 asking for the object's password.
+    pub fn password_needed() -> Self {
+        Self::PasswordNeeded(
+            "this is protected by a password: send it with HTTP Basic (curl -u :<password>), \
+             or send the owner token"
+                .into(),
+        )
+    }
+
     /// A 403 `forbidden` carrying `msg`, which says what is not allowed.
     pub fn forbidden(msg: impl Into<String>) -> Self {
         Self::Forbidden(msg.into())
@@ -149,7 +163,7 @@ impl StoreError {
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::BadRequest(_) => ErrorCode::BadRequest,
-            Self::WriteDenied(_) => ErrorCode::WriteDenied,
+            Self::WriteDenied(_) | Self::PasswordNeeded(_) => ErrorCode::WriteDenied,
             Self::Forbidden(_) => ErrorCode::Forbidden,
             Self::NotFound(_) => ErrorCode::NotFound,
             Self::MissingLength => ErrorCode::MissingLength,

@@ -25,6 +25,7 @@ pub const ROUTE_WORDS: &[&str] = &[
     "openapi.json",
     "uploads",
     "mcp",
+    "drop",
 ];
 
 /// Characters of a single file or bundle id: 12 of base62 is ~71 bits.
@@ -67,6 +68,11 @@ pub fn object_id(rng: &dyn Random) -> String {
 /// An unnamed dir's id: 32 lowercase hex characters (128 bits).
 pub fn dir_id(rng: &dyn Random) -> String {
     hex(rng, 16)
+}
+
+/// A drop link's secret: 32 lowercase hex characters, 128 bits.
+pub fn drop_secret(rng: &dyn Random) -> String {
+    hex(rng, crate::drops::DROP_SECRET_CHARS / 2)
 }
 
 /// A secret token (write tokens, gallery tokens).

@@ -49,6 +49,7 @@ pub mod auth;
 pub mod blob;
 pub mod container;
 pub mod content;
+pub mod drops;
 pub mod encryption;
 pub mod error;
 pub mod gallery;

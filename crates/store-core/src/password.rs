@@ -9,8 +9,11 @@
 //! process of a cluster sees the same count: the record is where the
 //! shared state already is, and a try changes it under the key's lock.
 
+use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
+use sha2::Sha256;
 
+use crate::auth::OwnerProof;
 use crate::error::StoreError;
 use crate::time::Timestamp;
 
@@ -40,6 +43,140 @@ pub fn validate_password(password: &str) -> Result<(), StoreError> {
         ));
     }
     Ok(())
+}
+
+/// How long a pass (the proof a browser keeps after the right password)
+/// opens its object, in seconds.
+pub const PASS_LIFETIME_SECS: u64 = 3600;
+
+/// An object's password, as its record keeps it: the slow salted hash
+/// (argon2id, in the PHC string format) and the wrong tries lately given.
+/// The password itself is never kept.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Protection {
+    /// The password's hash, in the PHC string format.
+    pub hash: String,
+    /// The wrong passwords given lately.
+    #[serde(default, skip_serializing_if = "WrongTries::is_empty")]
+    pub wrong: WrongTries,
+}
+
+impl std::fmt::Debug for Protection {
+    // Records are logged at debug level in places; the hash is kept out
+    // of every log as the password is.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Protection")
+            .field("hash", &"<redacted>")
+            .field("wrong", &self.wrong.len())
+            .finish()
+    }
+}
+
+impl Protection {
+    /// A pass for the object stored under `storage_key`, valid until
+    /// `expires`: `<expiry secs>.<hex MAC>`. The MAC is keyed by the
+    /// password's hash, which no one outside the store sees, so any
+    /// process can check a pass another made, and a new password voids
+    /// every pass of the old one.
+    pub fn pass(&self, storage_key: &str, expires: Timestamp) -> String {
+        let secs = expires.as_secs();
+        let mac = self.mac(storage_key, secs).finalize().into_bytes();
+        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
+        format!("{secs}.{hex}")
+    }
+
+    /// Whether `pass` opens the object stored under `storage_key` at `now`.
+    pub fn admits_pass(&self, storage_key: &str, pass: &str, now: Timestamp) -> bool {
+        let Some((secs, hex)) = pass.split_once('.') else {
+            return false;
+        };
+        let Ok(secs) = secs.parse::<i64>() else {
+            return false;
+        };
+        let Some(mac) = from_hex(hex) else {
+            return false;
+        };
+        let live = Timestamp::from_secs(secs) > now
+            && Timestamp::from_secs(secs) <= now.plus_secs(PASS_LIFETIME_SECS);
+        // verify_slice compares in constant time.
+        live && self.mac(storage_key, secs).verify_slice(&mac).is_ok()
+    }
+
+    fn mac(&self, storage_key: &str, expires_secs: i64) -> Hmac<Sha256> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(self.hash.as_bytes())
+            .expect("HMAC takes keys of any length");
+        mac.update(b"storesrv pass\n");
+        mac.update(storage_key.as_bytes());
+        mac.update(b"\n");
+        mac.update(expires_secs.to_string().as_bytes());
+        mac
+    }
+}
+
+fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// What a reader showed an object's password gate: the owner token's
+/// verdict, and whether one of its passes opens it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadProof {
+    /// What the presented owner token proves.
+    pub owner: OwnerProof,
+    /// A pass for this object, still valid, was presented.
+    pub pass: bool,
+}
+
+/// Whether a read of an object with `protection` may go on: always
+/// without a password; with one, for its owner or a valid pass. Anything
+/// else (nothing, a wrong owner token, a stale pass) is
+/// [`StoreError::PasswordNeeded`]: 401, which asks for the password.
+pub fn authorize_read(protection: Option<&Protection>, proof: ReadProof) -> Result<(), StoreError> {
+    match protection {
+        None => Ok(()),
+        Some(_) if proof.owner == OwnerProof::Owner || proof.pass => Ok(()),
+        Some(_) => Err(StoreError::password_needed()),
+    }
+}
+
+/// A password as a client gave it, checked by [`validate_password`]. It
+/// never shows itself in a debug print, and is never stored: records keep
+/// its hash.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Password(String);
+
+impl Password {
+    /// `text`, if the service takes it as a password.
+    pub fn new(text: &str) -> Result<Self, StoreError> {
+        validate_password(text)?;
+        Ok(Self(text.to_string()))
+    }
+
+    /// A password a reader presented, to be checked as it is: one that
+    /// breaks the rules of [`validate_password`] matches nothing, and is
+    /// counted as any wrong password. Cut to [`PASSWORD_CHARS_MAX`]
+    /// characters and one more, so no one makes the server hash a
+    /// megabyte.
+    pub fn presented(text: &str) -> Self {
+        Self(text.chars().take(PASSWORD_CHARS_MAX + 1).collect())
+    }
+
+    /// The password's text, for the hash function and nothing else.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Password(<redacted>)")
+    }
 }
 
 /// The wrong passwords an object was given lately: the instants of the
@@ -95,6 +232,57 @@ fn in_window(at: Timestamp, now: Timestamp) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    fn protected() -> Protection {
+        Protection {
+            hash: "$argon2id$v=19$m=19456,t=4,p=1$c2FsdA$aGFzaA".into(),
+            wrong: WrongTries::default(),
+        }
+    }
+
+    #[test]
+    fn a_pass_opens_its_own_object_until_it_expires() {
+        let p = protected();
+        let now = Timestamp::from_secs(1_800_000_000);
+        let pass = p.pass("abc", now.plus_secs(PASS_LIFETIME_SECS));
+        assert!(p.admits_pass("abc", &pass, now));
+        assert!(p.admits_pass("abc", &pass, now.plus_secs(PASS_LIFETIME_SECS - 1)));
+        assert!(!p.admits_pass("abc", &pass, now.plus_secs(PASS_LIFETIME_SECS)));
+        assert!(!p.admits_pass("abd", &pass, now), "another object");
+        let other = Protection {
+            hash: "$argon2id$v=19$m=19456,t=4,p=1$c2FsdA$b3RoZXI".into(),
+            ..p.clone()
+        };
+        assert!(!other.admits_pass("abc", &pass, now), "a new password");
+        let far = p.pass("abc", now.plus_secs(10 * PASS_LIFETIME_SECS));
+        assert!(!p.admits_pass("abc", &far, now), "longer than a pass lives");
+        for forged in [
+            "",
+            "1.",
+            "x.ab",
+            &pass.replace('.', ""),
+            &format!("{pass}0"),
+        ] {
+            assert!(!p.admits_pass("abc", forged, now), "{forged:?}");
+        }
+    }
+
+    #[test]
+    fn a_protected_read_needs_the_owner_or_a_pass() {
+        let p = protected();
+        let proof = |owner, pass| ReadProof { owner, pass };
+        assert!(authorize_read(None, proof(OwnerProof::Absent, false)).is_ok());
+        assert!(authorize_read(Some(&p), proof(OwnerProof::Owner, false)).is_ok());
+        assert!(authorize_read(Some(&p), proof(OwnerProof::Absent, true)).is_ok());
+        for owner in [OwnerProof::Absent, OwnerProof::Wrong] {
+            let refused = authorize_read(Some(&p), proof(owner, false)).unwrap_err();
+            assert_eq!(refused, StoreError::password_needed());
+        }
+        assert!(
+            !format!("{p:?}").contains("argon2"),
+            "the hash is never shown"
+        );
+    }
 
     #[test]
     fn passwords_have_four_to_256_characters_and_no_controls() {

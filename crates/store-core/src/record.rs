@@ -56,6 +56,9 @@ pub struct FileRecord {
     /// `encrypted=age`: ciphertext its client made, served as it came.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encrypted: Option<crate::encryption::Encryption>,
+    /// A password reading it needs (or the owner token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<crate::password::Protection>,
 }
 
 /// Whether a GET burns the file it serves.
@@ -109,6 +112,12 @@ impl FileRecord {
         } else {
             self.downloads_left
         }
+    }
+
+    /// Whether `GET /browse` lists it: a tagged file whose downloads are
+    /// not counted and that has no password.
+    pub fn is_browsable(&self) -> bool {
+        !self.is_counted() && !self.tags.is_empty() && self.password.is_none()
     }
 
     /// Whether its downloads are counted (`once=1` or `max_downloads`):
@@ -295,6 +304,28 @@ impl Object {
         }
     }
 
+    /// The password reading it needs, if any: single files, bundles and
+    /// dirs may have one.
+    pub fn protection(&self) -> Option<&crate::password::Protection> {
+        match self {
+            Self::File(f) => f.password.as_ref(),
+            Self::Bundle(b) => b.password.as_ref(),
+            Self::Dir(d) => d.password.as_ref(),
+            Self::Gallery(_) | Self::Image(_) | Self::Upload(_) => None,
+        }
+    }
+
+    /// The password slot of the kinds that may have one; `None` for the
+    /// others (galleries, images, uploads in progress).
+    pub fn protection_mut(&mut self) -> Option<&mut Option<crate::password::Protection>> {
+        match self {
+            Self::File(f) => Some(&mut f.password),
+            Self::Bundle(b) => Some(&mut b.password),
+            Self::Dir(d) => Some(&mut d.password),
+            Self::Gallery(_) | Self::Image(_) | Self::Upload(_) => None,
+        }
+    }
+
     /// Tags, which the tag index follows. Bundles have none.
     pub fn tags(&self) -> &[String] {
         match self {
@@ -308,8 +339,8 @@ impl Object {
     /// listing filters by lifetime when it reads.
     pub fn listing(&self) -> Option<Listing> {
         match self {
-            Self::File(f) if !f.is_counted() && !f.tags.is_empty() => Some(Listing::Browse),
-            Self::Dir(d) if d.listed => Some(Listing::Dirs),
+            Self::File(f) if f.is_browsable() => Some(Listing::Browse),
+            Self::Dir(d) if d.is_listed() => Some(Listing::Dirs),
             Self::Gallery(g) if g.listed => Some(Listing::Galleries),
             _ => None,
         }
@@ -380,6 +411,7 @@ mod tests {
             owner: None,
             downloads_left: None,
             encrypted: None,
+            password: None,
         }
     }
 

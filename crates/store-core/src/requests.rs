@@ -8,6 +8,7 @@ use crate::encryption::Encryption;
 use crate::error::StoreError;
 use crate::limits::Limits;
 use crate::names::{apply_tags, validate_file_name, validate_memorable_name};
+use crate::password::Password;
 
 /// An upload's parameters, checked before its body is read. A resumable
 /// upload keeps them in its record until its last byte.
@@ -33,6 +34,15 @@ pub struct NewFile {
     /// `encrypted=age`: the body is a file its client encrypted, stored
     /// and served as it came.
     pub encrypted: Option<Encryption>,
+    /// The password reading the file (or bundle) will need: from
+    /// X-Store-Password or a form's `password` field, never from a URL.
+    /// Never stored: a resumable upload keeps [`NewFile::password_hash`].
+    #[serde(skip)]
+    pub password: Option<Password>,
+    /// The password's hash, made when a resumable upload was created, so
+    /// that its record never holds the password itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub password_hash: Option<String>,
 }
 
 impl NewFile {
@@ -53,6 +63,11 @@ impl NewFile {
             if self.encrypted.is_some() {
                 return Err(StoreError::bad_request(
                     "encrypted applies to single files, not to a shared dir's",
+                ));
+            }
+            if self.password.is_some() {
+                return Err(StoreError::bad_request(
+                    "a password applies to a single file, a bundle or a dir of its own, not to a shared dir's files: make a dir with dir=1 and a password",
                 ));
             }
             validate_memorable_name(limits, share)?;
@@ -153,6 +168,12 @@ pub struct NewDir {
     pub show: bool,
     /// `protect=1`, which a dir refuses: its write token guards it.
     pub protect: bool,
+    /// The password reading the dir will need (X-Store-Password or a
+    /// form's `password` field).
+    pub password: Option<Password>,
+    /// `drop=1`: a drop link collects files into it, and only its owner
+    /// reads it.
+    pub drop: Option<crate::drops::DropRequest>,
 }
 
 impl NewDir {
@@ -163,6 +184,25 @@ impl NewDir {
         if self.protect {
             return Err(StoreError::bad_request(
                 "protect=1 applies to single files and bundles: a dir is guarded by its write token (write=1)",
+            ));
+        }
+        if let Some(drop) = &self.drop {
+            drop.validate()?;
+            let clash = [
+                (self.show, "show=1"),
+                (self.listed, "listed=1"),
+                (self.write.is_some(), "write="),
+                (self.password.is_some(), "a password"),
+            ];
+            if let Some((_, what)) = clash.iter().find(|(on, _)| *on) {
+                return Err(StoreError::bad_request(format!(
+                    "{what} cannot go with drop=1: a drop dir is read by its owner only and takes files through its drop link"
+                )));
+            }
+        }
+        if self.show && self.password.is_some() {
+            return Err(StoreError::bad_request(
+                "a show-dir is public: it cannot have a password",
             ));
         }
         if let Some(name) = &self.name {

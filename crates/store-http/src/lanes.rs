@@ -9,7 +9,7 @@
 //! lane waits as a future, holding no thread, and the lanes together hold
 //! fewer permits than the pool has threads, so no lane can starve another.
 //!
-//! Image jobs also have a bounded queue: past it, the answer is 429
+//! Image jobs and password checks also have a bounded queue: past it, the answer is 429
 //! `rate_limited` with `Retry-After` at once, instead of a wait that grows
 //! with the flood.
 
@@ -21,7 +21,7 @@ use store_core::{StorageError, StoreError};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Threads of tokio's blocking pool (the binary builds its runtime with
-/// it). The lanes below hold 387 permits together, leaving the rest for
+/// it). The lanes below hold 388 permits together, leaving the rest for
 /// the log and whatever else of the process's needs one.
 pub const BLOCKING_THREADS_MAX: usize = 448;
 /// Chunk reads of downloads and zips at once.
@@ -38,6 +38,12 @@ pub(crate) const SCRAPE_JOBS_MAX: usize = 1;
 const MEDIA_JOBS_MAX: usize = store_app::MEDIA_JOBS_MAX;
 /// Image jobs waiting for a slot; one more answers 429.
 pub const MEDIA_QUEUE_MAX: usize = 32;
+/// Password checks at once: one, so that checks take at most one core
+/// of the two of the reference machine.
+const PASSWORD_JOBS_MAX: usize = 1;
+/// Password checks waiting; one more answers 429. With one check taking
+/// about 50 ms, the last waits under a second.
+pub const PASSWORD_QUEUE_MAX: usize = 16;
 /// Seconds a client refused by a full queue is asked to wait.
 pub const BUSY_RETRY_AFTER_SECS: u64 = 5;
 
@@ -83,9 +89,12 @@ pub struct Lanes {
     pub work: Lane,
     /// Zip archives being written for bundle and dir downloads.
     pub zips: Lane,
-    media: Lane,
-    /// Image jobs waiting for, or holding, a media slot.
-    media_queued: Arc<AtomicUsize>,
+    /// Image jobs (decode, resize, encode), with their queue.
+    media: Queued,
+    /// Password checks (argon2id, about 50 ms of one core each), with
+    /// their queue: a flood of wrong passwords takes one core at most and
+    /// is refused past the queue, so other requests keep the rest.
+    passwords: Queued,
 }
 
 impl Default for Lanes {
@@ -94,28 +103,74 @@ impl Default for Lanes {
             reads: Lane::new(READ_JOBS_MAX),
             work: Lane::new(WORK_JOBS_MAX),
             zips: Lane::new(ZIP_JOBS_MAX),
-            media: Lane::new(MEDIA_JOBS_MAX),
-            media_queued: Arc::new(AtomicUsize::new(0)),
+            media: Queued::new(MEDIA_JOBS_MAX, MEDIA_QUEUE_MAX, "image jobs"),
+            passwords: Queued::new(PASSWORD_JOBS_MAX, PASSWORD_QUEUE_MAX, "password checks"),
         }
     }
 }
 
-/// A place in the image queue, taken before the request's body is read so
-/// that a full queue refuses before anything is uploaded.
+/// A lane with a bounded queue in front of it.
 #[derive(Debug)]
-pub struct MediaTicket {
+struct Queued {
+    lane: Lane,
+    /// Jobs waiting for, or holding, a permit.
+    queued: Arc<AtomicUsize>,
+    /// Most jobs running and waiting at once.
+    limit: usize,
+    /// What the jobs are, for the refusal's message.
+    what: &'static str,
+}
+
+impl Queued {
+    fn new(running_max: usize, waiting_max: usize, what: &'static str) -> Self {
+        Self {
+            lane: Lane::new(running_max),
+            queued: Arc::new(AtomicUsize::new(0)),
+            limit: running_max + waiting_max,
+            what,
+        }
+    }
+
+    fn ticket(&self) -> Result<Ticket, StoreError> {
+        let limit = self.limit;
+        let taken = self
+            .queued
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            });
+        if taken.is_err() {
+            return Err(StoreError::Busy {
+                message: format!(
+                    "{limit} {} are already running or queued; try again shortly",
+                    self.what
+                ),
+                retry_after_secs: BUSY_RETRY_AFTER_SECS,
+            });
+        }
+        Ok(Ticket {
+            queued: Arc::clone(&self.queued),
+            lane: self.lane.clone(),
+        })
+    }
+}
+
+/// A place in a lane's queue, taken before the work is started (for an
+/// image, before its body is read) so that a full queue refuses before
+/// anything is spent on the request.
+#[derive(Debug)]
+pub struct Ticket {
     queued: Arc<AtomicUsize>,
     lane: Lane,
 }
 
-impl Drop for MediaTicket {
+impl Drop for Ticket {
     fn drop(&mut self) {
         self.queued.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
-impl MediaTicket {
-    /// Runs an image job once a slot is free.
+impl Ticket {
+    /// Runs the job once its lane has room.
     pub async fn run<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> T + Send + 'static,
@@ -126,25 +181,14 @@ impl MediaTicket {
 
 impl Lanes {
     /// A place in the image queue, or 429 (`StoreError::Busy`) when the queue is full.
-    pub fn media_ticket(&self) -> Result<MediaTicket, StoreError> {
-        let limit = MEDIA_JOBS_MAX + MEDIA_QUEUE_MAX;
-        let taken = self
-            .media_queued
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < limit).then_some(n + 1)
-            });
-        if taken.is_err() {
-            return Err(StoreError::Busy {
-                message: format!(
-                    "{limit} image jobs are already running or queued; try again shortly"
-                ),
-                retry_after_secs: BUSY_RETRY_AFTER_SECS,
-            });
-        }
-        Ok(MediaTicket {
-            queued: Arc::clone(&self.media_queued),
-            lane: self.media.clone(),
-        })
+    pub fn media_ticket(&self) -> Result<Ticket, StoreError> {
+        self.media.ticket()
+    }
+
+    /// A place in the password checks' queue, or 429 (`StoreError::Busy`)
+    /// when the queue is full.
+    pub fn password_ticket(&self) -> Result<Ticket, StoreError> {
+        self.passwords.ticket()
     }
 }
 
@@ -154,7 +198,8 @@ mod tests {
 
     #[test]
     fn the_lanes_leave_threads_to_spare() {
-        let held = READ_JOBS_MAX + WORK_JOBS_MAX + ZIP_JOBS_MAX + MEDIA_JOBS_MAX;
+        let held =
+            READ_JOBS_MAX + WORK_JOBS_MAX + ZIP_JOBS_MAX + MEDIA_JOBS_MAX + PASSWORD_JOBS_MAX;
         assert!(held < BLOCKING_THREADS_MAX, "{held} permits");
     }
 

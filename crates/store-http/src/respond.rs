@@ -117,6 +117,12 @@ pub fn store_error(e: &StoreError) -> Res {
         res.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
+    if matches!(e, StoreError::PasswordNeeded(_)) {
+        res.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"storesrv\""),
+        );
+    }
     res
 }
 

@@ -61,7 +61,9 @@ fn main() -> Result<(), Error> {
         let app = Arc::clone(&app);
         let id = id.clone();
         std::thread::spawn(move || -> Result<Vec<u8>, Error> {
-            let Opened::File(mut download) = app.read(&id, ReadIntent::Get)? else {
+            let Opened::File(mut download) =
+                app.read(&id, ReadIntent::Get, &store_app::ReadKey::NONE)?
+            else {
                 return Err("a single file, not a bundle".into());
             };
             let mut bytes = Vec::new();
@@ -77,7 +79,7 @@ fn main() -> Result<(), Error> {
     // again: what was acknowledged is still there.
     drop(app);
     let again = open(data.path())?;
-    let info = again.file_info(&id)?;
+    let info = again.file_info(&id, &store_app::ReadKey::NONE)?;
     assert_eq!(info.name, "note.txt");
     println!(
         "after reopening, {id} is {:?}, {} bytes",

@@ -35,6 +35,7 @@ pub fn sample_file(key: &str, expires_secs: Option<i64>, tags: &[&str]) -> Objec
         owner: None,
         downloads_left: None,
         encrypted: None,
+        password: None,
     })
 }
 
@@ -54,6 +55,8 @@ pub fn sample_dir(key: &str, listed: bool) -> Object {
         files: vec![],
         history: vec![],
         owner: None,
+        password: None,
+        drop: None,
     })
 }
 

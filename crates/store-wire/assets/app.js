@@ -134,6 +134,8 @@
   // The owner token of an upload in progress, by its URL: the answer that
   // made the file has none, and a reload must not lose it.
   var TUS_OWNER_KEY = "storesrv.tus-owner:";
+  // The header a new object's password travels in (CONTRACT.md).
+  var PASSWORD_HEADER = "X-Store-Password";
 
   function resumable(f) {
     var from = document.querySelector("[data-resumable-from]");
@@ -230,13 +232,20 @@
   // One file through tus: resolves with its record, as `send` does.
   function sendResumable(root, f, params, headers, item) {
     var endpoint = new URL(root.replace(/\/$/, "") + WIRE.routes.tus_create, window.location.href).href;
+    var metadata = tusMetadata(f, params);
+    // A resumable upload's password goes in its metadata, once, rather
+    // than in a header of every PATCH.
+    if (headers[PASSWORD_HEADER]) {
+      metadata.password = headers[PASSWORD_HEADER];
+      delete headers[PASSWORD_HEADER];
+    }
     return new Promise(function (resolve, reject) {
       var upload = new window.tus.Upload(f, {
         endpoint: endpoint,
         chunkSize: TUS_CHUNK_BYTES,
         retryDelays: retryDelays(),
         httpStack: sameOrigin(),
-        metadata: tusMetadata(f, params),
+        metadata: metadata,
         headers: headers,
         removeFingerprintOnSuccess: true,
         onAfterResponse: function (req, res) {
@@ -338,6 +347,10 @@
     if (data.secret_link) {
       item.li.appendChild(el("p", { "class": "notice", "data-secret-note": "" },
         "Encrypted: send the whole link. The part after # is the key; it never reached the server, and this page does not keep it. Whoever opens the link decrypts the file in their browser, or runs: curl -fsS '" + data.url + "' | age -d -i key.txt"));
+    }
+    if (data.password) {
+      item.li.appendChild(el("p", { "class": "notice", "data-password-note": "" },
+        "Password protected: send the password apart from the link (another message, a call). Whoever opens the link types it in their browser, or runs: curl -u ':<password>' '" + data.url + "'"));
     }
     item.li.appendChild(el("p", { "class": "muted", "data-applied": "" }, applied(data, kind)));
     var reused = !!(asked && asked.dirname && !data.owner_token);
@@ -738,6 +751,9 @@
         var out = {};
         Object.keys(headers || {}).forEach(function (k) { out[k] = headers[k]; });
         if (field("token")) { out.Authorization = "Bearer " + field("token"); }
+        // A password travels in a header, never in the URL (the server
+        // refuses it there).
+        if (field("password")) { out[PASSWORD_HEADER] = field("password"); }
         return out;
       };
       var failures = 0;
@@ -765,8 +781,12 @@
         var owner = kind === "dir" ? dirOwner(form.getAttribute("action")) : "";
         if (owner) { headers["X-Store-Owner"] = owner; }
         var item2 = resultItem(list, files.length + " file(s)");
+        // A drop link answers the names its files were stored under, and
+        // there is nothing else to see: say what arrived.
+        var after = kind === "drop" ? function (v) { sent(files); showDropped(item2, v); }
+          : function () { window.location.reload(); };
         jobs.push(send("POST", form.getAttribute("action"), formData(files), headers, item2.bar)
-          .then(function () { window.location.reload(); }, fail(item2)));
+          .then(after, fail(item2)));
       }
       var finish = function () {
         button.disabled = false;
@@ -777,6 +797,13 @@
       };
       Promise.all(jobs).then(finish, finish);
     });
+  }
+
+  // What a drop link took: each file under the name it was stored as.
+  function showDropped(item, v) {
+    item.bar.remove();
+    var names = (v && v.files || []).map(function (f) { return f.name + " (" + binarySize(f.size) + ")"; });
+    item.li.appendChild(el("p", { "class": "notice", "data-dropped": "" }, "Sent: " + names.join(", ")));
   }
 
   // --- Your uploads: what this browser uploaded, kept in localStorage

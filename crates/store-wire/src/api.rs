@@ -18,6 +18,9 @@ pub const WRITE_HEADER: &str = "x-store-write";
 /// The header an owner token travels in, both ways: the upload's answer
 /// carries it, and a request presents it.
 pub const OWNER_HEADER: &str = "x-store-owner";
+/// The header a password travels in at upload, and to the owner's
+/// change of it (reading uses HTTP Basic).
+pub const PASSWORD_HEADER: &str = "x-store-password";
 
 /// The JSON of `GET /api`: what this service is, its limits, error codes
 /// and routes, as SPEC.md describes it, for the configuration `config`.
@@ -66,7 +69,9 @@ fn headers() -> Value {
     json!({
         "Authorization": "Bearer <token>: a retain token (retain, write retained or protected objects, create show-dirs) or the upload token (create anything, when the operator set one)",
         WRITE_HEADER: "a dir's write token (or write=<token>)",
-        OWNER_HEADER: "request: the owner token of the object written (or owner=<token>); response to a creation: the new object's owner token, shown once",
+        OWNER_HEADER: "request: the owner token of the object written (or owner=<token>), which also reads a password-protected object; response to a creation: the new object's owner token, shown once",
+        PASSWORD_HEADER: "at upload (POST /, POST /?dir=1): the password reading the new file, bundle or dir will need (4 to 256 characters; also the form field password, or tus metadata password); with POST /<id>?password=1 and the owner token: the new password, empty to remove it",
+        "Authorization: Basic": "reading a password-protected object: any user name and its password (curl -u :<password> URL)",
     })
 }
 

@@ -65,7 +65,7 @@ pub const TOPICS: &[Topic] = &[
     Topic {
         slug: "private",
         title: "Private sharing",
-        summary: "Files the server cannot read: encrypted by the client in the age format, decrypted by the recipient with age or in a browser.",
+        summary: "Passwords that work with curl (HTTP Basic) and browsers, drop links that collect files from others, and files the server cannot read (age).",
     },
     Topic {
         slug: "retention",
@@ -270,7 +270,21 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
 
 fn private_text(b: &str) -> String {
     format!(
-        "A file can be encrypted before it leaves your machine, so that the service stores bytes it cannot read and only the people you give the key to can open them. The format is age (age-encryption.org/v1), an open standard with tools for every platform: the `age` command (Debian's `age` package), its Go and Rust libraries, and typage in browsers.\n\n\
+        "Two ways to keep a link's contents to the people you choose: a password, which the service checks, and encryption, which the service never sees the key of.\n\n\
+## Passwords\n\n\
+    curl -H 'X-Store-Password: correct horse' --data-binary @plan.pdf '{b}/?name=plan.pdf'\n\
+    curl -u ':correct horse' '{b}/<id>' -o plan.pdf\n\n\
+A password (4 to 256 characters) goes in the `X-Store-Password` header at upload (a form's `password` field, or tus metadata `password`), never in the URL (400): it protects a single file, a bundle (`POST /` with two files or more) or a dir (`POST /?dir=1`). Reading it then needs HTTP Basic with any user name and that password (`curl -u :<password>`), or the owner token (`X-Store-Owner`). Without either, the answer is 401 `write_denied` with `WWW-Authenticate: Basic realm=\"storesrv\"`; a wrong password answers the same. A browser gets a page with a password field instead, which downloads nothing: after the right password it goes on to the file, with a cookie that opens this one link for an hour. A burn-after-reading file is spent by the download after the password, never by the page or a wrong try.\n\n\
+After 10 wrong passwords for one link within 10 minutes, every try is 429 `rate_limited` (with `Retry-After`) until the oldest leaves the window. The service keeps only a slow salted hash (argon2id) and never logs the password. A protected object shows `\"password\": true` in its record and is never listed in `/browse` or `/d`; writing a dir keeps its own gate (its write token). The owner changes the password, or removes it with an empty header:\n\n\
+    curl -X POST -H 'X-Store-Owner: <owner token>' -H 'X-Store-Password: new one' '{b}/<id>?password=1'\n\
+    curl -X POST -H 'X-Store-Owner: <owner token>' -H 'X-Store-Password:' '{b}/d/<key>?password=1'\n\n\
+## Drop links: collect files from others\n\n\
+    curl -X POST '{b}/?dir=1&drop=1&drop_files=20'\n\
+    curl -F file=@report.pdf '<drop_url>'\n\
+    curl -H 'X-Store-Owner: <owner token>' '{b}/d/<key>'\n\n\
+`drop=1` makes a dir that only its owner reads: its listing, files, zip and history answer 404 to anyone without the owner token, as if it did not exist, and it is never listed. The answer carries `drop_url` (once): anyone with that link sends files to it (multipart, or a raw body with `?name=`) and gets back only the names and sizes taken, never a URL or a listing. A name already there gets a number (`report (2).pdf`); nothing is ever replaced. `drop_files=N` (1 to 1000, default 100) and `drop_bytes=N` (default a tenth of the pool) bound it: past them the link answers 403. A browser opening the link gets an upload page; the home page makes one under \"Collect files\". The owner closes it early with `curl -X POST -H 'X-Store-Owner: <owner token>' '{b}/d/<key>?drop=0'`: the link then answers 404.\n\n\
+## Encryption\n\n\
+A file can be encrypted before it leaves your machine, so that the service stores bytes it cannot read and only the people you give the key to can open them. The format is age (age-encryption.org/v1), an open standard with tools for every platform: the `age` command (Debian's `age` package), its Go and Rust libraries, and typage in browsers.\n\n\
 ## Encrypt, upload, share\n\n\
     age-keygen -o key.txt\n\
     age -r age1<recipient> report.pdf | curl --data-binary @- '{b}/?encrypted=age&name=report.pdf.age'\n\n\
@@ -693,6 +707,11 @@ The metadata values are base64 (`filename` required; `ttl`, `once`, `max_downloa
 Encrypt with the `age` tool before uploading; the server stores the ciphertext and never sees a key. Only someone with the identity can read it.\n\
 ```sh\nage-keygen -o key.txt                                   # once; its public key is the line 'age1...'\nage -r <age1 recipient> report.pdf | curl --data-binary @- '{b}/?encrypted=age&name=report.pdf.age'\ncurl -fsS '{b}/<id>' | age -d -i key.txt > report.pdf      # the recipient, with the identity\n```\n\
 `age -p` encrypts with a passphrase instead. More at {b}/help/private.\n\n\
+## A file only people with the password can read\n\
+```sh\ncurl -H 'X-Store-Password: correct horse' --data-binary @plan.pdf '{b}/?name=plan.pdf'\ncurl -fsS -u ':correct horse' '{b}/<id>' -o plan.pdf          # the recipient (any user name)\n```\n\
+Without the password (or your owner token) a read answers 401; a browser gets a password page. The 11th wrong password within 10 minutes answers 429. Bundles and dirs take `X-Store-Password` too.\n\n\
+## Collect files from others (drop link)\n\
+```sh\ncurl -X POST '{b}/?dir=1&drop=1'                            # keep owner_token and drop_url: both are shown once\ncurl -F file=@report.pdf '<drop_url>'                     # anyone with the link; answers only the names taken\ncurl -H 'X-Store-Owner: <owner_token>' '{b}/d/<key>'        # only you read what arrived\n```\n\n\
 ## Several files as one bundle\n\
 ```sh\ncurl -F file=@a.md -F file=@b.png '{b}/'\n```\n\n\
 ## A dir you keep editing (sliding lifetime, default {ddef}, capped at {cap})\n\

@@ -128,6 +128,11 @@ fn request_body(group: &[&'static Route]) -> Option<Value> {
         }
         Takes::Offset => json!({ crate::tus::OFFSET_TYPE: binary }),
         Takes::JsonRpc => json!({ "application/json": { "schema": jsonrpc_message() } }),
+        Takes::Password => json!({ "application/x-www-form-urlencoded": { "schema": {
+            "type": "object",
+            "properties": { "password": { "type": "string" } },
+            "required": ["password"],
+        } } }),
         Takes::Form => json!({ "application/x-www-form-urlencoded": { "schema": {
             "type": "object",
             "properties": { "id": { "type": "string" }, "action": { "type": "string" } },
@@ -369,6 +374,8 @@ fn view_schema(gen: &mut SchemaGenerator, view: View) -> Value {
         ] }),
         View::Comment => schema::<views::CommentView>(gen),
         View::Like => schema::<views::LikeView>(gen),
+        View::DropRoom => schema::<views::DropRoomView>(gen),
+        View::Dropped => schema::<views::DroppedView>(gen),
         View::AdminResult => json!({ "anyOf": [
             schema::<views::Done>(gen),
             schema::<views::GalleryView>(gen),

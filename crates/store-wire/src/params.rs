@@ -9,6 +9,8 @@
 use store_app::{
     AdminAction, BrowseQuery, BrowseSort, DirQuery, DirSort, ImportRequest, SortOrder,
 };
+use store_core::drops::DropRequest;
+use store_core::password::Password;
 use store_core::requests::{NewDir, NewFile, WriteRequest};
 use store_core::{Encryption, Limits, StoreError, Timestamp};
 
@@ -68,6 +70,7 @@ macro_rules! from_query_by_parse {
 }
 
 from_query_by_parse!(
+    CloseDrop,
     FileRead,
     TagEdit,
     Browse,
@@ -108,6 +111,56 @@ impl AsZip {
     /// `zip=` of `q`.
     pub fn parse(q: &Query) -> Result<Self, StoreError> {
         zip(q).map(Self)
+    }
+}
+
+/// A password page's form (`POST …?unlock=1`): the password as typed,
+/// and the path to go back to.
+#[derive(Debug, Clone)]
+pub struct UnlockForm {
+    /// The password, to be checked as it is.
+    pub password: Password,
+    /// The path (and query) the browser asked for before the form.
+    pub back: Option<String>,
+}
+
+impl UnlockForm {
+    /// The form's fields of `q`.
+    pub fn parse(q: &Query) -> Self {
+        Self {
+            password: Password::presented(q.get("password").unwrap_or("")),
+            back: q.get("back").map(str::to_string),
+        }
+    }
+}
+
+/// Refuses a password in an upload's URL: URLs end up in logs and
+/// histories, and a password quietly ignored would leave the object open
+/// while its uploader believes it closed.
+pub fn refuse_password_in_url(q: &Query) -> Result<(), StoreError> {
+    if q.get("password").is_some() {
+        return Err(StoreError::bad_request(
+            "a password never goes in the URL: send it in the X-Store-Password header or a form field named password",
+        ));
+    }
+    Ok(())
+}
+
+/// `drop=0` of `POST /d/<key>`: close the dir's drop link. Any other
+/// value is refused, so that `drop=1` on an existing dir closes nothing
+/// by surprise (a drop link is made with its dir).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CloseDrop;
+
+impl CloseDrop {
+    /// `drop=` of `q`, which must be `0`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        match q.get("drop") {
+            Some("0") => Ok(Self),
+            _ => Err(StoreError::bad_request(
+                "drop=0 closes a dir's drop link; a drop link is made with its dir (POST /?dir=1&drop=1)",
+            )),
+        }
     }
 }
 
@@ -252,6 +305,8 @@ fn new_file(limits: &Limits, q: &Query) -> Result<NewFile, StoreError> {
                 ))
             })?),
         },
+        password: password_field(q)?,
+        password_hash: None,
     };
     req.validate(limits)?;
     Ok(req)
@@ -283,9 +338,50 @@ fn new_dir(limits: &Limits, q: &Query) -> Result<NewDir, StoreError> {
         write,
         show: q.flag("show")?,
         protect: q.flag("protect")?,
+        password: password_field(q)?,
+        drop: drop_request(q)?,
     };
     req.validate(limits)?;
     Ok(req)
+}
+
+/// `drop=1` with its `drop_files=` and `drop_bytes=`; those two alone
+/// are refused, since they would bound nothing.
+fn drop_request(q: &Query) -> Result<Option<DropRequest>, StoreError> {
+    let number = |key: &str| -> Result<Option<u64>, StoreError> {
+        q.text(key)?
+            .map(|n| {
+                n.parse::<u64>()
+                    .map_err(|_| StoreError::bad_request(format!("{key} must be a whole number")))
+            })
+            .transpose()
+    };
+    let files = number("drop_files")?;
+    let bytes = number("drop_bytes")?;
+    if !q.flag("drop")? {
+        if files.is_some() || bytes.is_some() {
+            return Err(StoreError::bad_request(
+                "drop_files and drop_bytes bound a drop link: add drop=1",
+            ));
+        }
+        return Ok(None);
+    }
+    // Past u32 is past the rule's 1000 too: the rule says so.
+    let files_max = files.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    Ok(Some(DropRequest {
+        files_max,
+        bytes_max: bytes,
+    }))
+}
+
+/// A form's `password` field: none when it is empty, as a form's unused
+/// field is. (A password in the URL itself is refused by the handler,
+/// which still tells the URL from the form.)
+fn password_field(q: &Query) -> Result<Option<Password>, StoreError> {
+    q.get("password")
+        .filter(|p| !p.is_empty())
+        .map(Password::new)
+        .transpose()
 }
 
 /// `name=` of a raw body written into a dir: the file's name.

@@ -386,7 +386,7 @@ mod tests {
             "POST",
             "/abc123",
             MissingKeyword {
-                keys: vec!["retain", "tag", "untag", "ttl"],
+                keys: vec!["retain", "tag", "untag", "ttl", "password", "unlock"],
             },
         );
         routes("POST", "/abc123?ttl=2d", RouteId::SetFileTtl, &["abc123"]);
@@ -486,6 +486,20 @@ mod tests {
         routes("POST", "/d/proj?show=1", RouteId::ShowDir, &["proj"]);
         routes("POST", "/d/proj?retain=1", RouteId::RetainDir, &["proj"]);
         routes("POST", "/d/proj?ttl=1d", RouteId::SetDirTtl, &["proj"]);
+        routes(
+            "POST",
+            "/d/proj?password=1",
+            RouteId::SetDirPassword,
+            &["proj"],
+        );
+        routes("POST", "/d/proj?unlock=1", RouteId::UnlockDir, &["proj"]);
+        routes(
+            "POST",
+            "/abc123?password=1",
+            RouteId::SetFilePassword,
+            &["abc123"],
+        );
+        routes("POST", "/abc123?unlock=1", RouteId::UnlockFile, &["abc123"]);
         check(
             "POST",
             "/d/proj?retain=1&show=1",

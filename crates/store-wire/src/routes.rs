@@ -14,8 +14,9 @@
 use store_core::{Limits, StoreError};
 
 use crate::params::{
-    AdminPage, AsDownload, AsZip, Browse, CommentLike, DirList, FileRead, FromQuery, GalleryShow,
-    ImageImport, ImageRead, ImageUpload, NewGallery, NewTtl, Parsed, QrFormat, RawName, TagEdit,
+    AdminPage, AsDownload, AsZip, Browse, CloseDrop, CommentLike, DirList, FileRead, FromQuery,
+    GalleryShow, ImageImport, ImageRead, ImageUpload, NewGallery, NewTtl, Parsed, QrFormat,
+    RawName, TagEdit,
 };
 use crate::query::Query;
 use store_app::ImportRequest;
@@ -139,6 +140,10 @@ pub enum View {
     Deleted,
     /// `GET /d`: the listed dirs.
     DirList,
+    /// `GET /drop/<token>`: what a drop link takes, and how.
+    DropRoom,
+    /// `POST /drop/<token>`: the files a drop took.
+    Dropped,
     /// A dir's record.
     DirRecord,
     /// A single file's record.
@@ -209,6 +214,8 @@ pub enum Takes {
     Comment,
     /// A form: `id` and `action`.
     Form,
+    /// A form with one field, `password`: what a password page sends.
+    Password,
     /// A resumable upload's bytes from some offset on
     /// (`application/offset+octet-stream`); optional on its creation.
     Offset,
@@ -337,6 +344,21 @@ pub const PROTECT: Param = Param::opt("protect", "1", Shape::Flag);
 pub const MAX_DOWNLOADS: Param = Param::opt("max_downloads", "N", Shape::Integer);
 /// `encrypted=age`: the body is an age file its client encrypted.
 pub const ENCRYPTED: Param = Param::opt("encrypted", "age", Shape::Choice(&["age"]));
+/// `password=1`: the owner sets (or with an empty X-Store-Password
+/// removes) the password reading needs.
+pub const PASSWORD: Param = Param::opt("password", "1", Shape::Flag).req();
+/// `unlock=1`: a password page's form, which answers a pass for an hour.
+pub const UNLOCK: Param = Param::opt("unlock", "1", Shape::Flag).req();
+const SET_PASSWORD_DOES: &str = "with the owner token: the new password in X-Store-Password (4 to 256 characters), or an empty X-Store-Password to remove it; reading then needs HTTP Basic with it (curl -u :<password>) or the owner token";
+const UNLOCK_DOES: &str = "a password page's form (field password): the right one answers 303 back to the object with a cookie that opens it for an hour; a wrong one answers the page again (401), the 11th wrong try within 10 minutes 429";
+/// `dir=1`: make a dir.
+pub const DIR: Param = Param::opt("dir", "1", Shape::Flag).req();
+/// `drop=1`: a dir that collects files through a drop link.
+pub const DROP: Param = Param::opt("drop", "1", Shape::Flag);
+/// `drop_files=N`: the most files a drop link takes.
+pub const DROP_FILES: Param = Param::opt("drop_files", "N", Shape::Integer);
+/// `drop_bytes=N`: the most bytes a drop link takes.
+pub const DROP_BYTES: Param = Param::opt("drop_bytes", "N", Shape::Integer);
 /// `qr=1` (or `svg`): the link's QR code as SVG; `qr=text` for a terminal.
 /// `qr=`: a QR code's format.
 pub const QR: Param = Param::opt("qr", "1|svg|text", Shape::Choice(&["1", "svg", "text"])).req();
@@ -484,9 +506,9 @@ route_table! {
         takes: Takes::Nothing, answers: Answer::Json(View::FileRecord) },
     /// POST /?dir=1: create a dir.
     CreateDir { ; dir: NewDir } => Route { name: "create_dir", verb: Verb::Post, path: "/", keywords: &["dir"],
-        params: &[Param::opt("dir", "1", Shape::Flag).req(), DIR_NAME, LISTED, TAG, TTL, WRITE, SHOW, TOKEN],
+        params: &[DIR, DIR_NAME, LISTED, TAG, TTL, WRITE, SHOW, DROP, DROP_FILES, DROP_BYTES, TOKEN],
         topic: "dirs",
-        does: "create (or get, when named) a dir; optional multipart parts become its first files; a creation answers owner_token, once",
+        does: "create (or get, when named) a dir; optional multipart parts become its first files; a creation answers owner_token, once; X-Store-Password protects reading it; drop=1 makes a dir only its owner reads, whose drop_url (answered once) takes files from anyone who has it: drop_files=N (1 to 1000, default 100) and drop_bytes=N (default a tenth of the pool) bound it",
         takes: Takes::Bytes, answers: Answer::Json(View::DirRecord) },
     /// GET /api: the contract.
     Api => Route { name: "api", verb: Verb::Get, path: "/api", keywords: &[], params: &[],
@@ -564,6 +586,14 @@ route_table! {
         params: &[TTL.req(), OWNER],
         topic: "owners", does: "with the owner token: a new lifetime counted from now, clamped as at upload (a retained object keeps its own)",
         takes: Takes::Nothing, answers: Answer::Json(View::OwnedRecord) },
+    /// POST `/<id>?password=1`: the owner sets or removes the password.
+    SetFilePassword { id } => Route { name: "set_file_password", verb: Verb::Post, path: "/{id}", keywords: &["password"],
+        params: &[PASSWORD, OWNER],
+        topic: "private", does: SET_PASSWORD_DOES, takes: Takes::Nothing, answers: Answer::Json(View::OwnedRecord) },
+    /// POST `/<id>?unlock=1`: a password page's form.
+    UnlockFile { id } => Route { name: "unlock_file", verb: Verb::Post, path: "/{id}", keywords: &["unlock"],
+        params: &[UNLOCK],
+        topic: "private", does: UNLOCK_DOES, takes: Takes::Password, answers: Answer::Empty },
     /// PUT `/<id>`.
     ReplaceFile { id } => Route { name: "replace_file", verb: Verb::Put, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
         topic: "files", does: "replace a text file's content", takes: Takes::Text, answers: Answer::Json(View::FileRecord) },
@@ -604,6 +634,28 @@ route_table! {
         params: &[TTL.req(), OWNER],
         topic: "owners", does: "with the owner token: a new sliding lifetime counted from now, clamped as at creation (a retained dir keeps its own)",
         takes: Takes::Nothing, answers: Answer::Json(View::DirRecord) },
+    /// POST `/d/<key>?password=1`: the owner sets or removes the password.
+    SetDirPassword { key } => Route { name: "set_dir_password", verb: Verb::Post, path: "/d/{key}", keywords: &["password"],
+        params: &[PASSWORD, OWNER],
+        topic: "private", does: SET_PASSWORD_DOES, takes: Takes::Nothing, answers: Answer::Json(View::DirRecord) },
+    /// POST `/d/<key>?unlock=1`: a password page's form.
+    UnlockDir { key } => Route { name: "unlock_dir", verb: Verb::Post, path: "/d/{key}", keywords: &["unlock"],
+        params: &[UNLOCK],
+        topic: "private", does: UNLOCK_DOES, takes: Takes::Password, answers: Answer::Empty },
+    /// POST `/d/<key>?drop=0`: the owner closes the drop link.
+    CloseDrop { key ; close: CloseDrop } => Route { name: "close_drop", verb: Verb::Post, path: "/d/{key}", keywords: &["drop"],
+        params: &[Param::opt("drop", "0", Shape::Choice(&["0"])).req(), OWNER],
+        topic: "private", does: "with the owner token: close the dir's drop link early (it answers 404 from then on); the dir stays its owner's",
+        takes: Takes::Nothing, answers: Answer::Json(View::DirRecord) },
+    /// GET `/drop/<token>`: a drop link's page or how-to.
+    DropPage { token } => Route { name: "drop_page", verb: Verb::Get, path: "/drop/{token}", keywords: &[], params: &[],
+        topic: "private", does: "a drop link: an upload page for browsers, for agents what it still takes and how; 404 once closed",
+        takes: Takes::Nothing, answers: Answer::Page(View::DropRoom) },
+    /// POST `/drop/<token>`: files dropped.
+    DropFiles { token ; name: RawName } => Route { name: "drop_files", verb: Verb::Post, path: "/drop/{token}", keywords: &[],
+        params: &[NAME],
+        topic: "private", does: "add files through a drop link (multipart parts, or a raw body with name=): 201 with the names and sizes taken, never a URL or a listing; a name already there gets a number (a (2).txt); 403 past the link's files or bytes",
+        takes: Takes::Bytes, answers: Answer::Json(View::Dropped) },
     /// DELETE `/d/<key>`.
     DeleteDir { key } => Route { name: "delete_dir", verb: Verb::Delete, path: "/d/{key}", keywords: &[], params: &[WRITE, OWNER, TOKEN],
         topic: "dirs", does: "delete the whole dir", takes: Takes::Nothing, answers: Answer::Json(View::Deleted) },

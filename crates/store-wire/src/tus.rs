@@ -183,11 +183,24 @@ pub fn metadata(headers: &HeaderMap) -> Result<Vec<(String, String)>, StoreError
     Ok(pairs)
 }
 
+/// `Upload-Metadata` as a HEAD answers it later: as the client sent it,
+/// less its `password`, which is never kept.
+pub fn metadata_kept(headers: &HeaderMap) -> String {
+    let raw = headers
+        .get(UPLOAD_METADATA)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    raw.split(',')
+        .filter(|item| item.trim().split(' ').next() != Some("password"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// The new file's options from `Upload-Metadata`: `filename` (required),
 /// `filetype`, and the options a plain upload takes in its query, read by
 /// the same rules. Keys a client adds for itself (Uppy's `relativePath`)
-/// are ignored; `password` is refused until private sharing exists, so
-/// that no one believes a file protected that is not.
+/// are ignored. `password` protects the file it becomes, as
+/// X-Store-Password does a plain upload.
 pub fn new_file(headers: &HeaderMap, limits: &Limits) -> Result<NewFile, StoreError> {
     let pairs = metadata(headers)?;
     let get = |key: &str| {
@@ -196,11 +209,6 @@ pub fn new_file(headers: &HeaderMap, limits: &Limits) -> Result<NewFile, StoreEr
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     };
-    if get("password").is_some() {
-        return Err(StoreError::bad_request(
-            "password protection is not available on this server yet",
-        ));
-    }
     if get("filename").is_none_or(str::is_empty) {
         return Err(StoreError::bad_request(
             "Upload-Metadata needs filename (its value in base64)",
@@ -213,6 +221,10 @@ pub fn new_file(headers: &HeaderMap, limits: &Limits) -> Result<NewFile, StoreEr
             .filter_map(|(key, param)| get(key).map(|v| (param.to_string(), v.to_string()))),
     );
     let mut req = NewFile::from_query(&query, limits)?;
+    req.password = get("password")
+        .filter(|p| !p.is_empty())
+        .map(store_core::password::Password::new)
+        .transpose()?;
     req.declared_type = get("filetype")
         .filter(|t| !t.is_empty())
         .map(str::to_string);
@@ -255,6 +267,22 @@ mod tests {
         assert_eq!(req.ttl_secs, Some(2 * 86_400));
         assert!(req.once, "a key alone is an empty value: a flag that is on");
         assert_eq!(req.tags, vec!["a".to_string(), "b".to_string()]);
+    }
+
+    #[test]
+    fn a_password_protects_the_file_and_is_never_kept_in_the_metadata() {
+        let meta = format!(
+            "filename {},password {},once",
+            b64("notes.txt"),
+            b64("correct horse")
+        );
+        let h = headers(&[(UPLOAD_METADATA, &meta)]);
+        let req = new_file(&h, &Limits::DEFAULT).unwrap();
+        assert_eq!(req.password.unwrap().expose(), "correct horse");
+        assert_eq!(
+            metadata_kept(&h),
+            format!("filename {},once", b64("notes.txt"))
+        );
     }
 
     #[test]

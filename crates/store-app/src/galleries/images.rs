@@ -352,7 +352,9 @@ impl App {
             store_core::content::essence(&file.content_type).as_str(),
             "image/jpeg" | "image/png" | "image/webp" | "image/gif" | "image/heic"
         );
-        if file.once || !raster {
+        // A protected file has no previews: they would be its bytes
+        // without its password. Its read (and its gate) serves it whole.
+        if file.once || !raster || file.password.is_some() {
             return Ok(None);
         }
         let blob = self.thumb_blob(id, &file.blob, size, |obj| match obj {
@@ -393,7 +395,9 @@ impl App {
         let size = thumb_box(thumb)?;
         Ok(match self.ports.repo.get(key)? {
             Some(Object::Image(i)) => i.thumbs.get(&size).is_some(),
-            Some(Object::File(f)) => f.thumbs.get(&size).is_some() || f.once,
+            Some(Object::File(f)) => {
+                f.thumbs.get(&size).is_some() || f.once || f.password.is_some()
+            }
             _ => true,
         })
     }

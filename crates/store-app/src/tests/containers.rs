@@ -17,7 +17,7 @@ fn open_access() -> Access {
 }
 
 fn read_dir_file(app: &App, key: &str, name: &str) -> AppResult<Vec<u8>> {
-    let mut d = app.open_dir_file(key, name)?;
+    let mut d = app.open_dir_file(key, name, &crate::ReadKey::NONE)?;
     let mut out = vec![];
     d.reader.read_to_end(&mut out).unwrap();
     Ok(out)
@@ -48,10 +48,15 @@ fn bundles_are_immutable_snapshots() {
         Some(Timestamp::from_secs(T0 + 14_400))
     );
     assert!(matches!(
-        w.app.read(&b.id, ReadIntent::Get).unwrap(),
+        w.app
+            .read(&b.id, ReadIntent::Get, &crate::ReadKey::NONE)
+            .unwrap(),
         Opened::Bundle(_)
     ));
-    let mut m = w.app.open_member(&b.id, "a.txt").unwrap();
+    let mut m = w
+        .app
+        .open_member(&b.id, "a.txt", &crate::ReadKey::NONE)
+        .unwrap();
     let mut s = String::new();
     m.reader.read_to_string(&mut s).unwrap();
     assert_eq!(s, "aa");
@@ -67,7 +72,9 @@ fn bundles_are_immutable_snapshots() {
     w.app.retain(&b.id, RetainAuth::Valid).unwrap();
     w.clock.advance_secs(100 * 86_400);
     assert!(
-        w.app.read(&b.id, ReadIntent::Get).is_ok(),
+        w.app
+            .read(&b.id, ReadIntent::Get, &crate::ReadKey::NONE)
+            .is_ok(),
         "a retained bundle never expires"
     );
     w.app.delete(&b.id, &RetainAuth::Valid.into()).unwrap();
@@ -215,7 +222,7 @@ fn activity_slides_expiry_and_records_history() {
     w.app
         .delete_dir_file("slide", "a.txt", &open_access())
         .unwrap();
-    let h = w.app.dir_history("slide").unwrap();
+    let h = w.app.dir_history("slide", &crate::ReadKey::NONE).unwrap();
     let actions: Vec<_> = h.iter().map(|e| format!("{:?}", e.action)).collect();
     assert_eq!(actions, ["Delete", "Append", "Add"]);
     assert_eq!(h[1].bytes, 6);
@@ -223,7 +230,10 @@ fn activity_slides_expiry_and_records_history() {
     assert_eq!(w.app.pool_used_bytes().unwrap(), 0);
     // Expiry: reads answer 404, and the sweep reclaims the dir.
     w.clock.advance_secs(31 * 86_400);
-    assert_eq!(code(w.app.get_dir("slide")), ErrorCode::NotFound);
+    assert_eq!(
+        code(w.app.get_dir("slide", &crate::ReadKey::NONE)),
+        ErrorCode::NotFound
+    );
     assert_eq!(w.app.sweep(10).unwrap().removed, 1);
 }
 
@@ -285,7 +295,7 @@ fn write_tokens_gate_writes_but_not_reads() {
         owner: None,
     };
     for (what, write) in gated {
-        let before = w.app.get_dir("locked").unwrap();
+        let before = w.app.get_dir("locked", &crate::ReadKey::NONE).unwrap();
         for denied in [&open_access(), &wrong] {
             assert_eq!(
                 code(write(&w.app, denied)),
@@ -293,14 +303,21 @@ fn write_tokens_gate_writes_but_not_reads() {
                 "{what}"
             );
         }
-        assert_eq!(w.app.get_dir("locked").unwrap(), before, "{what}");
+        assert_eq!(
+            w.app.get_dir("locked", &crate::ReadKey::NONE).unwrap(),
+            before,
+            "{what}"
+        );
         assert!(
             read_dir_file(&w.app, "locked", "a.txt").is_ok(),
             "reads stay open"
         );
         write(&w.app, &ok).unwrap_or_else(|e| panic!("{what} with the token: {e:?}"));
     }
-    assert_eq!(code(w.app.get_dir("locked")), ErrorCode::NotFound);
+    assert_eq!(
+        code(w.app.get_dir("locked", &crate::ReadKey::NONE)),
+        ErrorCode::NotFound
+    );
     let custom = NewDir {
         write: Some(WriteRequest::Custom("my-own-token-1234".into())),
         ..named("mine1")
@@ -362,7 +379,7 @@ fn show_dirs_are_open_to_writers_and_never_expire() {
         ErrorCode::WriteDenied
     );
     w.clock.advance_secs(400 * 86_400);
-    assert!(w.app.get_dir("gallery-wall").is_ok());
+    assert!(w.app.get_dir("gallery-wall", &crate::ReadKey::NONE).is_ok());
     // Flipping an existing dir needs the token and is idempotent.
     w.app
         .create_dir(&named("plain-dir"), vec![], &open_access())
@@ -396,7 +413,7 @@ fn retained_dirs_need_the_token_to_write() {
         ErrorCode::WriteDenied
     );
     w.clock.advance_secs(400 * 86_400);
-    assert!(w.app.get_dir("kept-dir").is_ok());
+    assert!(w.app.get_dir("kept-dir", &crate::ReadKey::NONE).is_ok());
 }
 
 #[test]
@@ -442,8 +459,11 @@ fn a_dir_is_evicted_as_a_whole_and_show_dirs_never() {
         NewFile::default(),
         RetainAuth::Absent,
     );
-    assert_eq!(code(w.app.get_dir("old-dir")), ErrorCode::NotFound);
-    assert!(w.app.get_dir("show-wall").is_ok());
+    assert_eq!(
+        code(w.app.get_dir("old-dir", &crate::ReadKey::NONE)),
+        ErrorCode::NotFound
+    );
+    assert!(w.app.get_dir("show-wall", &crate::ReadKey::NONE).is_ok());
     assert_eq!(w.app.pool_used_bytes().unwrap(), 30);
 }
 

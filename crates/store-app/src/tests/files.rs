@@ -182,8 +182,14 @@ fn once_files_burn_on_first_get_but_not_on_head() {
         },
         RetainAuth::Absent,
     );
-    assert!(w.app.read(&v.id, ReadIntent::Head).is_ok());
-    assert!(w.app.read(&v.id, ReadIntent::Head).is_ok());
+    assert!(w
+        .app
+        .read(&v.id, ReadIntent::Head, &crate::ReadKey::NONE)
+        .is_ok());
+    assert!(w
+        .app
+        .read(&v.id, ReadIntent::Head, &crate::ReadKey::NONE)
+        .is_ok());
     assert_eq!(read(&w.app, &v.id).unwrap(), b"secret");
     assert_eq!(code(read(&w.app, &v.id)), ErrorCode::NotFound);
     assert_eq!(w.blobs.count(), 0);
@@ -240,15 +246,25 @@ fn download_limits_are_bounded_and_counted_on_the_record() {
     );
     for left in [3, 2, 1] {
         assert_eq!(
-            w.app.file_info(&v.id).unwrap().downloads_remaining(),
+            w.app
+                .file_info(&v.id, &crate::ReadKey::NONE)
+                .unwrap()
+                .downloads_remaining(),
             Some(left)
         );
-        let Opened::File(_) = w.app.read(&v.id, ReadIntent::Head).unwrap() else {
+        let Opened::File(_) = w
+            .app
+            .read(&v.id, ReadIntent::Head, &crate::ReadKey::NONE)
+            .unwrap()
+        else {
             panic!()
         };
         assert_eq!(read(&w.app, &v.id).unwrap(), b"abc");
     }
-    assert_eq!(code(w.app.file_info(&v.id)), ErrorCode::NotFound);
+    assert_eq!(
+        code(w.app.file_info(&v.id, &crate::ReadKey::NONE)),
+        ErrorCode::NotFound
+    );
     assert_eq!(
         w.app.pool_used_bytes().unwrap(),
         0,

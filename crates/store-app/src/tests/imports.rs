@@ -130,7 +130,11 @@ fn link_stores_an_editable_redirect_document() {
         store_core::import::link_target(&doc).as_deref(),
         Some("https://example.com/a?b=\"c\"")
     );
-    let Opened::File(d) = w.app.read(&v.id, ReadIntent::Head).unwrap() else {
+    let Opened::File(d) = w
+        .app
+        .read(&v.id, ReadIntent::Head, &crate::ReadKey::NONE)
+        .unwrap()
+    else {
         panic!()
     };
     assert!(d.link);

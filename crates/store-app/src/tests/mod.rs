@@ -97,7 +97,7 @@ fn expires_in(v: &Created<FileRecord>) -> Option<u64> {
 }
 
 fn read(app: &App, id: &str) -> AppResult<Vec<u8>> {
-    let Opened::File(mut d) = app.read(id, ReadIntent::Get)? else {
+    let Opened::File(mut d) = app.read(id, ReadIntent::Get, &crate::ReadKey::NONE)? else {
         panic!("{id} is not a single file");
     };
     let mut out = vec![];

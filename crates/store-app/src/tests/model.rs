@@ -110,7 +110,7 @@ proptest! {
                     let intent = if matches!(op, Op::Read { .. }) { ReadIntent::Get } else { ReadIntent::Head };
                     let n = known.len();
                     let k = &mut known[pick % n];
-                    let result = w.app.read(&k.id, intent);
+                    let result = w.app.read(&k.id, intent, &crate::ReadKey::NONE);
                     let expired = k.expires_at.is_some_and(|at| now >= at);
                     if expired {
                         prop_assert!(result.is_err(), "an expired file was readable");
@@ -138,7 +138,7 @@ proptest! {
                     let n = known.len();
                     let k = &mut known[pick % n];
                     let _ = w.app.append_file(&k.id, b"+", &RetainAuth::Valid.into());
-                    if w.app.file_info(&k.id).is_ok_and(|v| v.lifetime.expires_at().is_none()) {
+                    if w.app.file_info(&k.id, &crate::ReadKey::NONE).is_ok_and(|v| v.lifetime.expires_at().is_none()) {
                         k.expires_at = None;
                     }
                 }

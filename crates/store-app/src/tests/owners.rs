@@ -27,7 +27,7 @@ fn an_upload_answers_its_owner_token_once_and_keeps_a_digest() {
     let b = put_plain(&w.app, "b.txt", b"b");
     assert!(a.owner_token.len() >= 22, "at least 128 bits");
     assert_ne!(a.owner_token, b.owner_token);
-    let stored = w.app.file_info(&a.id).unwrap();
+    let stored = w.app.file_info(&a.id, &crate::ReadKey::NONE).unwrap();
     let kept = stored.owner.as_ref().expect("an owner");
     assert!(!kept.protected);
     assert!(
@@ -49,7 +49,13 @@ fn the_owner_alone_sets_a_new_expiry_from_now_clamped() {
             ErrorCode::WriteDenied
         );
     }
-    assert_eq!(w.app.file_info(&f.id).unwrap().lifetime, f.lifetime);
+    assert_eq!(
+        w.app
+            .file_info(&f.id, &crate::ReadKey::NONE)
+            .unwrap()
+            .lifetime,
+        f.lifetime
+    );
     let me = owner(&f.owner_token);
     let now = w.clock.now();
     // (asked, then kept): longer, shorter, and both bounds.
@@ -67,12 +73,18 @@ fn the_owner_alone_sets_a_new_expiry_from_now_clamped() {
             "{asked}"
         );
         assert_eq!(
-            w.app.file_info(&f.id).unwrap().lifetime,
+            w.app
+                .file_info(&f.id, &crate::ReadKey::NONE)
+                .unwrap()
+                .lifetime,
             Lifetime::fixed(now, kept)
         );
     }
     w.clock.advance_secs(1_209_600);
-    assert_eq!(code(w.app.file_info(&f.id)), ErrorCode::NotFound);
+    assert_eq!(
+        code(w.app.file_info(&f.id, &crate::ReadKey::NONE)),
+        ErrorCode::NotFound
+    );
 }
 
 #[test]
@@ -100,7 +112,7 @@ fn protected_files_change_only_with_the_owner_or_the_retain_token() {
     let f = protected_file(&w);
     assert!(
         w.app
-            .file_info(&f.id)
+            .file_info(&f.id, &crate::ReadKey::NONE)
             .unwrap()
             .record
             .owner
@@ -120,7 +132,11 @@ fn protected_files_change_only_with_the_owner_or_the_retain_token() {
     ];
     let admin = Access::retain_only(RetainAuth::Valid);
     for (what, write) in writes {
-        let before = w.app.file_info(&f.id).unwrap().record;
+        let before = w
+            .app
+            .file_info(&f.id, &crate::ReadKey::NONE)
+            .unwrap()
+            .record;
         for denied in [
             &Access::retain_only(RetainAuth::Absent),
             &owner("not-the-owner-token"),
@@ -131,11 +147,21 @@ fn protected_files_change_only_with_the_owner_or_the_retain_token() {
                 "{what}"
             );
         }
-        assert_eq!(w.app.file_info(&f.id).unwrap().record, before, "{what}");
+        assert_eq!(
+            w.app
+                .file_info(&f.id, &crate::ReadKey::NONE)
+                .unwrap()
+                .record,
+            before,
+            "{what}"
+        );
         write(&w.app, &f.id, &owner(&f.owner_token))
             .unwrap_or_else(|e| panic!("{what} by the owner: {e:?}"));
     }
-    assert_eq!(code(w.app.file_info(&f.id)), ErrorCode::NotFound);
+    assert_eq!(
+        code(w.app.file_info(&f.id, &crate::ReadKey::NONE)),
+        ErrorCode::NotFound
+    );
     // The retain token administers every object, protected or not.
     let g = protected_file(&w);
     w.app.delete(&g.id, &admin).unwrap();

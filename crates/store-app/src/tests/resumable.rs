@@ -48,7 +48,10 @@ fn patches_make_the_file_a_plain_upload_makes() {
         .unwrap();
     let id = made.record.id.clone();
     assert_eq!(w.app.pool_used_bytes().unwrap(), 11, "reserved at creation");
-    assert_eq!(code(w.app.read(&id, ReadIntent::Head)), ErrorCode::NotFound);
+    assert_eq!(
+        code(w.app.read(&id, ReadIntent::Head, &crate::ReadKey::NONE)),
+        ErrorCode::NotFound
+    );
     let Patched::Progress(u) = patch(&w.app, &id, 0, b"hello ").unwrap() else {
         panic!("not complete yet");
     };

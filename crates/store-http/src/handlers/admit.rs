@@ -139,8 +139,12 @@ async fn admit(
         Ok(in_form) => in_form,
         Err(e) => return (respond::holding(respond::store_error(&e), in_flight), name),
     };
+    let html = wants_html(&parts.headers, &query);
+    let locked = html
+        .then(|| super::gates::Locked::of(&endpoint, &app.config().base_url, &parts.uri))
+        .flatten();
     let ctx = Ctx {
-        html: wants_html(&parts.headers, &query),
+        html,
         app,
         method: parts.method,
         headers: parts.headers,
@@ -152,7 +156,7 @@ async fn admit(
     };
     let res = dispatch(ctx, endpoint, body)
         .await
-        .unwrap_or_else(|e| respond::app_error(&e));
+        .unwrap_or_else(|e| super::gates::refused(&e, locked.as_ref()));
     // An MCP tool call is logged and counted by its tool (and the status
     // its route answered, which the service reads).
     let name = res

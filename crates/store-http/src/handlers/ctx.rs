@@ -129,6 +129,20 @@ impl Ctx {
         }
     }
 
+    /// The owner token as the URL carries it (`owner=`): a browser
+    /// following an owner's link, which can send no header.
+    pub fn owner_in_url(&self) -> Option<String> {
+        store_wire::params::QueryCredentials::parse(&self.query)
+            .owner
+            .filter(|t| !t.is_empty())
+    }
+
+    /// Refuses a password in the URL (400): a password is a credential
+    /// that travels in a header or a form only.
+    pub fn refuse_password_in_url(&self) -> Result<(), StoreError> {
+        store_wire::params::refuse_password_in_url(&self.query)
+    }
+
     /// A token sent in header `name`, trimmed; none when absent or empty.
     fn header_token(&self, name: &str) -> Option<String> {
         self.headers

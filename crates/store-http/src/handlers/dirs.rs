@@ -11,11 +11,12 @@ use crate::body::{self, multipart_boundary, Intake};
 use crate::respond::{self, json, Res};
 use store_wire::pages;
 use store_wire::params::{self, AsDownload, AsZip, DirList, NewTtl, Parsed, RawName};
+use store_wire::router::with_query;
 use store_wire::views::{DirView, HistoryView, RetainView};
 
 /// Reads the files a dir request carries: multipart parts (with their form
 /// fields), or one raw body named by `name=`, or nothing at all.
-async fn read_parts<'a>(
+pub(super) async fn read_parts<'a>(
     ctx: &'a Ctx,
     body: RequestBody,
     raw_name: Option<String>,
@@ -60,9 +61,14 @@ async fn read_parts<'a>(
 pub(super) async fn create(ctx: &Ctx, dir: Parsed<NewDir>, body: RequestBody) -> AppResult<Res> {
     // The URL's own parameters are checked before the body is read; a
     // form's fields then join them.
+    let header_password = super::gates::upload_password(ctx)?;
     dir?;
     let (parts, fields) = read_parts(ctx, body, None, None).await?;
-    let req: NewDir = params::with_form(&ctx.query, fields, &ctx.app.config().limits)?;
+    let mut req: NewDir = params::with_form(&ctx.query, fields, &ctx.app.config().limits)?;
+    if req.password.is_none() {
+        req.password = header_password;
+    }
+    req.validate(&ctx.app.config().limits)?;
     let access = ctx.access(false);
     let made = blocking(ctx, move |app| app.create_dir(&req, parts, &access)).await?;
     let view = DirView::made(&made, ctx.base());
@@ -121,11 +127,28 @@ pub(super) async fn add(
         check_write(ctx, &key, &access).await?;
     }
     let dir = blocking(ctx, move |app| app.add_to_dir(&key, parts, &access)).await?;
-    let view = DirView::new(&dir, ctx.base());
     if ctx.html {
-        return Ok(respond::redirect(&view.url));
+        return Ok(respond::redirect(&DirView::summary(&dir, ctx.base()).url));
     }
-    Ok(json(StatusCode::OK, &view))
+    Ok(dir_json(ctx, &dir))
+}
+
+/// A drop dir's page opened by its owner link (`?owner=`): its links
+/// carry the token too, since only its owner may follow them.
+fn owner_links(ctx: &Ctx, view: &mut DirView) {
+    let Some(token) = ctx.owner_in_url() else {
+        return;
+    };
+    let owned = |url: &str| with_query(url, store_wire::routes::OWNER.name, &token);
+    view.url = owned(&view.url);
+    for f in &mut view.files {
+        f.url = owned(&f.url);
+    }
+}
+
+/// What a read of the dir `key` shows its password gate.
+async fn read_key(ctx: &Ctx, key: &str) -> AppResult<store_app::ReadKey> {
+    super::gates::read_key(ctx, &super::gates::Target::Dir(key.to_string())).await
 }
 
 /// Whether `access` may add files to the dir `key`.
@@ -137,11 +160,15 @@ async fn check_write(ctx: &Ctx, key: &str, access: &store_app::Access) -> AppRes
 /// GET /d/<key>: the listing (JSON or HTML), or `?zip=1`.
 pub(super) async fn get(ctx: &Ctx, key: String, zip: Parsed<AsZip>) -> AppResult<Res> {
     let AsZip(zip) = zip?;
-    let record = blocking(ctx, move |app| app.get_dir(&key)).await?;
+    let read = read_key(ctx, &key).await?;
+    let record = blocking(ctx, move |app| app.get_dir(&key, &read)).await?;
     if zip {
         return Ok(serve_zip(ctx, &record.key, record.files));
     }
-    let view = DirView::new(&record, ctx.base());
+    let mut view = DirView::new(&record, ctx.base());
+    if ctx.html && record.drop.is_some() {
+        owner_links(ctx, &mut view);
+    }
     if ctx.html {
         let history: Vec<_> = record
             .history
@@ -188,8 +215,9 @@ pub(super) async fn delete(ctx: &Ctx, key: String) -> AppResult<Res> {
 }
 
 pub(super) async fn history(ctx: &Ctx, key: String) -> AppResult<Res> {
+    let read = read_key(ctx, &key).await?;
     if ctx.html {
-        let record = blocking(ctx, move |app| app.get_dir(&key)).await?;
+        let record = blocking(ctx, move |app| app.get_dir(&key, &read)).await?;
         let view = DirView::new(&record, ctx.base());
         let history: Vec<_> = record.history.iter().map(HistoryView::from).collect();
         let title = view.name.clone().unwrap_or_else(|| view.id.clone());
@@ -198,7 +226,7 @@ pub(super) async fn history(ctx: &Ctx, key: String) -> AppResult<Res> {
             pages::dir_history(ctx.site(), &view.url, &title, &history),
         ));
     }
-    let entries = blocking(ctx, move |app| app.dir_history(&key)).await?;
+    let entries = blocking(ctx, move |app| app.dir_history(&key, &read)).await?;
     let views: Vec<HistoryView> = entries.iter().map(HistoryView::from).collect();
     Ok(json(StatusCode::OK, &views))
 }
@@ -209,7 +237,8 @@ pub(super) async fn get_file(
     name: String,
     download: Parsed<AsDownload>,
 ) -> AppResult<Res> {
-    let d = blocking(ctx, move |app| app.open_dir_file(&key, &name)).await?;
+    let read = read_key(ctx, &key).await?;
+    let d = blocking(ctx, move |app| app.open_dir_file(&key, &name, &read)).await?;
     serve_download(ctx, d, download.map(|AsDownload(d)| d)).await
 }
 
@@ -267,9 +296,19 @@ pub(super) async fn delete_file(ctx: &Ctx, key: String, name: String) -> AppResu
     Ok(dir_json(ctx, &dir))
 }
 
-/// A dir's record as JSON.
+/// A dir's record as JSON, the answer to a write. A password-protected
+/// dir's files are listed to its owner only: a writer (with the write
+/// token, or anyone where the dir has none) learns its size, not what is
+/// in it.
 fn dir_json(ctx: &Ctx, dir: &store_core::DirRecord) -> Res {
-    json(StatusCode::OK, &DirView::new(dir, ctx.base()))
+    let owner = ctx.access(false).owner;
+    let proof = store_core::OwnerProof::of(dir.owner.as_ref(), owner.as_deref());
+    let view = if dir.password.is_some() && proof != store_core::OwnerProof::Owner {
+        DirView::summary(dir, ctx.base())
+    } else {
+        DirView::new(dir, ctx.base())
+    };
+    json(StatusCode::OK, &view)
 }
 
 /// GET /d: dirs created with listed=1.

@@ -3,7 +3,7 @@
 use crate::body::RequestBody;
 use http::{header, HeaderValue, StatusCode};
 use store_app::{
-    AppResult, AsOf, Download, ImportRequest, NewDir, NewFile, Opened, Part, Uploaded,
+    AppResult, AsOf, Download, ImportRequest, NewDir, NewFile, Opened, Part, ReadKey, Uploaded,
 };
 use store_core::{FileRecord, Object, ReadIntent, StoreError};
 
@@ -34,6 +34,7 @@ pub(super) fn home(ctx: &Ctx) -> Res {
 /// bundle; with `share=<name>` they go into that named dir instead.
 pub(super) async fn upload(ctx: &Ctx, file: Parsed<NewFile>, body: RequestBody) -> AppResult<Res> {
     let limits = ctx.app.config().limits.clone();
+    let header_password = super::gates::upload_password(ctx)?;
     // Check the URL's own parameters before reading anything.
     let req = file?;
     let (req, parts) = match multipart_boundary(&ctx.headers) {
@@ -62,6 +63,11 @@ pub(super) async fn upload(ctx: &Ctx, file: Parsed<NewFile>, body: RequestBody) 
             (req, vec![part])
         }
     };
+    let mut req = req;
+    if req.password.is_none() {
+        req.password = header_password;
+    }
+    req.validate(&limits)?;
     if let Some(share) = req.share.clone() {
         return share_into_dir(ctx, req, share, parts).await;
     }
@@ -133,12 +139,13 @@ const TEXT_PREVIEW_BYTES_MAX: u64 = 64 * 1024;
 /// its index.html (or a listing) for browsers.
 pub(super) async fn get(ctx: &Ctx, id: String, read: Parsed<FileRead>) -> AppResult<Res> {
     let read = read?;
+    let key = read_key(ctx, &id).await?;
     // `?info=1`: the file's page (or record), which never burns a once=1
     // file and never serves its bytes.
     if read.info {
         let html = ctx.html;
         let (seen, preview) = blocking(ctx, move |app| {
-            let seen = app.file_info(&id)?;
+            let seen = app.file_info(&id, &key)?;
             // The page shows the start of a text file, read from the bytes
             // this record names; bytes gone since leave it without one.
             let preview = html
@@ -160,21 +167,21 @@ pub(super) async fn get(ctx: &Ctx, id: String, read: Parsed<FileRead>) -> AppRes
             return serve_download(ctx, d, Ok(read.download)).await;
         }
     }
-    let Some(opened) = open(ctx, id.clone(), intent, read.download).await? else {
-        return page_before_bytes(ctx, id).await;
+    let Some(opened) = open(ctx, id.clone(), intent, read.download, &key).await? else {
+        return page_before_bytes(ctx, id, key).await;
     };
     match opened {
         Opened::File(d) if d.link && ctx.html && !read.download => follow_link(ctx, d).await,
         Opened::File(d) if d.encrypted && ctx.html && !read.download => {
             drop(d);
-            page_before_bytes(ctx, id).await
+            page_before_bytes(ctx, id, key).await
         }
         Opened::File(d) => serve_download(ctx, d, Ok(read.download)).await,
         Opened::Bundle(b) => {
             if ctx.html && !read.download {
                 if let Some(page) = b.site_index() {
                     let (id, name) = (b.id.clone(), page.name.clone());
-                    let d = blocking(ctx, move |app| app.open_member(&id, &name)).await?;
+                    let d = blocking(ctx, move |app| app.open_member(&id, &name, &key)).await?;
                     return serve_download(ctx, d, Ok(read.download)).await;
                 }
                 let view = BundleView::new(&b, ctx.base());
@@ -206,27 +213,37 @@ async fn open(
     id: String,
     intent: ReadIntent,
     download: bool,
+    key: &ReadKey,
 ) -> AppResult<Option<Opened>> {
     if ctx.app.reads_wait() {
         let page_first = page_first(ctx, download);
+        let key = key.clone();
         return blocking(ctx, move |app| {
-            match app.read_without_writing(&id, intent)? {
+            match app.read_without_writing(&id, intent, &key)? {
                 Some(opened) => Ok(Some(opened)),
                 None if page_first => Ok(None),
-                None => app.read(&id, intent).map(Some),
+                None => app.read(&id, intent, &key).map(Some),
             }
         })
         .await;
     }
     // The plain read every other GET is asks nothing more of the request:
     // only a read that would count a download looks at who is asking.
-    match ctx.app.read_without_writing(&id, intent)? {
+    match ctx.app.read_without_writing(&id, intent, key)? {
         Some(opened) => Ok(Some(opened)),
         None if page_first(ctx, download) => Ok(None),
-        None => blocking(ctx, move |app| app.read(&id, intent))
-            .await
-            .map(Some),
+        None => {
+            let key = key.clone();
+            blocking(ctx, move |app| app.read(&id, intent, &key))
+                .await
+                .map(Some)
+        }
     }
+}
+
+/// What a read of the file or bundle `id` shows its password gate.
+async fn read_key(ctx: &Ctx, id: &str) -> AppResult<ReadKey> {
+    super::gates::read_key(ctx, &super::gates::Target::Id(id.to_string())).await
 }
 
 /// Whether a read that would count a download shows a page instead: to a
@@ -242,8 +259,8 @@ fn page_first(ctx: &Ctx, download: bool) -> bool {
 /// what it is and a link that downloads (and so counts) it. A chat app's
 /// link preview asks for HTML too, so it sees the page and never uses
 /// the file up; only a person who follows the link does.
-async fn page_before_bytes(ctx: &Ctx, id: String) -> AppResult<Res> {
-    let seen = blocking(ctx, move |app| app.file_info(&id)).await?;
+async fn page_before_bytes(ctx: &Ctx, id: String, key: ReadKey) -> AppResult<Res> {
+    let seen = blocking(ctx, move |app| app.file_info(&id, &key)).await?;
     let view = FileView::new(&seen.record, ctx.base(), seen.now);
     let page = if seen.record.encrypted.is_some() {
         pages::encrypted_file(ctx.site(), &view)
@@ -256,7 +273,7 @@ async fn page_before_bytes(ctx: &Ctx, id: String) -> AppResult<Res> {
 /// A page that stands for a file whose link is all it takes to spend or
 /// open it: never cached, never indexed, its URL never sent on to
 /// another site.
-fn unshared(mut res: Res) -> Res {
+pub(super) fn unshared(mut res: Res) -> Res {
     let headers = res.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(
@@ -290,7 +307,8 @@ pub(super) async fn get_member(
     name: String,
     download: Parsed<AsDownload>,
 ) -> AppResult<Res> {
-    let d = blocking(ctx, move |app| app.open_member(&id, &name)).await?;
+    let key = read_key(ctx, &id).await?;
+    let d = blocking(ctx, move |app| app.open_member(&id, &name, &key)).await?;
     serve_download(ctx, d, download.map(|AsDownload(d)| d)).await
 }
 
@@ -454,7 +472,10 @@ async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
 
 /// POST /?url=: fetch (or link) a remote document.
 pub(super) async fn import(ctx: &Ctx, import: Parsed<ImportRequest>) -> AppResult<Res> {
-    let req = import?;
+    let header_password = super::gates::upload_password(ctx)?;
+    let mut req = import?;
+    req.file.password = header_password;
+    req.file.validate(&ctx.app.config().limits)?;
     let auth = ctx.retain_auth();
     let fetched = blocking(ctx, move |app| app.import(&req, auth)).await?;
     let view = FileView::created(&fetched, ctx.base());

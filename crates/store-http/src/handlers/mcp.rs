@@ -306,7 +306,10 @@ fn run(
     Box::pin(run_call(ctx, headers, call))
 }
 
-async fn run_call(ctx: &Ctx, headers: HeaderMap, call: tools::Call) -> Outcome {
+async fn run_call(ctx: &Ctx, mut headers: HeaderMap, call: tools::Call) -> Outcome {
+    if let Some(v) = call.password.and_then(|p| HeaderValue::from_str(&p).ok()) {
+        headers.insert(super::PASSWORD_HEADER, v);
+    }
     let (headers, body) = request_parts(headers, call.body);
     let token_in_form = match upload_gate(&ctx.app, call.endpoint.id(), &headers, &call.query) {
         Ok(in_form) => in_form,

@@ -2,7 +2,9 @@
 //! on the blocking pool, render the answer. No domain rule is decided here.
 
 mod dirs;
+mod drops;
 mod files;
+mod gates;
 mod mcp;
 mod meta;
 mod pics;
@@ -26,7 +28,7 @@ use store_core::StoreError;
 use crate::respond::{self, Res};
 use store_wire::router::Endpoint;
 
-pub(crate) use store_wire::api::{OWNER_HEADER, WRITE_HEADER};
+pub(crate) use store_wire::api::{OWNER_HEADER, PASSWORD_HEADER, WRITE_HEADER};
 
 /// Refuses a request body where a route reads none and a body means the
 /// client meant another route (files posted with `?ttl=` would be
@@ -78,6 +80,8 @@ pub(super) async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) ->
         E::RetainFile { id } => files::retain(&ctx, id).await,
         E::TagFile { id, tags } => files::tag(&ctx, id, tags).await,
         E::SetFileTtl { id, ttl } => files::set_ttl(&ctx, id, ttl).await,
+        E::SetFilePassword { id } => gates::set_password(&ctx, gates::Target::Id(id)).await,
+        E::UnlockFile { id } => gates::unlock(&ctx, gates::Target::Id(id), body).await,
         E::ReplaceFile { id } => files::replace(&ctx, id, body).await,
         E::AppendFile { id } => files::append(&ctx, id, body).await,
         E::DeleteFile { id } => files::delete(&ctx, id).await,
@@ -88,7 +92,12 @@ pub(super) async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) ->
         E::ShowDir { key } => dirs::show(&ctx, key).await,
         E::RetainDir { key } => dirs::retain(&ctx, key).await,
         E::SetDirTtl { key, ttl } => dirs::set_ttl(&ctx, key, ttl).await,
+        E::SetDirPassword { key } => gates::set_password(&ctx, gates::Target::Dir(key)).await,
+        E::UnlockDir { key } => gates::unlock(&ctx, gates::Target::Dir(key), body).await,
         E::DeleteDir { key } => dirs::delete(&ctx, key).await,
+        E::CloseDrop { key, close } => drops::close(&ctx, key, close).await,
+        E::DropPage { token } => drops::page(&ctx, token).await,
+        E::DropFiles { token, name } => drops::post(&ctx, token, name, body).await,
         E::DirHistory { key } => dirs::history(&ctx, key).await,
         E::GetDirFile {
             key,

@@ -297,7 +297,7 @@ pub(super) async fn like_comment(
 }
 
 /// A small form body: JSON or urlencoded, by Content-Type.
-async fn form(ctx: &Ctx, body: RequestBody) -> AppResult<Query> {
+pub(super) async fn form(ctx: &Ctx, body: RequestBody) -> AppResult<Query> {
     let form_bytes_max = ctx.app.config().limits.server.form_bytes_max;
     let intake = ctx.intake(form_bytes_max)?;
     let bytes = body::read_bounded(&intake, body, form_bytes_max).await?;

@@ -21,7 +21,9 @@ pub(super) async fn file_qr(ctx: &Ctx, id: String, qr: Parsed<QrFormat>) -> AppR
 
 /// GET /d/<key>?qr=1: a dir's link.
 pub(super) async fn dir_qr(ctx: &Ctx, key: String, qr: Parsed<QrFormat>) -> AppResult<Res> {
-    let dir = blocking(ctx, move |app| app.get_dir(&key)).await?;
+    let target = super::gates::Target::Dir(key.clone());
+    let read = super::gates::read_key(ctx, &target).await?;
+    let dir = blocking(ctx, move |app| app.get_dir(&key, &read)).await?;
     code(&url_for(ctx.base(), RouteId::GetDir, &[&dir.key]), qr?)
 }
 

@@ -79,12 +79,7 @@ pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
     if with_bytes {
         tus::check_offset_body(&ctx.headers)?;
     }
-    let metadata = ctx
-        .headers
-        .get(tus::UPLOAD_METADATA)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
+    let metadata = tus::metadata_kept(&ctx.headers);
     let made = blocking(ctx, move |app| app.create_upload(&req, length, metadata)).await?;
     let id = made.record.id.clone();
     let location = url_for(ctx.base(), RouteId::TusUpload, &[&id]);

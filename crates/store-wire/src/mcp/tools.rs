@@ -121,6 +121,11 @@ const OWN_ARGS: &[OwnArg] = &[
         "its media type, when the name and bytes do not say it",
     ),
     own(
+        "password",
+        ArgGroup::OneFile,
+        "a password reading it will need (4 to 256 characters): HTTP Basic with it (curl -u :<password>), or the owner token",
+    ),
+    own(
         "files",
         ArgGroup::Files,
         "the files: each with a name, and content (text) or content_base64",
@@ -444,6 +449,8 @@ pub struct Call {
     pub body: Body,
     /// The answer is stored bytes, not a record.
     pub reads_bytes: bool,
+    /// The password the new file will need, sent as X-Store-Password.
+    pub password: Option<String>,
 }
 
 /// What a call is planned with, besides its arguments.
@@ -501,12 +508,14 @@ pub fn plan(
             id.route().usage()
         )));
     }
+    let password = text_arg(&args, "password")?.map(str::to_string);
     Ok(Call {
         endpoint,
         method,
         query,
         body: body(tool, &mut args, at.nonce)?,
         reads_bytes: tool.target == Target::Bytes,
+        password,
     })
 }
 

@@ -43,6 +43,7 @@ pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Lim
             h1 { "Folder " code { (title) } @if view.open { " (open: anyone may add and change files)" } }
             (write_token_notice(site, view.write_token.as_deref()))
             (owner_notice(site, view.owner_token.as_deref()))
+            (drop_notice(view))
             p {
                 (view.file_count) @if view.file_count == 1 { " file, " } @else { " files, " } (size(view.bytes)) " · " (expiry(view.expires_at.as_deref()))
                 " · " a href=(with_query(local(&view.url), routes::ZIP.name, "1")) { "Download all as zip" }
@@ -69,25 +70,7 @@ pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Lim
                     }
                 }
             }
-            h2 { "Add files" }
-            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="dir" data-created=(view.created_at) data-max=(limits.file_bytes_max) data-max-label=(store_core::limits::binary_size(limits.file_bytes_max)) {
-                // The token field comes before the files: a form sends its
-                // fields in this order, and the server checks the token
-                // before it stores the first file.
-                @if view.write_protected {
-                    label data-write-field="" { "Write token " input type="password" name="write" autocomplete="off"; }
-                }
-                p class="notice js-only hidden-js" data-owner-note="" hidden {
-                    "You made this folder: this browser's owner token lets you add, change and delete its files."
-                }
-                div class="drop" {
-                    label { "Choose files " input type="file" name="file" multiple required; }
-                    p class="picked muted js-only hidden-js" aria-live="polite" { "…or drop them anywhere on this page." }
-                    ul class="picked-files js-only hidden-js" {}
-                }
-                button type="submit" { "Upload" }
-            }
-            ul class="results" aria-live="polite" {}
+            (add_files(view, limits))
             (share(&view.url, view.owner_token.is_some() || view.write_token.is_some()))
             @if !history.is_empty() {
                 h2 { "Recent activity" }
@@ -163,4 +146,56 @@ pub fn dir_index(site: Site<'_>, dirs: &[DirView], q: &str) -> Markup {
             }
         },
     )
+}
+
+/// What a drop dir's page says of its link: the link itself in the answer
+/// to its creation (shown once), with this folder's own link for its
+/// owner; afterwards whether it still takes files.
+fn drop_notice(view: &DirView) -> Markup {
+    html! {
+        @if let (Some(drop_url), Some(owner)) = (&view.drop_url, &view.owner_token) {
+            div class="notice" data-drop-url="" {
+                p { strong { "Drop link: " } a href=(drop_url) { (drop_url) } " " (copy(drop_url)) }
+                p {
+                    "Send it to the people who should send you files: they get an upload page and see nothing else. "
+                    "Only you can open this folder, by "
+                    a href=(with_query(local(&view.url), routes::OWNER.name, owner)) data-owner-link="" { "its owner link" }
+                    " (keep that one to yourself)."
+                }
+            }
+        } @else if let Some(drop) = &view.drop {
+            p class="muted" data-drop-state="" {
+                @if drop.open { "This folder collects files through its drop link." }
+                @else { "Its drop link is closed." }
+            }
+        }
+    }
+}
+
+/// A dir's "Add files" form. A drop dir has none: it takes files through
+/// its drop link, and its owner sends there too.
+fn add_files(view: &DirView, limits: &Limits) -> Markup {
+    html! {
+        @if view.drop.is_none() {
+            h2 { "Add files" }
+            form method="post" action=(local(&view.url)) enctype="multipart/form-data" data-upload="dir" data-created=(view.created_at) data-max=(limits.file_bytes_max) data-max-label=(store_core::limits::binary_size(limits.file_bytes_max)) {
+                // The token field comes before the files: a form sends its
+                // fields in this order, and the server checks the token
+                // before it stores the first file.
+                @if view.write_protected {
+                    label data-write-field="" { "Write token " input type="password" name="write" autocomplete="off"; }
+                }
+                p class="notice js-only hidden-js" data-owner-note="" hidden {
+                    "You made this folder: this browser's owner token lets you add, change and delete its files."
+                }
+                div class="drop" {
+                    label { "Choose files " input type="file" name="file" multiple required; }
+                    p class="picked muted js-only hidden-js" aria-live="polite" { "…or drop them anywhere on this page." }
+                    ul class="picked-files js-only hidden-js" {}
+                }
+                button type="submit" { "Upload" }
+            }
+            ul class="results" aria-live="polite" {}
+        }
+    }
 }

@@ -62,6 +62,7 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
                 (sizes(site, limits))
             }
             ul class="results" aria-live="polite" {}
+            (collect_form(site, limits, token_required))
             section id="your-uploads" class="js-only hidden-js" aria-labelledby="your-uploads-title" {
                 h2 id="your-uploads-title" { "Your uploads" }
                 p class="muted" { "Kept in this browser only, with their owner tokens, until they expire or you forget them." }
@@ -75,6 +76,35 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
             p { "Everything else: " a href=(site.href(RouteId::Help)) { "help" } ", " a href=(site.href(RouteId::WriteForAgents)) { "instructions for agents" } ", " a href=(site.href(RouteId::Api)) { "the API contract" } "." }
         },
     )
+}
+
+/// "Collect files": a drop link made in one click. Its answer is the new
+/// folder's page, which shows the link to send and the owner's own link.
+fn collect_form(site: Site<'_>, limits: &Limits, token_required: bool) -> Markup {
+    let home = site.href(RouteId::Home);
+    let action = with_query(
+        &with_query(&home, routes::DIR.name, "1"),
+        routes::DROP.name,
+        "1",
+    );
+    html! {
+        section aria-labelledby="collect-title" {
+            h2 id="collect-title" { "Collect files (drop link)" }
+            p class="muted" { "Make a link through which others send you files. Only you see what arrives; no sender sees another's files." }
+            form method="post" action=(action) enctype="multipart/form-data" data-collect="" {
+                (upload_token_field(token_required))
+                label { "Files it takes "
+                    input type="number" name=(routes::DROP_FILES.name) min="1" max=(store_core::drops::DROP_FILES_MAX) value=(store_core::drops::DROP_FILES_DEFAULT) inputmode="numeric"; }
+                label { "Lifetime "
+                    select name="ttl" {
+                        option value="" selected { "Default (" (crate::help::duration(limits.dir_ttl_default_secs)) ")" }
+                        @for (value, label) in ttl_choices(limits) { option value=(value) { (label) } }
+                    }
+                }
+                p { button type="submit" class="secondary" { "Make a drop link" } }
+            }
+        }
+    }
 }
 
 /// The home form's less common options, folded: the Upload button stays
@@ -93,6 +123,13 @@ fn more_options(limits: &Limits) -> Markup {
                 label class="inline" { input type="radio" name="protect" value="1" checked; " Only you (this browser keeps the owner token)" }
                 label class="inline" { input type="radio" name="protect" value="0"; " Anyone with the link (they can edit a text file, or delete it)" }
             }
+            // Sent as a form field without the script, and by the script
+            // in X-Store-Password (or a resumable upload's metadata).
+            label class="inline" { "Password "
+                input type="password" name="password" autocomplete="new-password"
+                    minlength=(store_core::password::PASSWORD_CHARS_MIN)
+                    maxlength=(store_core::password::PASSWORD_CHARS_MAX) placeholder="none"; }
+            p class="muted" { "Whoever opens the link must type it (or use curl -u :password). Send it apart from the link." }
             // No name: the choice is the script's (it encrypts before
             // sending), and a form sent without the script must not
             // claim it.

@@ -17,11 +17,13 @@ use crate::routes;
 mod dirs;
 mod files;
 mod help;
+mod locked;
 mod pics;
 
 pub use self::dirs::*;
 pub use self::files::*;
 pub use self::help::*;
+pub use self::locked::*;
 pub use self::pics::*;
 
 /// The navigation every app page shares.

@@ -13,9 +13,11 @@ use serde::Serialize;
 
 use crate::router::{url_for, with_query, RouteId};
 
+mod drops;
 mod galleries;
 mod records;
 
+pub use drops::{DropRoomView, DroppedFile, DroppedView};
 pub use galleries::{
     CommentView, Counters, GalleryCreated, GalleryEntry, GalleryLimits, GalleryView, ImageView,
     LikeView,

@@ -71,6 +71,10 @@ pub struct FileView {
     /// for every other file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encrypted: Option<&'static str>,
+    /// `true` when reading it needs a password (or the owner token);
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub password: bool,
     /// Present once: in the answer to the upload that made the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner_token: Option<String>,
@@ -95,6 +99,7 @@ impl FileView {
             downloads_left: file.downloads_remaining(),
             protected: file.owner.as_ref().is_some_and(|o| o.protected),
             encrypted: file.encrypted.map(store_core::Encryption::name),
+            password: file.password.is_some(),
             owner_token: None,
         }
     }
@@ -197,6 +202,10 @@ pub struct BundleView {
     pub created_at: String,
     /// Whether changes need the owner token (`protect=1`).
     pub protected: bool,
+    /// `true` when reading it needs a password (or the owner token);
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub password: bool,
     /// Present once: in the answer to the upload that made the bundle.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner_token: Option<String>,
@@ -231,6 +240,7 @@ impl BundleView {
             expires_at: b.lifetime.expires_at().map(|t| t.to_string()),
             created_at: b.created_at.to_string(),
             protected: b.owner.as_ref().is_some_and(|o| o.protected),
+            password: b.password.is_some(),
             owner_token: None,
         }
     }
@@ -288,9 +298,32 @@ pub struct DirView {
     pub write_token: Option<String>,
     /// Whether writes need a write token (the dir was made with `write=`).
     pub write_protected: bool,
+    /// `true` when reading it needs a password (or the owner token);
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub password: bool,
     /// Present once: in the answer to the creation that made the dir.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner_token: Option<String>,
+    /// Present once: the drop link, in the answer to the creation that
+    /// made it (`drop=1`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drop_url: Option<String>,
+    /// A dir with a drop link: its bounds, and whether it still takes
+    /// files; absent for every other dir.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drop: Option<DropView>,
+}
+
+/// A drop link's bounds (`drop` of a dir's record).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DropView {
+    /// The most files it takes.
+    pub files_max: u32,
+    /// The most bytes it takes.
+    pub bytes_max: u64,
+    /// Whether it still takes files (its owner may close it).
+    pub open: bool,
 }
 
 impl DirView {
@@ -300,6 +333,10 @@ impl DirView {
         Self {
             write_token: made.write_token.clone(),
             owner_token: made.owner_token.clone(),
+            drop_url: made
+                .drop_token
+                .as_ref()
+                .map(|t| url_for(base_url, RouteId::DropPage, &[t])),
             ..Self::new(&made.dir, base_url)
         }
     }
@@ -335,7 +372,14 @@ impl DirView {
             bytes: d.size(),
             write_token: None,
             write_protected: d.write_token_hash.is_some(),
+            password: d.password.is_some(),
             owner_token: None,
+            drop_url: None,
+            drop: d.drop.as_ref().map(|b| DropView {
+                files_max: b.files_max,
+                bytes_max: b.bytes_max,
+                open: b.open,
+            }),
         }
     }
 }
@@ -385,6 +429,7 @@ mod tests {
             owner: None,
             downloads_left: None,
             encrypted: None,
+            password: None,
         };
         let v = serde_json::to_value(FileView::new(&f, "http://h", now)).unwrap();
         assert_eq!(v["url"], "http://h/abc");
@@ -438,6 +483,8 @@ mod container_view_tests {
             }],
             history: vec![],
             owner: None,
+            password: None,
+            drop: None,
         };
         let v = serde_json::to_value(DirView::new(&d, "http://h")).unwrap();
         assert_eq!(v["url"], "http://h/d/proj-x");
