@@ -32,7 +32,7 @@ fn p99(mut ms: Vec<f64>) -> f64 {
 
 /// A normal client for `secs`: GET a 1 KiB file and upload 1 KiB, one
 /// after the other. Answers the GET and upload p99 in ms.
-fn normal_client(s: &Storesrv, small: &str, secs: u32) -> (f64, f64) {
+pub(crate) fn normal_client(s: &Storesrv, small: &str, secs: u32) -> (f64, f64) {
     let agent = tools::agent();
     let (mut gets, mut ups) = (vec![], vec![]);
     let body = vec![b'x'; 1024];

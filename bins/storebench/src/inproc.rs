@@ -203,6 +203,7 @@ fn file_record(i: usize, now: Timestamp, expires: Timestamp) -> (String, Object)
         owner: None,
         downloads_left: None,
         encrypted: None,
+        password: None,
     };
     (id, Object::File(rec))
 }

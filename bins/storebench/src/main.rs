@@ -11,6 +11,7 @@ mod attack;
 mod cluster;
 mod inproc;
 mod mcp;
+mod passwords;
 mod postgres;
 mod ranges;
 mod resumable;
@@ -207,6 +208,10 @@ fn main() {
     if wanted(17) {
         settle_disk();
         rows.extend(mcp::scenarios(&bench));
+    }
+    if wanted(18) {
+        settle_disk();
+        rows.extend(passwords::flood_of_wrong_passwords(&bench, &fixtures));
     }
     if wanted(6) {
         let (r, peak) = scenarios::memory(&bench, &fixtures);
