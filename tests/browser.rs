@@ -622,7 +622,18 @@ fn a_drop_link_takes_a_second_persons_files_for_its_owner_alone() {
     });
     assert!(again.contains("report (2).txt"), "{again}");
 
-    // Its owner sees both; without the owner link the folder is not there.
+    // Its owner sees both: under Your uploads, which counts them, and on
+    // the folder's page; without the owner link the folder is not there.
+    owner.goto(&s.url("/"));
+    ready(&owner);
+    let entry = owner.wait_for("the drop under Your uploads", || {
+        let said = owner
+            .execute("const u = document.querySelector('#your-uploads ul.uploads'); return u ? u.textContent : null", json!([]))
+            .as_str()
+            .map(str::to_string)?;
+        said.contains("2 file(s) received").then_some(said)
+    });
+    assert!(entry.contains("Drop link"), "{entry}");
     owner.goto(&s.url(&owner_path));
     ready(&owner);
     let listed = owner.text(&owner.find("main"));

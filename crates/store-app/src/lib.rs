@@ -19,7 +19,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use store_app::{App, AppConfig, NewFile, Ports};
+//! use store_app::{App, AppConfig, NewFile, Ports, ReadKey};
 //! use store_core::{RetainAuth, Timestamp};
 //! use store_testkit::{FakeFetcher, ManualClock, MemoryBlobStore, MemoryRepository, SeededRandom};
 //!
@@ -39,11 +39,12 @@
 //! upload.push(b"hello")?;
 //! let request = NewFile { name: Some("hello.txt".into()), ..NewFile::default() };
 //! let file = app.create_file(&request, upload.finish()?, RetainAuth::Absent)?;
-//! assert!(app.file_info(&file.id).is_ok());
+//! // A read shows its key to the password gate: none is needed here.
+//! assert!(app.file_info(&file.id, &ReadKey::NONE).is_ok());
 //!
 //! // Four hours later (the default lifetime) it is gone.
 //! clock.advance_secs(4 * 3600);
-//! assert!(app.file_info(&file.id).is_err());
+//! assert!(app.file_info(&file.id, &ReadKey::NONE).is_err());
 //! # Ok::<(), store_app::AppError>(())
 //! ```
 //!

@@ -859,6 +859,31 @@
     renderUploads();
   }
 
+  // The page that made a drop link: the folder is kept under Your
+  // uploads with its owner token, its owner link (what opens it in a
+  // browser) and its drop link (what its owner hands out).
+  function rememberDrop() {
+    var made = document.querySelector("[data-drop-url][data-owner]");
+    if (!made) { return; }
+    var url = made.getAttribute("data-url");
+    var owner = made.getAttribute("data-owner");
+    var mine = made.querySelector("a[data-owner-link]");
+    keep({
+      url: url,
+      name: "Drop link (folder " + localPath(url).split("/").pop() + ")",
+      kind: "dir",
+      owner: owner,
+      created: made.getAttribute("data-created"),
+      expires_at: made.getAttribute("data-expires") || null,
+      counted: false,
+      left: null,
+      drop: made.getAttribute("data-drop-url"),
+      ownerLink: mine ? mine.getAttribute("href") : null,
+      files: 0,
+      at: new Date().toISOString()
+    });
+  }
+
   // A gallery's admin page: its address is the admin key, kept with the
   // gallery under Your uploads so that it is not lost with the tab.
   function rememberGallery() {
@@ -910,8 +935,10 @@
   function uploadItem(u) {
     var li = el("li", { "data-upload-url": u.url });
     var title = el("div");
-    title.appendChild(el("a", { href: u.kind === "gallery" ? localPath(u.url) : infoPage(u.url, u.kind) }, u.name || u.url));
+    var opens = u.ownerLink || (u.kind === "gallery" ? localPath(u.url) : infoPage(u.url, u.kind));
+    title.appendChild(el("a", { href: opens }, u.name || u.url));
     var about = " · " + (KIND_WORDS[u.kind] || u.kind);
+    if (u.drop && !u.gone) { about += " · " + (u.files || 0) + " file(s) received"; }
     if (!u.gone && u.left !== null && u.left !== undefined) { about += " · " + u.left + " download(s) left"; }
     title.appendChild(el("span", { "class": "muted" }, about));
     li.appendChild(title);
@@ -930,8 +957,10 @@
     var status = el("span", { "class": "status muted", role: "status" });
     var actions = el("div", { "class": "actions" });
     if (!u.gone) {
-      actions.appendChild(copyButton(u.url));
-      actions.appendChild(qrButton(li, u));
+      // A drop folder is handed out by its drop link: its own URL
+      // answers 404 to everyone but its owner.
+      actions.appendChild(copyButton(u.drop || u.url));
+      if (!u.drop) { actions.appendChild(qrButton(li, u)); }
       if (u.admin) { actions.appendChild(el("a", { "class": "button small", href: u.admin, "data-admin": "" }, "Admin")); }
       if (u.owner) {
         if (ttlOptions().length && u.expires_at) { actions.appendChild(extendControl(u, status)); }
@@ -1053,10 +1082,13 @@
     var next = function (i) {
       if (i >= due.length) { return; }
       var u = due[i];
-      ownerRequest("GET", recordUrl(u), "").then(function (v) {
+      // A drop folder answers 404 to all but its owner: its record is
+      // asked for with the owner token.
+      ownerRequest("GET", recordUrl(u), u.drop ? u.owner : "").then(function (v) {
         var left = leftOf(v);
-        if (v.expires_at !== u.expires_at || left !== u.left) {
-          update(u.url, function (old) { old.expires_at = v.expires_at || null; old.left = left; return old; });
+        var files = u.drop ? v.file_count : u.files;
+        if (v.expires_at !== u.expires_at || left !== u.left || files !== u.files) {
+          update(u.url, function (old) { old.expires_at = v.expires_at || null; old.left = left; old.files = files; return old; });
         }
         next(i + 1);
       }, function (e) {
@@ -1462,6 +1494,7 @@
     encryptedPage();
     dirPage();
     rememberGallery();
+    rememberDrop();
     var uploadForms = document.querySelectorAll("form[data-upload]");
     // A page with one upload form takes files dropped anywhere on it.
     uploadForms.forEach(function (f) { uploader(f, uploadForms.length === 1); });

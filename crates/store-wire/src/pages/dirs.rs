@@ -154,7 +154,9 @@ pub fn dir_index(site: Site<'_>, dirs: &[DirView], q: &str) -> Markup {
 fn drop_notice(view: &DirView) -> Markup {
     html! {
         @if let (Some(drop_url), Some(owner)) = (&view.drop_url, &view.owner_token) {
-            div class="notice" data-drop-url="" {
+            // The script keeps both links under Your uploads, with the
+            // owner token, so that the folder is not lost with the tab.
+            div class="notice" data-drop-url=(drop_url) data-url=(view.url) data-owner=(owner) data-created=(view.created_at) data-expires=[view.expires_at.as_deref()] {
                 p { strong { "Drop link: " } a href=(drop_url) { (drop_url) } " " (copy(drop_url)) }
                 p {
                     "Send it to the people who should send you files: they get an upload page and see nothing else. "
