@@ -643,6 +643,12 @@ fn a_drop_link_takes_a_second_persons_files_for_its_owner_alone() {
     );
     let bare = owner_path.split('?').next().unwrap().to_string();
     assert_eq!(s.get(&bare).status(), 404);
+    // Its history opens from there too: the owner's link carries on.
+    owner.click(&owner.find("a[href*='/history']"));
+    owner.wait_for("the folder's history", || {
+        let said = owner.text(&owner.find("main"));
+        said.contains("report (2).txt").then_some(())
+    });
 }
 
 #[test]

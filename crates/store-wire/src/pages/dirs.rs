@@ -47,7 +47,7 @@ pub fn dir(site: Site<'_>, view: &DirView, history: &[HistoryView], limits: &Lim
             p {
                 (view.file_count) @if view.file_count == 1 { " file, " } @else { " files, " } (size(view.bytes)) " · " (expiry(view.expires_at.as_deref()))
                 " · " a href=(with_query(local(&view.url), routes::ZIP.name, "1")) { "Download all as zip" }
-                " · " a href=(site.link(RouteId::DirHistory, &[&view.id])) { "History" }
+                " · " a href=(with_query_of(&site.link(RouteId::DirHistory, &[&view.id]), &view.url)) { "History" }
             }
             @if view.files.is_empty() {
                 p { "No files yet." }
@@ -199,5 +199,15 @@ fn add_files(view: &DirView, limits: &Limits) -> Markup {
             }
             ul class="results" aria-live="polite" {}
         }
+    }
+}
+
+/// `link` with the query of `url`, if it has one: a drop folder's page
+/// opened by its owner link (`?owner=`) passes the token on to the pages
+/// beside it, since a browser sends no header.
+fn with_query_of(link: &str, url: &str) -> String {
+    match local(url).split_once('?') {
+        Some((_, query)) => format!("{link}?{query}"),
+        None => link.to_string(),
     }
 }
