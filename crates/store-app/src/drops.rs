@@ -32,17 +32,19 @@ impl App {
     /// that opens no drop (wrong, closed, or its dir gone).
     pub fn drop_room(&self, token: &str) -> AppResult<DropRoom> {
         let (dir, drop) = self.open_drop(token)?;
-        Ok(DropRoom {
-            files_left: drop.files_max.saturating_sub(dir.files.len() as u32),
-            bytes_left: drop.bytes_max.saturating_sub(dir.size()),
-        })
+        Ok(room(&dir, &drop))
     }
 
     /// `POST /drop/<token>`: adds `parts` to the drop's dir, each under
     /// its own name or, when that is taken (in the dir, or by an earlier
     /// part), the first free `name (N).ext`: a drop never replaces a
     /// file. 403 past the drop's files or bytes; nothing is kept then.
-    pub fn drop_into(&self, token: &str, mut parts: Vec<Part>) -> AppResult<Vec<Dropped>> {
+    /// Answers what was taken, and the room left after it.
+    pub fn drop_into(
+        &self,
+        token: &str,
+        mut parts: Vec<Part>,
+    ) -> AppResult<(Vec<Dropped>, DropRoom)> {
         if parts.is_empty() {
             return Err(StoreError::bad_request(
                 "no file to drop: send multipart file parts, or a body with name=",
@@ -54,7 +56,7 @@ impl App {
         let _guard = self.lock(&[&storage_key])?;
         let now = self.now();
         let (dir, rev) = self.loaded_dir(&storage_key, now)?;
-        let drop = admitted(&dir, token)?;
+        let drop = admitted(&dir, token)?.clone();
         let incoming: u64 = parts.iter().map(|p| p.body.size()).sum();
         drop.check_room((dir.files.len(), dir.size()), (parts.len(), incoming))?;
         let mut names: Vec<String> = Vec::with_capacity(parts.len());
@@ -72,12 +74,13 @@ impl App {
         }
         let sizes: Vec<u64> = parts.iter().map(|p| p.body.size()).collect();
         let access = Access::retain_only(store_core::RetainAuth::Absent);
-        self.add_locked((dir, rev), parts, &access, (DirWrite::Drop, now))?;
-        Ok(names
+        let dir = self.add_locked((dir, rev), parts, &access, (DirWrite::Drop, now))?;
+        let dropped = names
             .into_iter()
             .zip(sizes)
             .map(|(name, size)| Dropped { name, size })
-            .collect())
+            .collect();
+        Ok((dropped, room(&dir, &drop)))
     }
 
     /// `POST /d/<key>?drop=0`: the owner closes the drop link early; it
@@ -106,6 +109,14 @@ impl App {
         let (dir, _) = self.loaded_dir(&dir_storage_key(key), self.now())?;
         let drop = admitted(&dir, token)?.clone();
         Ok((dir, drop))
+    }
+}
+
+/// What `drop` still takes beside what `dir` holds.
+fn room(dir: &DirRecord, drop: &DropBox) -> DropRoom {
+    DropRoom {
+        files_left: drop.files_max.saturating_sub(dir.files.len() as u32),
+        bytes_left: drop.bytes_max.saturating_sub(dir.size()),
     }
 }
 

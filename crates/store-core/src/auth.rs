@@ -269,10 +269,13 @@ pub fn lifetime_for_new(auth: RetainAuth, otherwise: Lifetime) -> Result<Lifetim
 /// gallery's admin token), hex. Only the hash is stored, so a copy of the
 /// database does not hand out write access.
 pub fn hash_token(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(token.as_bytes()))
+}
+
+/// `bytes` as lowercase hex, two characters a byte: how digests, MACs
+/// and random ids are written.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -96,10 +96,7 @@ pub fn fingerprint(gallery_key: &str, ip: &str, user_agent: &str) -> String {
     mac.update(b"\n");
     mac.update(user_agent.as_bytes());
     // 128 bits tell visitors apart well enough, at half the storage.
-    mac.finalize().into_bytes()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::auth::hex(&mac.finalize().into_bytes()[..16])
 }
 
 /// `thumb=` to a box size: 1 means 320; 160, 320 and 640 are themselves.

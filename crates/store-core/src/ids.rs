@@ -52,7 +52,7 @@ fn base62(rng: &dyn Random, n: usize) -> String {
 fn hex(rng: &dyn Random, bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     rng.fill(&mut buf);
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    crate::auth::hex(&buf)
 }
 
 /// A single-file or bundle id.

@@ -81,8 +81,7 @@ impl Protection {
     pub fn pass(&self, storage_key: &str, expires: Timestamp) -> String {
         let secs = expires.as_secs();
         let mac = self.mac(storage_key, secs).finalize().into_bytes();
-        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
-        format!("{secs}.{hex}")
+        format!("{secs}.{}", crate::auth::hex(&mac))
     }
 
     /// Whether `pass` opens the object stored under `storage_key` at `now`.

@@ -208,6 +208,15 @@ fn keywords_of(routes: &[usize], keep: impl Fn(&str) -> bool) -> Vec<&'static st
 /// name fit, so most URLs are written without growing.
 const URL_PATH_BYTES_TYPICAL: usize = 64;
 
+/// The path (and query) of one of our own absolute URLs: what a page
+/// links to, a cookie's `Path`, a form's way back.
+pub fn local_path(url: &str) -> &str {
+    match url.find("://") {
+        Some(i) => url[i + 3..].find('/').map_or("/", |j| &url[i + 3 + j..]),
+        None => url,
+    }
+}
+
 /// The URL of a route: the base URL, then the route's path with each
 /// capture replaced by the next of `args`, percent-encoded. The only place
 /// the HTTP layer writes a path (scripts/check-invariants.sh).

@@ -38,10 +38,8 @@ pub(super) async fn post(
     blocking(ctx, move |app| app.drop_room(&t)).await?;
     let (parts, _) = super::dirs::read_parts(ctx, body, name?.0, None).await?;
     let t = token.clone();
-    let dropped = blocking(ctx, move |app| app.drop_into(&t, parts)).await?;
+    let (dropped, room) = blocking(ctx, move |app| app.drop_into(&t, parts)).await?;
     if ctx.html {
-        let t = token.clone();
-        let room = blocking(ctx, move |app| app.drop_room(&t)).await?;
         let url = url_for(ctx.base(), RouteId::DropPage, &[&token]);
         let page = pages::drop_page(ctx.site(), &url, &room, &dropped);
         return Ok(super::files::unshared(respond::html(

@@ -18,7 +18,7 @@ use store_core::password::{Password, PASS_LIFETIME_SECS};
 use store_core::StoreError;
 use store_wire::pages;
 use store_wire::params::UnlockForm;
-use store_wire::router::{url_for, with_query, Endpoint, RouteId};
+use store_wire::router::{local_path, url_for, with_query, Endpoint, RouteId};
 
 use super::{blocking, Ctx, PASSWORD_HEADER};
 use crate::body::RequestBody;
@@ -220,15 +220,6 @@ fn within(back: &str, home: &str) -> bool {
         || back
             .strip_prefix(home)
             .is_some_and(|rest| rest.starts_with(['/', '?']))
-}
-
-/// The path of one of our own URLs (the cookie's `Path`, the form's
-/// `back`).
-fn local_path(url: &str) -> &str {
-    match url.find("://") {
-        Some(i) => url[i + 3..].find('/').map_or("/", |j| &url[i + 3 + j..]),
-        None => url,
-    }
 }
 
 /// `res` with the pass cookie for the object at `home`, when there is one.

@@ -190,11 +190,7 @@ fn add_files(view: &DirView, limits: &Limits) -> Markup {
                 p class="notice js-only hidden-js" data-owner-note="" hidden {
                     "You made this folder: this browser's owner token lets you add, change and delete its files."
                 }
-                div class="drop" {
-                    label { "Choose files " input type="file" name="file" multiple required; }
-                    p class="picked muted js-only hidden-js" aria-live="polite" { "…or drop them anywhere on this page." }
-                    ul class="picked-files js-only hidden-js" {}
-                }
+                (file_picker("files", None))
                 button type="submit" { "Upload" }
             }
             ul class="results" aria-live="polite" {}

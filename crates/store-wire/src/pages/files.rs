@@ -20,11 +20,7 @@ pub fn home(site: Site<'_>, base_url: &str, limits: &Limits, token_required: boo
             p { "Upload a file and get a link. It expires on its own; nothing to clean up." }
             form method="post" action=(site.href(RouteId::Home)) enctype="multipart/form-data" data-upload="home" data-max=(limits.file_bytes_max) data-max-label=(store_core::limits::binary_size(limits.file_bytes_max)) {
                 (upload_token_field(token_required))
-                div class="drop" {
-                    label { "Choose files " input type="file" name="file" multiple required; }
-                    p class="picked muted js-only hidden-js" aria-live="polite" { "…or drop them anywhere on this page." }
-                    ul class="picked-files js-only hidden-js" {}
-                }
+                (file_picker("files", None))
                 // The choice between links, a bundle and a folder matters
                 // only for two files or more: the script shows it then.
                 fieldset class="js-only hidden-js" data-several="" hidden {

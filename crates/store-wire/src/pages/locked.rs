@@ -58,11 +58,7 @@ pub fn drop_page(site: Site<'_>, url: &str, room: &DropRoom, dropped: &[Dropped]
             }
             p class="muted" { "It takes " (room.files_left) " more file(s), up to " (size(room.bytes_left)) " in all." }
             form method="post" action=(local(url)) enctype="multipart/form-data" data-upload="drop" data-max=(room.bytes_left) data-max-label=(store_core::limits::binary_size(room.bytes_left)) {
-                div class="drop" {
-                    label { "Choose files " input type="file" name="file" multiple required; }
-                    p class="picked muted js-only hidden-js" aria-live="polite" { "…or drop them anywhere on this page." }
-                    ul class="picked-files js-only hidden-js" {}
-                }
+                (file_picker("files", None))
                 button type="submit" { "Send" }
             }
             ul class="results" aria-live="polite" {}

@@ -190,14 +190,22 @@ pub fn size(n: u64) -> Markup {
     html! { span title={ (n) " bytes" } { (shown) } }
 }
 
-/// The path of one of our own absolute URLs. Pages link, post and load
-/// images by path, so they keep working when the browser reaches the
-/// server by another host name than the configured base URL (the CSP's
-/// `'self'` is the browser's origin, not the base URL).
-fn local(url: &str) -> &str {
-    match url.find("://") {
-        Some(i) => url[i + 3..].find('/').map_or("/", |j| &url[i + 3 + j..]),
-        None => url,
+// Pages link, post and load images by path, so they keep working when
+// the browser reaches the server by another host name than the
+// configured base URL (the CSP's `'self'` is the browser's origin, not
+// the base URL).
+use crate::router::local_path as local;
+
+/// The drop zone of an upload form: a file chooser for `what` (files,
+/// images), of the types `accept` names, and the lines the page script
+/// fills with what was picked or dropped anywhere on the page.
+fn file_picker(what: &str, accept: Option<&str>) -> Markup {
+    html! {
+        div class="drop" {
+            label { "Choose " (what) " " input type="file" name="file" accept=[accept] multiple required; }
+            p class="picked muted js-only hidden-js" aria-live="polite" { "…or drop them anywhere on this page." }
+            ul class="picked-files js-only hidden-js" {}
+        }
     }
 }
 

@@ -111,11 +111,7 @@ fn image_form(action: &str, max_bytes: u64, token_required: bool) -> Markup {
     html! {
         form method="post" action=(action) enctype="multipart/form-data" data-upload="gallery" data-max=(max_bytes) data-max-label=(store_core::limits::binary_size(max_bytes)) {
             (upload_token_field(token_required))
-            div class="drop" {
-                label { "Choose images " input type="file" name="file" accept="image/*,.heic,.heif" multiple required; }
-                p class="picked muted js-only hidden-js" aria-live="polite" { "…or drop them anywhere on this page." }
-                ul class="picked-files js-only hidden-js" {}
-            }
+            (file_picker("images", Some("image/*,.heic,.heif")))
             button type="submit" { "Upload" }
             p class="muted" { "JPEG, PNG, WebP, GIF or HEIC. Large photos are downscaled; location data is removed." }
         }
