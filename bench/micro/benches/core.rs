@@ -29,6 +29,7 @@ fn record() -> Object {
         encrypted: None,
         downloads_left: None,
         password: None,
+        sha256: None,
     })
 }
 

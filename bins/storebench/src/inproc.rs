@@ -204,6 +204,7 @@ fn file_record(i: usize, now: Timestamp, expires: Timestamp) -> (String, Object)
         downloads_left: None,
         encrypted: None,
         password: None,
+        sha256: None,
     };
     (id, Object::File(rec))
 }
@@ -361,6 +362,26 @@ impl store_core::Repository for TimedRepo {
         self.inner.listed(listing, visit)
     }
 
+    fn searched(
+        &self,
+        term: &str,
+        after: Option<&store_core::moderation::AdminCursor>,
+        visit: &mut dyn FnMut(&str, &Object) -> std::ops::ControlFlow<()>,
+    ) -> store_core::ports::StorageResult<()> {
+        self.inner.searched(term, after, visit)
+    }
+    fn block(&self, block: &store_core::moderation::Block) -> store_core::ports::StorageResult<()> {
+        self.inner.block(block)
+    }
+    fn blocked(
+        &self,
+        digests: &[store_core::digest::Sha256],
+    ) -> store_core::ports::StorageResult<Option<store_core::moderation::Block>> {
+        self.inner.blocked(digests)
+    }
+    fn blocks(&self) -> store_core::ports::StorageResult<Vec<store_core::moderation::Block>> {
+        self.inner.blocks()
+    }
     fn for_each(
         &self,
         visit: &mut dyn FnMut(&str, &Object) -> std::ops::ControlFlow<()>,

@@ -16,6 +16,7 @@ use store_core::{
 use crate::files::{Download, SortOrder};
 use crate::upload::Part;
 use crate::{Access, App, AppResult, DirMade, ReadKey, Staged};
+use store_core::digest::{RunningSha256, Sha256};
 use store_core::{Pool, Rev};
 
 pub use store_core::requests::{NewDir, WriteRequest};
@@ -458,13 +459,18 @@ impl App {
             dir.size() + text.len() as u64,
         )?;
         let reservation = self.reserve_in(room, text.len() as u64)?;
-        let blob = self.concat_blob(&file.blob, text)?;
+        let (blob, sha256) = self.concat_blob(&file.blob, text)?;
+        if let Err(e) = self.refuse_blocked(&[sha256]) {
+            let _ = self.ports.blobs.remove(&blob);
+            return Err(e);
+        }
         let slot = dir
             .files
             .iter_mut()
             .find(|f| f.name == name)
             .expect("the file was found above");
         slot.blob = blob.clone();
+        slot.sha256 = Some(sha256);
         slot.size = new_size;
         slot.updated_at = now;
         dir.record_activity(
@@ -489,14 +495,16 @@ impl App {
         Ok(dir)
     }
 
-    /// A new blob holding `old`'s bytes followed by `tail`.
+    /// A new blob holding `old`'s bytes followed by `tail`, and its
+    /// SHA-256, computed as the bytes are copied.
     pub(crate) fn concat_blob(
         &self,
         old: &store_core::BlobId,
         tail: &[u8],
-    ) -> AppResult<store_core::BlobId> {
+    ) -> AppResult<(store_core::BlobId, Sha256)> {
         let mut writer = self.ports.blobs.create()?;
         let mut reader = self.open_record_blob(old)?;
+        let mut digest = RunningSha256::default();
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             let n = std::io::Read::read(&mut reader, &mut buf)
@@ -504,10 +512,12 @@ impl App {
             if n == 0 {
                 break;
             }
+            digest.update(&buf[..n]);
             writer.write(&buf[..n])?;
         }
+        digest.update(tail);
         writer.write(tail)?;
-        Ok(writer.commit()?)
+        Ok((writer.commit()?, digest.finish()))
     }
 
     /// DELETE `/d/<key>/<file>`.

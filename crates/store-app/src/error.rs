@@ -13,5 +13,12 @@ pub enum AppError {
     Storage(#[from] StorageError),
 }
 
+impl AppError {
+    /// Whether it is a 404: the object is not there.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Domain(StoreError::NotFound(_)))
+    }
+}
+
 /// What a use case returns.
 pub type AppResult<T> = Result<T, AppError>;

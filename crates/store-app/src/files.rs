@@ -7,6 +7,7 @@ use std::ops::ControlFlow;
 
 use store_core::auth::{authorize_retain, lifetime_for_new};
 use store_core::content::{self, check_appended_text, is_text_file};
+use store_core::digest::Sha256;
 use store_core::encryption::ENCRYPTED_CONTENT_TYPE;
 use store_core::names::{apply_tags, default_file_name};
 use store_core::ports::{BlobReader, Pool, Rev};
@@ -58,10 +59,16 @@ impl Body<'_> {
 pub(crate) struct FileDraft(FileRecord);
 
 impl FileDraft {
-    /// The record, pointing at `blob`, made by `owner`.
-    pub(crate) fn into_record(self, blob: store_core::BlobId, owner: Owner) -> FileRecord {
+    /// The record, pointing at `blob` whose bytes have digest `sha256`,
+    /// made by `owner`.
+    pub(crate) fn into_record(
+        self,
+        (blob, sha256): (store_core::BlobId, Option<Sha256>),
+        owner: Owner,
+    ) -> FileRecord {
         FileRecord {
             blob,
+            sha256,
             owner: Some(owner),
             ..self.0
         }
@@ -253,11 +260,13 @@ impl App {
             seen: true,
         };
         let draft = self.draft_file(req, body, auth, link, now)?;
+        self.refuse_blocked(&[upload.sha256()])?;
         let password = self.protection_for(req.password.as_ref(), None)?;
         let reservation = self.reserve(body.size)?;
         let owner_token = ids::token(self.ports.random.as_ref());
-        let mut record =
-            draft.into_record(upload.into_blob(), Owner::new(&owner_token, req.protect));
+        let sha256 = upload.sha256();
+        let owner = Owner::new(&owner_token, req.protect);
+        let mut record = draft.into_record((upload.into_blob(), Some(sha256)), owner);
         record.password = password;
         // The reservation is kept even when the insert failed: the record
         // may have been written before a failed flush. The next start reads
@@ -311,6 +320,7 @@ impl App {
             owner: None,
             encrypted: req.encrypted,
             password: None,
+            sha256: None,
         }))
     }
 
@@ -566,12 +576,14 @@ impl App {
         access.check_owned(&record.lifetime, record.owner.as_ref())?;
         record.ensure_editable()?;
         let new_size = upload.size();
+        let sha256 = upload.sha256();
+        self.refuse_blocked(&[sha256])?;
         let grow = self.reserve(new_size.saturating_sub(record.size))?;
         let blob = upload.into_blob();
         self.swap_content(
             (id, rev),
             &mut record,
-            (blob, new_size),
+            (blob, new_size, sha256),
             grow,
             access.retain,
             now,
@@ -594,11 +606,15 @@ impl App {
         record.ensure_editable()?;
         let new_size = self.appended_size(record.size, text.len())?;
         let grow = self.reserve(text.len() as u64)?;
-        let blob = self.concat_blob(&record.blob, text)?;
+        let (blob, sha256) = self.concat_blob(&record.blob, text)?;
+        if let Err(e) = self.refuse_blocked(&[sha256]) {
+            let _ = self.ports.blobs.remove(&blob);
+            return Err(e);
+        }
         self.swap_content(
             (id, rev),
             &mut record,
-            (blob, new_size),
+            (blob, new_size, sha256),
             grow,
             access.retain,
             now,
@@ -606,7 +622,8 @@ impl App {
         Ok(AsOf { record, now })
     }
 
-    /// Points a file at new bytes (`content`: the blob and its size),
+    /// Points a file at new bytes (`content`: the blob, its size and its
+    /// digest),
     /// then frees the old ones. Pool bytes of growth were reserved by the
     /// caller (`grow`) and are settled with the record; shrinkage is given
     /// back here. If the record write fails, nothing is freed: the write
@@ -616,13 +633,14 @@ impl App {
         &self,
         (id, rev): (&str, Rev),
         record: &mut FileRecord,
-        (blob, new_size): (store_core::BlobId, u64),
+        (blob, new_size, sha256): (store_core::BlobId, u64, Sha256),
         grow: crate::pool::Reservation<'_>,
         retain: RetainAuth,
         now: store_core::Timestamp,
     ) -> AppResult<()> {
         let old_blob = std::mem::replace(&mut record.blob, blob);
         let old_size = std::mem::replace(&mut record.size, new_size);
+        record.sha256 = Some(sha256);
         record.updated_at = now;
         if retain == RetainAuth::Valid {
             record.lifetime = Lifetime::Indefinite;

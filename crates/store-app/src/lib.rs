@@ -64,6 +64,7 @@ mod galleries;
 mod gates;
 mod import;
 pub mod migrate;
+mod moderation;
 mod orphans;
 mod outcomes;
 pub mod passwords;
@@ -92,6 +93,7 @@ pub use files::{
 pub use galleries::{AdminAction, Visitor, MEDIA_JOBS_MAX};
 pub use gates::{Gated, ReadKey};
 pub use import::ImportRequest;
+pub use moderation::{AdminPage, Blocked, BLOCK_RESWEEP_SECS};
 pub use orphans::OrphanReport;
 pub use outcomes::{AsOf, Created, DirMade, GalleryMade, GalleryPage, GalleryTally, Liked};
 pub use resumable::{Checksum, Patch, PatchTicket, Patched, UploadState};
@@ -169,6 +171,8 @@ pub struct AppConfig {
     /// STORE_PICS_UPLOADS: whether anyone with a gallery's link may add
     /// images, or only its admin.
     pub gallery_uploads: store_core::gallery::GalleryUploads,
+    /// STORE_ADMIN_TOKEN: moderation (issue 36); unset, none of it exists.
+    pub admin_token: store_core::moderation::AdminToken,
 }
 
 impl AppConfig {
@@ -187,6 +191,7 @@ impl AppConfig {
             superadmin_token: None,
             upload_token: UploadToken::default(),
             gallery_uploads: store_core::gallery::GalleryUploads::Open,
+            admin_token: Default::default(),
         }
     }
 }
@@ -308,6 +313,11 @@ impl App {
         // wrong retain token, which would be refused.
         if self.config.upload_token.matches(presented) {
             return RetainAuth::Absent;
+        }
+        // The admin may do whatever the retain token allows: delete any
+        // file, bundle or dir by its usual URL (issue 36).
+        if self.config.admin_token.is_set() && self.config.admin_token.matches(presented) {
+            return RetainAuth::Valid;
         }
         self.config.retain_tokens.check(presented)
     }

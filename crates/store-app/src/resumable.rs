@@ -381,7 +381,13 @@ impl App {
             seen: true,
         };
         let draft = self.draft_file(&upload.request, body, RetainAuth::Absent, false, now)?;
-        let mut file = draft.into_record(blob, upload.owner.clone());
+        let sha256 = upload.digest.clone().map(|d| d.finish());
+        if let Err(e) = self.refuse_blocked(sha256.as_slice()) {
+            // Blocked bytes are not kept for a retry: the upload ends here.
+            self.remove_object(&upload.id, rev, &Object::Upload(upload.clone()))?;
+            return Err(e);
+        }
+        let mut file = draft.into_record((blob, sha256), upload.owner.clone());
         // Hashed when the upload was made: only the hash was kept.
         file.password = self.protection_for(None, upload.request.password_hash.as_deref())?;
         file.id = upload.id.clone();

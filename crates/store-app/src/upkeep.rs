@@ -204,7 +204,29 @@ fn drain_until_stopped(app: &App, sleep: &Sleep) {
 /// Sweeps expired objects, sleeping until the next expiry (or at most
 /// [`SWEEP_IDLE_MAX`]) in between, until told to stop.
 fn sweep_until_stopped(app: &App, sleep: &Sleep) {
-    rounds_until_stopped(sleep, Sleeper::Other, || match app.sweep(SWEEP_BATCH) {
+    rounds_until_stopped(sleep, Sleeper::Other, || {
+        resweep_blocks(app);
+        sweep_round(app)
+    });
+}
+
+/// The blocks' second sweep (`moderation::BLOCK_RESWEEP_SECS`).
+fn resweep_blocks(app: &App) {
+    match app.resweep_recent_blocks() {
+        Ok(removed) if !removed.is_empty() => {
+            tracing::info!(
+                removed = removed.len(),
+                "blocked bytes found again and removed"
+            );
+        }
+        Ok(_) => {}
+        Err(e) => tracing::error!(error = %e, "the blocks' second sweep failed"),
+    }
+}
+
+/// One round of the expiry sweep, answering the pause before the next.
+fn sweep_round(app: &App) -> Duration {
+    match app.sweep(SWEEP_BATCH) {
         Ok(report) if report.removed == SWEEP_BATCH => Duration::ZERO,
         Ok(report) => {
             if report.removed > 0 {
@@ -216,7 +238,7 @@ fn sweep_until_stopped(app: &App, sleep: &Sleep) {
             tracing::error!(error = %e, "sweep failed");
             SWEEP_IDLE_MAX
         }
-    });
+    }
 }
 
 /// Runs `round` again and again, each time sleeping the pause it answers,

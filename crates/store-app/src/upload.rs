@@ -1,6 +1,7 @@
 use std::sync::Arc;
 
 use store_core::content::{Utf8Check, SNIFF_BYTES};
+use store_core::digest::{RunningSha256, Sha256};
 use store_core::ports::{BlobStore, BlobWriter};
 use store_core::{BlobId, StoreError};
 
@@ -18,6 +19,7 @@ pub struct Upload {
     size: u64,
     head: Vec<u8>,
     utf8: Utf8Check,
+    digest: RunningSha256,
 }
 
 impl std::fmt::Debug for Upload {
@@ -42,6 +44,7 @@ impl Upload {
             size: 0,
             head: Vec::new(),
             utf8: Utf8Check::new(),
+            digest: RunningSha256::default(),
         }
     }
 
@@ -56,6 +59,7 @@ impl Upload {
             self.head.extend_from_slice(&chunk[..take]);
         }
         self.utf8.push(chunk);
+        self.digest.update(chunk);
         self.writer.write(chunk)?;
         self.size = size;
         Ok(())
@@ -72,6 +76,7 @@ impl Upload {
             size: self.size,
             head: self.head,
             utf8_text: self.utf8.is_text(),
+            sha256: self.digest.finish(),
         })
     }
 }
@@ -85,6 +90,7 @@ pub struct Staged {
     size: u64,
     head: Vec<u8>,
     utf8_text: bool,
+    sha256: Sha256,
 }
 
 impl std::fmt::Debug for Staged {
@@ -110,6 +116,11 @@ impl Staged {
     /// Valid UTF-8 without NUL bytes.
     pub fn is_utf8_text(&self) -> bool {
         self.utf8_text
+    }
+
+    /// The SHA-256 of the bytes.
+    pub fn sha256(&self) -> Sha256 {
+        self.sha256
     }
 
     /// The blob, for reading it back before it is handed on.

@@ -33,6 +33,10 @@ pub struct MemberFile {
     pub created_at: Timestamp,
     /// When the content was last written (added, replaced or appended to).
     pub updated_at: Timestamp,
+    /// The SHA-256 of the content, computed as it arrived (issue 36);
+    /// none for content stored before digests were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<crate::digest::Sha256>,
 }
 
 /// `name`, or when `taken` already holds it, `name (2)`, `name (3)`...
@@ -492,6 +496,7 @@ mod tests {
             text: true,
             created_at: now,
             updated_at: now,
+            sha256: None,
         }
     }
 

@@ -108,6 +108,10 @@ pub enum StoreError {
     /// of it was kept.
     #[error("{0}")]
     ChecksumMismatch(String),
+    /// Bytes whose digest the admin blocked (451 `blocked`, issue 36):
+    /// nothing of the upload was stored.
+    #[error("{0}")]
+    Blocked(String),
     /// The server is saturated for everyone (its image queue, or the room
     /// for bodies in flight, is full); retry after the given seconds. It is
     /// answered as 429 `rate_limited`, the code SPEC.md's clients already
@@ -182,6 +186,7 @@ impl StoreError {
             Self::PreconditionFailed(_) => ErrorCode::PreconditionFailed,
             Self::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
             Self::ChecksumMismatch(_) => ErrorCode::ChecksumMismatch,
+            Self::Blocked(_) => ErrorCode::Blocked,
         }
     }
 
@@ -251,6 +256,8 @@ pub enum ErrorCode {
     /// Beyond SPEC.md: 460, a PATCH's bytes do not match its
     /// `Upload-Checksum`.
     ChecksumMismatch,
+    /// Beyond SPEC.md: 451, an upload whose bytes the admin blocked.
+    Blocked,
     /// Beyond SPEC.md: 500, a fault of the server's own.
     Internal,
     /// Beyond SPEC.md: 503, the records or the bytes out of reach.
@@ -273,7 +280,7 @@ pub struct ErrorInfo {
 impl ErrorCode {
     /// Every code the service answers, by HTTP status: what `/api` and
     /// `/help/errors` list.
-    pub const ALL: [ErrorCode; 20] = [
+    pub const ALL: [ErrorCode; 21] = [
         Self::BadRequest,
         Self::WriteDenied,
         Self::Forbidden,
@@ -288,6 +295,7 @@ impl ErrorCode {
         Self::RangeNotSatisfiable,
         Self::RateLimited,
         Self::HeadersTooLarge,
+        Self::Blocked,
         Self::ChecksumMismatch,
         Self::Internal,
         Self::Unsupported,
@@ -319,6 +327,7 @@ impl ErrorCode {
             Self::PreconditionFailed => "precondition_failed",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::ChecksumMismatch => "checksum_mismatch",
+            Self::Blocked => "blocked",
         }
     }
 
@@ -345,6 +354,7 @@ impl ErrorCode {
             Self::PreconditionFailed => 412,
             Self::UnsupportedMediaType => 415,
             Self::ChecksumMismatch => 460,
+            Self::Blocked => 451,
         }
     }
 
@@ -447,6 +457,10 @@ impl ErrorCode {
             Self::ChecksumMismatch => (
                 "a resumable upload's PATCH whose bytes do not match its Upload-Checksum; none of them were kept",
                 "send the same bytes again from the same offset",
+            ),
+            Self::Blocked => (
+                "an upload or import whose bytes the server's admin blocked; nothing was stored",
+                "do not retry: these bytes are refused",
             ),
         };
         ErrorInfo {

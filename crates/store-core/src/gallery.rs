@@ -299,6 +299,10 @@ pub struct ImageRecord {
     pub likes: BTreeSet<String>,
     /// Cached previews by box size.
     pub thumbs: Thumbs,
+    /// The SHA-256 of the stored image, as it was stored (issue 36); none
+    /// for images stored before digests were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<crate::digest::Sha256>,
 }
 
 impl ImageRecord {
@@ -508,6 +512,7 @@ mod tests {
             hidden: false,
             likes: BTreeSet::new(),
             thumbs,
+            sha256: None,
         });
         let json = serde_json::to_string(&img).unwrap();
         let back: crate::Object = serde_json::from_str(&json).unwrap();

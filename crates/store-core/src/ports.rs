@@ -11,6 +11,8 @@ use std::ops::{ControlFlow, Range};
 use std::time::Duration;
 
 use crate::blob::BlobId;
+use crate::digest::Sha256;
+use crate::moderation::{AdminCursor, Block};
 use crate::pool::Totals;
 use crate::record::{Listing, Object};
 use crate::resumable::Staging;
@@ -368,6 +370,28 @@ pub trait Repository: Send + Sync {
         listing: Listing,
         visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
     ) -> StorageResult<()>;
+
+    /// Visits the records carrying the search term `term` (see
+    /// [`Object::search_terms`]; [`crate::moderation::ALL_TERM`] for every
+    /// record), newest first and then by key, starting just after
+    /// `after`, until the visitor breaks. It reads an index: the work
+    /// grows with the page, not with the store.
+    fn searched(
+        &self,
+        term: &str,
+        after: Option<&AdminCursor>,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()>;
+
+    /// Puts `block` in the blocklist (replacing one for the same digest),
+    /// durably.
+    fn block(&self, block: &Block) -> StorageResult<()>;
+
+    /// The entry of the first of `digests` the blocklist holds, if any.
+    fn blocked(&self, digests: &[Sha256]) -> StorageResult<Option<Block>>;
+
+    /// The whole blocklist, the latest block first.
+    fn blocks(&self) -> StorageResult<Vec<Block>>;
 
     /// Whether a read may wait on the network (a database across a
     /// socket) rather than answer from this process's memory or disk

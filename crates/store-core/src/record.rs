@@ -59,6 +59,10 @@ pub struct FileRecord {
     /// A password reading it needs (or the owner token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password: Option<crate::password::Protection>,
+    /// The SHA-256 of the content, computed as it arrived (issue 36);
+    /// none for content stored before digests were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<crate::digest::Sha256>,
 }
 
 /// Whether a GET burns the file it serves.
@@ -412,6 +416,7 @@ mod tests {
             downloads_left: None,
             encrypted: None,
             password: None,
+            sha256: None,
         }
     }
 

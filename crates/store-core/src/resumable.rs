@@ -85,6 +85,10 @@ pub struct UploadRecord {
     /// Whether the bytes so far are UTF-8 text.
     #[serde(default)]
     pub utf8: Utf8Check,
+    /// The SHA-256 of the bytes so far, going on with each PATCH; none
+    /// for an upload begun before digests were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<crate::digest::RunningSha256>,
     /// The PATCH in progress, if one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease: Option<Lease>,
@@ -112,6 +116,7 @@ impl UploadRecord {
             staging,
             head: Vec::new(),
             utf8: Utf8Check::new(),
+            digest: Some(crate::digest::RunningSha256::default()),
             lease: None,
         }
     }
@@ -198,6 +203,9 @@ impl UploadRecord {
             self.head.extend_from_slice(&chunk[..n]);
         }
         self.utf8.push(chunk);
+        if let Some(digest) = &mut self.digest {
+            digest.update(chunk);
+        }
         self.offset += chunk.len() as u64;
     }
 

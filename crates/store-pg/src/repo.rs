@@ -8,6 +8,8 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::{db_error, pool_error, Inner, Params};
+use store_core::digest::Sha256;
+use store_core::moderation::{AdminCursor, Block};
 use store_core::ports::{Repository, Rev, Settled, StorageResult};
 use store_core::{
     BlobId, Listing, Object, ObjectKind, StorageError, StorageErrorKind, Timestamp, Totals,
@@ -16,24 +18,25 @@ use store_core::{
 /// Records read per page by [`Repository::for_each`] and [`Repository::listed`].
 const PAGE_ROWS: i64 = 500;
 
-const INSERT_NEW: &str =
-    "INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes, listing)
-     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7)
+const INSERT_NEW: &str = "INSERT INTO store_objects
+         (key, body, expires_at, tags, pool_bytes, pics_bytes, listing, created_at, terms)
+     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7, $8, $9)
      ON CONFLICT (key) DO NOTHING
      RETURNING rev";
 
 /// A conditional write (the fence): the row changes only if it is still at
-/// revision `$8`, and gets a fresh one from the sequence. No row back means
-/// someone else wrote it, or removed it, since it was read. The blobs `$10`
-/// it stops naming join the deletion queue, due after `$9` seconds, in the
+/// revision `$10`, and gets a fresh one from the sequence. No row back means
+/// someone else wrote it, or removed it, since it was read. The blobs `$12`
+/// it stops naming join the deletion queue, due after `$11` seconds, in the
 /// same statement and only if it wrote.
 const REPLACE: &str = "WITH w AS (
      UPDATE store_objects SET body = $2::text::jsonb, expires_at = $3, tags = $4,
-         pool_bytes = $5, pics_bytes = $6, listing = $7, rev = nextval('store_rev_seq')
-     WHERE key = $1 AND rev = $8
+         pool_bytes = $5, pics_bytes = $6, listing = $7, created_at = $8, terms = $9,
+         rev = nextval('store_rev_seq')
+     WHERE key = $1 AND rev = $10
      RETURNING rev),
    d AS (INSERT INTO store_doomed (blob, due_at)
-     SELECT b, now() + make_interval(secs => $9) FROM unnest($10::text[]) AS b
+     SELECT b, now() + make_interval(secs => $11) FROM unnest($12::text[]) AS b
      WHERE EXISTS (SELECT 1 FROM w)
      ON CONFLICT (blob) DO NOTHING)
    SELECT rev FROM w";
@@ -53,28 +56,30 @@ const REMOVE_AT: &str = "WITH w AS (
 /// transaction), and only if the record was written: the bytes move from
 /// reserved to recorded with no moment counting them twice. The process,
 /// the bytes and the pool are the three parameters after the write's own
-/// (`$11` to `$13` after [`REPLACE`]'s, `$8` to `$10` after an insert's
+/// (`$13` to `$15` after [`REPLACE`]'s, `$10` to `$12` after an insert's
 /// columns).
 const REPLACE_SETTLED: &str = "WITH w AS (
      UPDATE store_objects SET body = $2::text::jsonb, expires_at = $3, tags = $4,
-         pool_bytes = $5, pics_bytes = $6, listing = $7, rev = nextval('store_rev_seq')
-     WHERE key = $1 AND rev = $8
+         pool_bytes = $5, pics_bytes = $6, listing = $7, created_at = $8, terms = $9,
+         rev = nextval('store_rev_seq')
+     WHERE key = $1 AND rev = $10
      RETURNING rev),
    d AS (INSERT INTO store_doomed (blob, due_at)
-     SELECT b, now() + make_interval(secs => $9) FROM unnest($10::text[]) AS b
+     SELECT b, now() + make_interval(secs => $11) FROM unnest($12::text[]) AS b
      WHERE EXISTS (SELECT 1 FROM w)
      ON CONFLICT (blob) DO NOTHING),
-   s AS (UPDATE store_reservations SET bytes = greatest(bytes - $12, 0)
-     WHERE process = $11 AND pool = $13 AND EXISTS (SELECT 1 FROM w))
+   s AS (UPDATE store_reservations SET bytes = greatest(bytes - $14, 0)
+     WHERE process = $13 AND pool = $15 AND EXISTS (SELECT 1 FROM w))
    SELECT rev FROM w";
 
 const INSERT_NEW_SETTLED: &str = "WITH w AS (
-     INSERT INTO store_objects (key, body, expires_at, tags, pool_bytes, pics_bytes, listing)
-     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7)
+     INSERT INTO store_objects
+         (key, body, expires_at, tags, pool_bytes, pics_bytes, listing, created_at, terms)
+     VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7, $8, $9)
      ON CONFLICT (key) DO NOTHING
      RETURNING rev),
-   s AS (UPDATE store_reservations SET bytes = greatest(bytes - $9, 0)
-     WHERE process = $8 AND pool = $10 AND EXISTS (SELECT 1 FROM w))
+   s AS (UPDATE store_reservations SET bytes = greatest(bytes - $11, 0)
+     WHERE process = $10 AND pool = $12 AND EXISTS (SELECT 1 FROM w))
    SELECT rev FROM w";
 
 /// The records of a store in PostgreSQL.
@@ -91,6 +96,8 @@ struct Row {
     pool_bytes: i64,
     pics_bytes: i64,
     listing: Option<i16>,
+    created_at: i64,
+    terms: Vec<String>,
 }
 
 /// The `listing` column's value for `object`.
@@ -135,8 +142,15 @@ impl Row {
             pool_bytes: to_i64(object.pool_bytes()),
             pics_bytes: to_i64(object.pics_bytes()),
             listing: listing_code(object),
+            created_at: object.created_at().as_millis(),
+            terms: object.search_terms(),
         })
     }
+}
+
+fn decode_block(body: &str) -> StorageResult<Block> {
+    serde_json::from_str(body)
+        .map_err(|e| StorageError::of(StorageErrorKind::Corrupt, format!("corrupt block: {e}")))
 }
 
 pub(crate) fn decode(key: &str, body: &str) -> StorageResult<Object> {
@@ -154,7 +168,7 @@ impl PgRepository {
     }
 
     /// Writes `object` under `key` with `sql` (an insert, or a conditional
-    /// update of the six columns at `fence`'s revision, queueing its
+    /// update of the columns at `fence`'s revision, queueing its
     /// doomed blobs), answering the revision it returned, if it wrote.
     fn write(
         &self,
@@ -188,6 +202,8 @@ impl PgRepository {
             Box::new(row.pool_bytes),
             Box::new(row.pics_bytes),
             Box::new(row.listing),
+            Box::new(row.created_at),
+            Box::new(row.terms),
         ])
     }
 
@@ -472,6 +488,83 @@ impl Repository for PgRepository {
             &|| vec![Box::new(code)],
             visit,
         )
+    }
+
+    fn searched(
+        &self,
+        term: &str,
+        after: Option<&AdminCursor>,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()> {
+        let mut cursor = after.cloned();
+        loop {
+            // Past the cursor in the pages' order (newest first, then by
+            // key); a first page starts past every row.
+            let (at, key) = cursor.as_ref().map_or((i64::MAX, String::new()), |c| {
+                (c.created_at.as_millis(), c.key.clone())
+            });
+            let rows = self.query(
+                "SELECT key, body::text, created_at FROM store_objects
+                 WHERE terms @> ARRAY[$1::text]
+                   AND (created_at < $2 OR (created_at = $2 AND key > $3))
+                 ORDER BY created_at DESC, key LIMIT $4",
+                vec![
+                    Box::new(term.to_string()),
+                    Box::new(at),
+                    Box::new(key),
+                    Box::new(PAGE_ROWS),
+                ],
+            )?;
+            for row in &rows {
+                let key: &str = row.get(0);
+                if visit(key, &decode(key, row.get(1))?).is_break() {
+                    return Ok(());
+                }
+            }
+            match rows.last() {
+                Some(last) if rows.len() as i64 == PAGE_ROWS => {
+                    cursor = Some(AdminCursor {
+                        created_at: Timestamp::from_millis(last.get(2)),
+                        key: last.get(0),
+                    });
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    fn block(&self, block: &Block) -> StorageResult<()> {
+        let body = serde_json::to_string(block).map_err(StorageError::new)?;
+        self.query(
+            "INSERT INTO store_blocked (sha256, body, blocked_at) VALUES ($1, $2::text::jsonb, $3)
+             ON CONFLICT (sha256) DO UPDATE SET body = excluded.body, blocked_at = excluded.blocked_at",
+            vec![
+                Box::new(block.sha256.hex()),
+                Box::new(body),
+                Box::new(block.blocked_at.as_millis()),
+            ],
+        )
+        .map(drop)
+    }
+
+    fn blocked(&self, digests: &[Sha256]) -> StorageResult<Option<Block>> {
+        if digests.is_empty() {
+            return Ok(None);
+        }
+        let hexes: Vec<String> = digests.iter().map(Sha256::hex).collect();
+        let rows = self.query(
+            "SELECT body::text FROM store_blocked WHERE sha256 = ANY($1) LIMIT 1",
+            vec![Box::new(hexes)],
+        )?;
+        rows.first().map(|r| decode_block(r.get(0))).transpose()
+    }
+
+    fn blocks(&self) -> StorageResult<Vec<Block>> {
+        let rows = self.query(
+            "SELECT body::text FROM store_blocked ORDER BY blocked_at DESC, sha256",
+            vec![],
+        )?;
+        rows.iter().map(|r| decode_block(r.get(0))).collect()
     }
 
     fn ping(&self) -> StorageResult<()> {

@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0007_deletion_queue.sql"),
     include_str!("../migrations/0008_identity.sql"),
     include_str!("../migrations/0009_intents.sql"),
+    include_str!("../migrations/0010_moderation.sql"),
 ];
 
 /// Rows the listings backfill reads per statement.
@@ -120,6 +121,9 @@ async fn apply(client: &mut deadpool_postgres::Object) -> Result<(), StorageErro
         if version == 2 {
             backfill_listings(&tx).await?;
         }
+        if version == 10 {
+            backfill_terms(&tx).await?;
+        }
         tx.execute(
             "INSERT INTO store_schema (version) VALUES ($1)",
             &[&version],
@@ -157,6 +161,45 @@ async fn backfill_listings(tx: &deadpool_postgres::Transaction<'_>) -> Result<()
             "UPDATE store_objects o SET listing = c.code
              FROM unnest($1::text[], $2::smallint[]) AS c(key, code) WHERE o.key = c.key",
             &[&keys, &codes],
+        )
+        .await
+        .map_err(db_error)?;
+        match rows.last() {
+            Some(last) if rows.len() as i64 == BACKFILL_ROWS => after = last.get(0),
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// Sets the `created_at` and `terms` columns of the rows written before
+/// version 10, as [`backfill_listings`] does the listing codes: from
+/// [`store_core::Object::search_terms`], the one definition of them.
+async fn backfill_terms(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StorageError> {
+    let mut after = String::new();
+    loop {
+        let rows = tx
+            .query(
+                "SELECT key, body::text FROM store_objects WHERE key > $1 ORDER BY key LIMIT $2",
+                &[&after, &BACKFILL_ROWS],
+            )
+            .await
+            .map_err(db_error)?;
+        let (mut keys, mut created, mut terms) = (vec![], vec![], vec![]);
+        for row in &rows {
+            let key: String = row.get(0);
+            let object = crate::repo::decode(&key, row.get(1))?;
+            keys.push(key);
+            created.push(object.created_at().as_millis());
+            // One JSON text per row: unnest cannot pair rows with an
+            // array of arrays of different lengths.
+            terms.push(serde_json::to_string(&object.search_terms()).map_err(StorageError::new)?);
+        }
+        tx.execute(
+            "UPDATE store_objects o SET created_at = c.created_at,
+                 terms = ARRAY(SELECT jsonb_array_elements_text(c.terms::jsonb))
+             FROM unnest($1::text[], $2::bigint[], $3::text[]) AS c(key, created_at, terms)
+             WHERE o.key = c.key",
+            &[&keys, &created, &terms],
         )
         .await
         .map_err(db_error)?;

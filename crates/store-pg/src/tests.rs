@@ -112,11 +112,15 @@ fn the_listings_migration_indexes_the_records_written_before_it() {
     // counts by kind (migration 4 counts them from the records), and
     // version 1's per-record trigger (migration 5 replaced it), no
     // revisions (migration 6), no deletion queue (migration 7), no
-    // identity (migration 8), no intents (migration 9).
+    // identity (migration 8), no intents (migration 9), no search terms
+    // nor blocklist (migration 10).
     execute(
         &store,
         "ALTER TABLE store_objects DROP COLUMN listing;
          ALTER TABLE store_objects DROP COLUMN rev;
+         ALTER TABLE store_objects DROP COLUMN created_at;
+         ALTER TABLE store_objects DROP COLUMN terms;
+         DROP TABLE store_blocked;
          DROP SEQUENCE store_rev_seq;
          DROP TABLE store_doomed;
          DROP TABLE store_identity;

@@ -3,13 +3,15 @@ use std::path::Path;
 
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
 use sled::Transactional;
+use store_core::digest::Sha256;
+use store_core::moderation::{AdminCursor, Block};
 use store_core::ports::{Repository, Rev, StorageResult};
 use store_core::{BlobId, Listing, Object, ObjectKind, StorageError, Timestamp, Totals};
 
 use crate::group::GroupCommit;
 use crate::memo::Memo;
 
-/// Records in sled. Five trees:
+/// Records in sled. Seven trees:
 /// - `objects`: key -> record as JSON (readable with any sled tool, and
 ///   tolerant of added fields);
 /// - `expiry`: (expires_at, key) -> (), the order the sweeper and eviction
@@ -17,6 +19,9 @@ use crate::memo::Memo;
 /// - `tags`: (tag, 0, key) -> ();
 /// - `listings`: (listing code, key) -> (), what `GET /browse`, `GET /d`
 ///   and `GET /pics` read ([`Object::listing`]);
+/// - `search`: (term, 0, created_at inverted, key) -> (), what the
+///   admin's pages read, newest first ([`Object::search_terms`]);
+/// - `blocked`: digest -> [`Block`] as JSON, the blocklist;
 /// - `meta`: `totals` -> the sums over the records ([`Totals`]), changed
 ///   in the same transaction as the records, so that a restart reads one
 ///   value instead of every record.
@@ -27,6 +32,8 @@ pub struct SledRepository {
     expiry: sled::Tree,
     tags: sled::Tree,
     listings: sled::Tree,
+    search: sled::Tree,
+    blocked: sled::Tree,
     meta: sled::Tree,
     /// Shares flushes between concurrent writers (see [`GroupCommit`]).
     group: std::sync::Arc<GroupCommit>,
@@ -87,6 +94,26 @@ fn listing_key(listing: Listing, key: &str) -> Vec<u8> {
     k
 }
 
+/// Instants in an order-keeping byte form, latest first: the sign bit
+/// flipped makes an `i64` sort as unsigned, and the complement reverses.
+fn newest_first(at: Timestamp) -> [u8; 8] {
+    (!((at.as_millis() as u64) ^ (1 << 63))).to_be_bytes()
+}
+
+fn search_prefix(term: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(term.len() + 1);
+    k.extend_from_slice(term.as_bytes());
+    k.push(0);
+    k
+}
+
+fn search_key(term: &str, at: Timestamp, key: &str) -> Vec<u8> {
+    let mut k = search_prefix(term);
+    k.extend_from_slice(&newest_first(at));
+    k.extend_from_slice(key.as_bytes());
+    k
+}
+
 fn decode(bytes: &[u8]) -> StorageResult<Object> {
     serde_json::from_slice(bytes).map_err(|e| corrupt(format!("corrupt record: {e}")))
 }
@@ -114,6 +141,10 @@ const TOTALS_KEY: &[u8] = b"totals";
 /// Present once the listings index holds every record: databases written
 /// before it existed get it built once, at open.
 const LISTINGS_KEY: &[u8] = b"listings-v1";
+
+/// Present once the search index holds every record, as
+/// [`LISTINGS_KEY`] is for the listings.
+const SEARCH_KEY: &[u8] = b"search-v1";
 
 /// Big-endian u64s: objects, pool bytes, pics bytes, then the records of
 /// each kind in `ObjectKind::ALL`'s order.
@@ -173,6 +204,7 @@ struct TxIndexes<'a> {
     expiry: &'a TransactionalTree,
     tags: &'a TransactionalTree,
     listings: &'a TransactionalTree,
+    search: &'a TransactionalTree,
 }
 
 impl TxIndexes<'_> {
@@ -186,6 +218,10 @@ impl TxIndexes<'_> {
         if let Some(listing) = old.listing() {
             self.listings.remove(listing_key(listing, key))?;
         }
+        let at = old.created_at();
+        for term in old.search_terms() {
+            self.search.remove(search_key(&term, at, key))?;
+        }
         Ok(())
     }
 
@@ -198,6 +234,10 @@ impl TxIndexes<'_> {
         }
         if let Some(listing) = new.listing() {
             self.listings.insert(listing_key(listing, key), &[])?;
+        }
+        let at = new.created_at();
+        for term in new.search_terms() {
+            self.search.insert(search_key(&term, at, key), &[])?;
         }
         Ok(())
     }
@@ -265,6 +305,8 @@ impl SledRepository {
             expiry: db.open_tree("expiry").map_err(storage)?,
             tags: db.open_tree("tags").map_err(storage)?,
             listings: db.open_tree("listings").map_err(storage)?,
+            search: db.open_tree("search").map_err(storage)?,
+            blocked: db.open_tree("blocked").map_err(storage)?,
             meta: db.open_tree("meta").map_err(storage)?,
             db,
             group: std::sync::Arc::default(),
@@ -280,6 +322,9 @@ impl SledRepository {
         }
         if repo.meta.get(LISTINGS_KEY).map_err(sled_error)?.is_none() {
             repo.build_listings()?;
+        }
+        if repo.meta.get(SEARCH_KEY).map_err(sled_error)?.is_none() {
+            repo.build_search()?;
         }
         Ok(repo)
     }
@@ -332,7 +377,7 @@ impl SledRepository {
         let mut added = Totals::default();
         let mut iter = records.into_iter().peekable();
         while iter.peek().is_some() {
-            let [mut o, mut e, mut t, mut l]: [sled::Batch; 4] = Default::default();
+            let [mut o, mut e, mut t, mut l, mut s]: [sled::Batch; 5] = Default::default();
             for (key, object) in iter.by_ref().take(10_000) {
                 o.insert(key.as_bytes(), encode(&object)?);
                 if let Some(at) = object.lifetime().expires_at() {
@@ -344,6 +389,9 @@ impl SledRepository {
                 if let Some(listing) = object.listing() {
                     l.insert(listing_key(listing, &key), &[]);
                 }
+                for term in object.search_terms() {
+                    s.insert(search_key(&term, object.created_at(), &key), &[]);
+                }
                 added.add(&object);
                 n += 1;
             }
@@ -351,6 +399,7 @@ impl SledRepository {
             self.expiry.apply_batch(e).map_err(sled_error)?;
             self.tags.apply_batch(t).map_err(sled_error)?;
             self.listings.apply_batch(l).map_err(sled_error)?;
+            self.search.apply_batch(s).map_err(sled_error)?;
         }
         let mut totals = self.totals_stored()?;
         totals.add_all(&added);
@@ -369,11 +418,12 @@ impl SledRepository {
         keys: &[&str],
         dead_at: Option<Timestamp>,
     ) -> StorageResult<Vec<Option<Object>>> {
-        flatten(self.trees().transaction(|(o, e, t, l, m)| {
+        flatten(self.trees().transaction(|(o, e, t, l, s, m)| {
             let ix = TxIndexes {
                 expiry: e,
                 tags: t,
                 listings: l,
+                search: s,
             };
             let mut totals = tx_totals(m)?;
             let mut removed = Vec::with_capacity(keys.len());
@@ -425,12 +475,14 @@ impl SledRepository {
         &sled::Tree,
         &sled::Tree,
         &sled::Tree,
+        &sled::Tree,
     ) {
         (
             &self.objects,
             &self.expiry,
             &self.tags,
             &self.listings,
+            &self.search,
             &self.meta,
         )
     }
@@ -450,6 +502,23 @@ impl SledRepository {
         self.meta.insert(LISTINGS_KEY, &[]).map_err(sled_error)?;
         self.flush()
     }
+
+    /// Builds the search index from every record, once, as
+    /// [`SledRepository::build_listings`] does the listings.
+    fn build_search(&self) -> StorageResult<()> {
+        let mut batch = sled::Batch::default();
+        for entry in self.objects.iter() {
+            let (k, v) = entry.map_err(storage)?;
+            let key = std::str::from_utf8(&k).map_err(corrupt)?;
+            let object = decode_at(&k, &v)?;
+            for term in object.search_terms() {
+                batch.insert(search_key(&term, object.created_at(), key), &[]);
+            }
+        }
+        self.search.apply_batch(batch).map_err(sled_error)?;
+        self.meta.insert(SEARCH_KEY, &[]).map_err(sled_error)?;
+        self.flush()
+    }
 }
 
 impl Repository for SledRepository {
@@ -466,11 +535,12 @@ impl Repository for SledRepository {
 
     fn insert_new(&self, key: &str, object: &Object) -> StorageResult<bool> {
         let bytes = encode(object)?;
-        let inserted = flatten(self.trees().transaction(|(o, e, t, l, m)| {
+        let inserted = flatten(self.trees().transaction(|(o, e, t, l, s, m)| {
             let ix = TxIndexes {
                 expiry: e,
                 tags: t,
                 listings: l,
+                search: s,
             };
             if o.get(key)?.is_some() {
                 return Ok(false);
@@ -507,11 +577,12 @@ impl Repository for SledRepository {
         _doomed: &[BlobId],
     ) -> StorageResult<Rev> {
         let bytes = encode(object)?;
-        flatten(self.trees().transaction(|(o, e, t, l, m)| {
+        flatten(self.trees().transaction(|(o, e, t, l, s, m)| {
             let ix = TxIndexes {
                 expiry: e,
                 tags: t,
                 listings: l,
+                search: s,
             };
             let old = tx_decode(&tx_at(o, key, rev)?)?;
             let mut totals = tx_totals(m)?;
@@ -527,11 +598,12 @@ impl Repository for SledRepository {
     }
 
     fn remove_at(&self, key: &str, rev: Rev, _doomed: &[BlobId]) -> StorageResult<()> {
-        flatten(self.trees().transaction(|(o, e, t, l, m)| {
+        flatten(self.trees().transaction(|(o, e, t, l, s, m)| {
             let ix = TxIndexes {
                 expiry: e,
                 tags: t,
                 listings: l,
+                search: s,
             };
             let old = tx_decode(&tx_at(o, key, rev)?)?;
             o.remove(key)?;
@@ -609,6 +681,67 @@ impl Repository for SledRepository {
             }
         }
         Ok(())
+    }
+
+    fn searched(
+        &self,
+        term: &str,
+        after: Option<&AdminCursor>,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()> {
+        let prefix = search_prefix(term);
+        let start = match after {
+            // Just past the cursor's own entry: its key with a byte added.
+            Some(c) => {
+                let mut k = search_key(term, c.created_at, &c.key);
+                k.push(0);
+                k
+            }
+            None => prefix.clone(),
+        };
+        for entry in self.search.range(start..).keys() {
+            let k = entry.map_err(storage)?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            let key = std::str::from_utf8(&k[prefix.len() + 8..]).map_err(corrupt)?;
+            // Gone between the index read and this one: nothing to list.
+            let Some(object) = self.get(key)? else {
+                continue;
+            };
+            if visit(key, &object).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn block(&self, block: &Block) -> StorageResult<()> {
+        let body = serde_json::to_vec(block).map_err(storage)?;
+        self.blocked
+            .insert(block.sha256.0, body)
+            .map_err(sled_error)?;
+        self.durable()
+    }
+
+    fn blocked(&self, digests: &[Sha256]) -> StorageResult<Option<Block>> {
+        for d in digests {
+            if let Some(v) = self.blocked.get(d.0).map_err(storage)? {
+                return serde_json::from_slice(&v).map(Some).map_err(corrupt);
+            }
+        }
+        Ok(None)
+    }
+
+    fn blocks(&self) -> StorageResult<Vec<Block>> {
+        let mut all: Vec<Block> = self
+            .blocked
+            .iter()
+            .values()
+            .map(|v| serde_json::from_slice(&v.map_err(storage)?).map_err(corrupt))
+            .collect::<StorageResult<_>>()?;
+        all.sort_by_key(|b| std::cmp::Reverse(b.blocked_at));
+        Ok(all)
     }
 
     fn for_each(

@@ -124,6 +124,8 @@ struct MemoryTables {
     /// Each record's revision: the value of `writes` when it was written,
     /// so a record removed and made again never has a revision it had.
     revs: BTreeMap<String, u64>,
+    /// The blocklist, by digest.
+    blocked: BTreeMap<store_core::digest::Sha256, store_core::moderation::Block>,
     writes: u64,
     expiry: BTreeSet<(Timestamp, String)>,
     tags: BTreeMap<String, BTreeSet<String>>,
@@ -316,6 +318,51 @@ impl Repository for MemoryRepository {
         // which records a listing holds, not how fast it finds them.
         self.visit_snapshot(&|obj| obj.listing() == Some(listing), visit);
         Ok(())
+    }
+
+    fn searched(
+        &self,
+        term: &str,
+        after: Option<&store_core::moderation::AdminCursor>,
+        visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
+    ) -> StorageResult<()> {
+        // The test double sorts what it filters: what it must get right is
+        // which records a search finds and in what order.
+        let mut found: Vec<(String, Object)> = lock(&self.0)
+            .objects
+            .iter()
+            .filter(|(k, o)| {
+                o.search_terms().iter().any(|t| t == term)
+                    && after.is_none_or(|c| c.precedes(o.created_at(), k))
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        found.sort_by(|(ka, a), (kb, b)| b.created_at().cmp(&a.created_at()).then(ka.cmp(kb)));
+        for (k, v) in &found {
+            if visit(k, v).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn block(&self, block: &store_core::moderation::Block) -> StorageResult<()> {
+        lock(&self.0).blocked.insert(block.sha256, block.clone());
+        Ok(())
+    }
+
+    fn blocked(
+        &self,
+        digests: &[store_core::digest::Sha256],
+    ) -> StorageResult<Option<store_core::moderation::Block>> {
+        let t = lock(&self.0);
+        Ok(digests.iter().find_map(|d| t.blocked.get(d).cloned()))
+    }
+
+    fn blocks(&self) -> StorageResult<Vec<store_core::moderation::Block>> {
+        let mut all: Vec<_> = lock(&self.0).blocked.values().cloned().collect();
+        all.sort_by_key(|b| std::cmp::Reverse(b.blocked_at));
+        Ok(all)
     }
 
     fn for_each(

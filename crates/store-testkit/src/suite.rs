@@ -4,7 +4,9 @@
 use std::io::Read;
 use std::ops::ControlFlow;
 
+use store_core::digest::Sha256;
 use store_core::gallery::GalleryRecord;
+use store_core::moderation::{AdminCursor, Block, ALL_TERM};
 use store_core::ports::{BlobStore, Random, Repository, StorageResult};
 use store_core::{BlobId, DirRecord, FileRecord, Lifetime, Listing, Object, Timestamp, Totals};
 
@@ -36,6 +38,7 @@ pub fn sample_file(key: &str, expires_secs: Option<i64>, tags: &[&str]) -> Objec
         downloads_left: None,
         encrypted: None,
         password: None,
+        sha256: None,
     })
 }
 
@@ -90,6 +93,116 @@ pub fn repository(make: &dyn Fn() -> Box<dyn Repository>) {
     conditional_writes_are_fenced(make().as_ref());
     a_stale_revision_changes_no_index_or_total(make().as_ref());
     intents_hold_until_they_end(make().as_ref());
+    search_pages_newest_first_and_follows_changes(make().as_ref());
+    blocklist_keeps_blocks(make().as_ref());
+}
+
+/// The keys `repo` finds by `term`, after `after`, at most `limit`.
+pub fn searched_keys(
+    repo: &dyn Repository,
+    term: &str,
+    after: Option<&AdminCursor>,
+    limit: usize,
+) -> Vec<String> {
+    let mut keys = vec![];
+    repo.searched(term, after, &mut |k, obj| {
+        assert!(
+            obj.search_terms().iter().any(|t| t == term),
+            "{k} carries {term}"
+        );
+        keys.push(k.to_string());
+        if keys.len() == limit {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .unwrap();
+    keys
+}
+
+/// The admin's search (issue 36): every record under the all-term,
+/// newest first then by key, paged by cursor; a term finds the records
+/// carrying it, and follows replacements and removals.
+fn search_pages_newest_first_and_follows_changes(repo: &dyn Repository) {
+    let file = |key: &str, secs: i64, name: &str, bytes: &[u8]| {
+        let Object::File(mut f) = sample_file(key, Some(10_000), &[]) else {
+            unreachable!()
+        };
+        f.created_at = Timestamp::from_secs(secs);
+        f.name = name.to_string();
+        f.sha256 = Some(Sha256::of(bytes));
+        Object::File(f)
+    };
+    repo.put("old", &file("old", 10, "report.pdf", b"a"))
+        .unwrap();
+    repo.put("new", &file("new", 30, "photo.jpg", b"b"))
+        .unwrap();
+    repo.put("mid2", &file("mid2", 20, "photo.png", b"a"))
+        .unwrap();
+    repo.put("mid1", &file("mid1", 20, "notes.txt", b"c"))
+        .unwrap();
+    let all = searched_keys(repo, ALL_TERM, None, 100);
+    assert_eq!(
+        all,
+        ["new", "mid1", "mid2", "old"],
+        "newest first, then by key"
+    );
+    let first = searched_keys(repo, ALL_TERM, None, 2);
+    let cursor = AdminCursor::after("mid1", &repo.get("mid1").unwrap().unwrap());
+    assert_eq!(first, ["new", "mid1"]);
+    assert_eq!(
+        searched_keys(repo, ALL_TERM, Some(&cursor), 100),
+        ["mid2", "old"]
+    );
+    let by_a = format!("sha256:{}", Sha256::of(b"a"));
+    assert_eq!(searched_keys(repo, &by_a, None, 100), ["mid2", "old"]);
+    assert_eq!(
+        searched_keys(repo, "word:photo", None, 100),
+        ["new", "mid2"]
+    );
+    repo.put("mid2", &file("mid2", 20, "holiday.png", b"d"))
+        .unwrap();
+    assert_eq!(
+        searched_keys(repo, &by_a, None, 100),
+        ["old"],
+        "a replacement reindexes"
+    );
+    assert_eq!(searched_keys(repo, "word:photo", None, 100), ["new"]);
+    repo.remove("old").unwrap();
+    assert!(
+        searched_keys(repo, &by_a, None, 100).is_empty(),
+        "a removal unindexes"
+    );
+    assert_eq!(
+        searched_keys(repo, ALL_TERM, None, 100),
+        ["new", "mid1", "mid2"]
+    );
+}
+
+/// The blocklist keeps each digest once (a second block replaces the
+/// first), answers the first blocked of several, and lists the latest
+/// first.
+fn blocklist_keeps_blocks(repo: &dyn Repository) {
+    let block = |bytes: &[u8], secs: i64, reason: &str| Block {
+        sha256: Sha256::of(bytes),
+        reason: reason.to_string(),
+        blocked_at: Timestamp::from_secs(secs),
+    };
+    assert_eq!(repo.blocked(&[Sha256::of(b"x")]).unwrap(), None);
+    assert_eq!(repo.blocked(&[]).unwrap(), None);
+    repo.block(&block(b"x", 1, "spam")).unwrap();
+    repo.block(&block(b"y", 2, "malware")).unwrap();
+    repo.block(&block(b"x", 3, "spam, again")).unwrap();
+    assert_eq!(
+        repo.blocked(&[Sha256::of(b"z"), Sha256::of(b"x")]).unwrap(),
+        Some(block(b"x", 3, "spam, again"))
+    );
+    let all = repo.blocks().unwrap();
+    assert_eq!(
+        all,
+        [block(b"x", 3, "spam, again"), block(b"y", 2, "malware")]
+    );
 }
 
 /// Uploads' intents (docs/ARCHITECTURE.md, "Bytes in flight"), in a

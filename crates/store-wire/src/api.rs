@@ -94,8 +94,9 @@ mod tests {
         assert_eq!(c["errors"]["pool_full"]["http"], 507);
         // SPEC.md's nine, the six a server adds (414, 416, 431, 500, 503,
         // and 507 for a full disk), the four of resumable uploads (409,
-        // 412, 415, 460) and the MCP endpoint's 405.
-        assert_eq!(c["errors"].as_object().unwrap().len(), 20);
+        // 412, 415, 460), the MCP endpoint's 405 and moderation's 451.
+        assert_eq!(c["errors"].as_object().unwrap().len(), 21);
+        assert_eq!(c["errors"]["blocked"]["http"], 451);
         assert_eq!(c["errors"]["unavailable"]["http"], 503);
         assert_eq!(c["limits"]["history_limit"], 200);
         assert!(c["headers"]["x-store-owner"].is_string());

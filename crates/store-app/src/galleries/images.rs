@@ -3,6 +3,7 @@
 
 use std::io::Read;
 
+use store_core::digest::Sha256;
 use store_core::gallery::{thumb_box, ImageRecord, THUMB_SIZES};
 use store_core::record::{gallery_storage_key, image_storage_key};
 use store_core::{ids, BlobId, Lifetime, Object, Pool, StoreError, Timestamp};
@@ -90,11 +91,16 @@ impl App {
             return Err(StoreError::too_large(self.config.limits.pics_upload_bytes_max).into());
         }
         let limits = self.media_limits();
+        self.refuse_blocked(&[Sha256::of(&bytes)])?;
         let processed = self
             .media_slots
             .run(|| store_media::process(&bytes, &limits))
             .map_err(media_error)?;
         drop(bytes);
+        // What is stored may differ from what came (downscaled, or
+        // re-encoded): the admin blocks what they saw, the stored bytes.
+        let stored = Sha256::of(&processed.bytes);
+        self.refuse_blocked(&[stored])?;
         let size = processed.bytes.len() as u64;
         let Some(reservation) = self.try_reserve(Pool::Pics, size)? else {
             return Err(StoreError::PoolFull {
@@ -139,6 +145,7 @@ impl App {
             hidden: false,
             likes: Default::default(),
             thumbs: Default::default(),
+            sha256: Some(Sha256::of(&processed.bytes)),
         }
     }
 

@@ -198,6 +198,7 @@ impl App {
                 text: false,
                 created_at: i.created_at,
                 updated_at: i.created_at,
+                sha256: i.sha256,
             });
         }
         Ok(out)

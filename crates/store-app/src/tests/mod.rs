@@ -117,6 +117,7 @@ mod fenced;
 mod files;
 mod imports;
 mod model;
+mod moderation;
 mod owners;
 mod pics;
 mod resumable;

@@ -430,6 +430,7 @@ mod tests {
             downloads_left: None,
             encrypted: None,
             password: None,
+            sha256: None,
         };
         let v = serde_json::to_value(FileView::new(&f, "http://h", now)).unwrap();
         assert_eq!(v["url"], "http://h/abc");
@@ -480,6 +481,7 @@ mod container_view_tests {
                 text: true,
                 created_at: now,
                 updated_at: now,
+                sha256: None,
             }],
             history: vec![],
             owner: None,
