@@ -12,6 +12,7 @@
 mod common;
 
 mod abuse;
+mod admin;
 mod browser;
 mod cluster;
 mod containers;

@@ -22,6 +22,8 @@ pub struct Config {
     /// STORE_UPLOAD_TOKEN: when set, creating anything needs it. Its Debug
     /// never shows it.
     pub upload_token: store_core::UploadToken,
+    /// STORE_ADMIN_TOKEN: moderation (issue 36). Its Debug never shows it.
+    pub admin_token: store_core::moderation::AdminToken,
     /// STORE_PICS_UPLOADS: `open` (SPEC.md) or `admin`.
     pub gallery_uploads: store_core::gallery::GalleryUploads,
     /// Every limit, SPEC.md's unless a setting changes it: the pools, the
@@ -115,6 +117,8 @@ environment only:
                             gallery images) needs it or a retain token, as
                             Authorization: Bearer <token>, token=<token> or a form's token
                             field; reading stays open
+  STORE_ADMIN_TOKEN         moderation: GET /admin lists, searches, deletes and blocks
+                            (Authorization: Bearer <token>); unset, /admin is 404
   STORE_PICS_UPLOADS        open (default): anyone with a gallery's link adds images;
                             admin: only its admin (or the superadmin), on the admin page or
                             POST /pics/g/<gid>/<admin token>?upload=1
@@ -340,6 +344,7 @@ fn settings(flags: Flags, env: &dyn Fn(&str) -> Option<String>) -> Result<Box<Co
         retain_tokens: env("STORE_RETAIN_TOKEN").unwrap_or_default(),
         superadmin_token: env("STORE_SUPERADMIN_TOKEN").filter(|t| !t.is_empty()),
         upload_token: store_core::UploadToken::new(env("STORE_UPLOAD_TOKEN").as_deref()),
+        admin_token: store_core::moderation::AdminToken::new(env("STORE_ADMIN_TOKEN").as_deref()),
         gallery_uploads: gallery_uploads(env)?,
         limits: Limits {
             server: guards(env)?,

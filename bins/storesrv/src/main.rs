@@ -230,9 +230,7 @@ fn open_app(
         superadmin_token: config.superadmin_token.clone(),
         upload_token: config.upload_token.clone(),
         gallery_uploads: config.gallery_uploads,
-        // STORE_ADMIN_TOKEN is read with the admin's routes (issue 36,
-        // next step): until then moderation stays off.
-        admin_token: Default::default(),
+        admin_token: config.admin_token.clone(),
     };
     let (app, recovery) = App::open(ports, app_config).map_err(|e| e.to_string())?;
     tracing::info!(

@@ -8,6 +8,7 @@ const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop
 /// Words of the URL space that an id must never equal, so that `/<id>` can
 /// never shadow a route (CONTRACT.md "Values").
 pub const ROUTE_WORDS: &[&str] = &[
+    "admin",
     "api",
     "help",
     "browse",

@@ -26,7 +26,7 @@ pub const NAME_WORDS_MAX: usize = 64;
 const WORD_CHARS_MIN: usize = 2;
 
 /// `STORE_ADMIN_TOKEN`: unset, none of moderation exists.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct AdminToken(UploadToken);
 
 impl std::fmt::Debug for AdminToken {

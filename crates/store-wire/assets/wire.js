@@ -4,6 +4,7 @@
 const WIRE = Object.freeze({
   "params": {
     "action": "action",
+    "after": "after",
     "clike": "clike",
     "comment": "comment",
     "create": "create",
@@ -22,6 +23,7 @@ const WIRE = Object.freeze({
     "json": "json",
     "like": "like",
     "likes": "likes",
+    "limit": "limit",
     "link": "link",
     "listed": "listed",
     "max_downloads": "max_downloads",
@@ -55,7 +57,10 @@ const WIRE = Object.freeze({
   },
   "routes": {
     "add_to_dir": "/d/{key}",
+    "admin_block": "/admin/block",
+    "admin_delete": "/admin/delete",
     "admin_import_image": "/pics/g/{gid}/{secret}",
+    "admin_list": "/admin",
     "admin_upload_image": "/pics/g/{gid}/{secret}",
     "api": "/api",
     "append_dir_file": "/d/{key}/{file}",

@@ -113,6 +113,11 @@ pub const TOPICS: &[Topic] = &[
         summary: "Health and readiness probes for load balancers and process supervisors.",
     },
     Topic {
+        slug: "operators",
+        title: "Moderation",
+        summary: "For whoever runs a public instance: find, delete and block what is stored (STORE_ADMIN_TOKEN).",
+    },
+    Topic {
         slug: "about",
         title: "About this service",
         summary: "How the service describes itself: the contract, the OpenAPI document, these topics, the agents' texts and the changelog.",
@@ -262,6 +267,7 @@ pub fn topic_text(slug: &str, config: &AppConfig) -> String {
         "auth" => auth_text(b, l, config.upload_token.is_required()),
         "limits" => limits_text(l) + &who_creates(config),
         "operations" => operations_text(b),
+        "operators" => operators_text(b, config.admin_token.is_set()),
         "about" => about_text(b),
         "errors" => errors_text(l),
         _ => String::new(),
@@ -537,6 +543,25 @@ fn operations_text(b: &str) -> String {
 - `GET /healthz` answers 200 `{{\"status\": \"ok\"}}` while the process serves: restart it when this fails.\n\
 - `GET /readyz` answers the same when the records and the bytes can be reached, and 503 `unavailable` with Retry-After otherwise (a database or a disk that is out): send traffic elsewhere until it is 200 again. The cause is in the server log, never in the answer.\n\n\
 Prometheus metrics are served only on a listener the operator opens with `--metrics-listen ADDR` (or `STORE_METRICS_LISTEN`), never here: `/metrics` on this address is 404. They count requests by route and status with their durations, the pools, the live objects by kind, the sweeper's removals and lag, refused imports, rate-limited requests, image jobs, and blob cache hits.\n"
+    )
+}
+
+fn operators_text(b: &str, on: bool) -> String {
+    let state = if on {
+        "Moderation is on here."
+    } else {
+        "Moderation is off here: the operator has not set STORE_ADMIN_TOKEN, and `/admin` answers 404."
+    };
+    format!(
+        "{state} With `STORE_ADMIN_TOKEN` set, whoever holds it sees, finds, deletes and blocks what this server stores. Every upload records the SHA-256 of its bytes as they arrive.\n\n\
+```sh\ncurl -H 'Authorization: Bearer <admin token>' '{b}/admin?q=holiday'\n\
+curl -H 'Authorization: Bearer <admin token>' -H 'Content-Type: application/json' \\\n\
+  -d '{{\"sha256\": \"<64 hex>\", \"reason\": \"malware\"}}' '{b}/admin/block'\n\
+curl -H 'Authorization: Bearer <admin token>' -X DELETE '{b}/<id>'\n```\n\n\
+- `GET /admin` lists every live object of every kind, newest first, 50 a page (`limit=` up to 200, `after=` the `next` a page answered). `q=` finds objects by the words of their names, a content type (`image/png`), the SHA-256 of their bytes, or an id. A browser gets a page with search, delete (after a confirmation) and block; it carries the token as `token=`.\n\
+- `POST /admin/block` with `sha256` and `reason` blocks those bytes: every upload or import of them answers 451 `blocked` and stores nothing, on every process, and every live object holding them is removed (a dir loses only those files).\n\
+- `POST /admin/delete` with `key` removes any object `GET /admin` lists; `DELETE` of a file, bundle or dir by its usual URL works with the admin token too.\n\
+- Without the admin token these answer 401 `write_denied`.\n"
     )
 }
 

@@ -133,6 +133,8 @@ fn request_body(group: &[&'static Route]) -> Option<Value> {
             "properties": { "password": { "type": "string" } },
             "required": ["password"],
         } } }),
+        Takes::Block => fields_body(&["sha256", "reason"]),
+        Takes::Key => fields_body(&["key"]),
         Takes::Form => json!({ "application/x-www-form-urlencoded": { "schema": {
             "type": "object",
             "properties": { "id": { "type": "string" }, "action": { "type": "string" } },
@@ -140,6 +142,19 @@ fn request_body(group: &[&'static Route]) -> Option<Value> {
         } } }),
     };
     Some(json!({ "required": false, "content": content }))
+}
+
+/// A body of text fields, all required, as JSON or a form.
+fn fields_body(names: &[&str]) -> Value {
+    let properties: Map<String, Value> = names
+        .iter()
+        .map(|n| (n.to_string(), json!({ "type": "string" })))
+        .collect();
+    let fields = json!({ "type": "object", "properties": properties, "required": names });
+    json!({
+        "application/json": { "schema": fields },
+        "application/x-www-form-urlencoded": { "schema": fields },
+    })
 }
 
 /// OpenAPI links from an operation that makes an object to the operations
@@ -375,6 +390,8 @@ fn view_schema(gen: &mut SchemaGenerator, view: View) -> Value {
         View::Comment => schema::<views::CommentView>(gen),
         View::Like => schema::<views::LikeView>(gen),
         View::DropRoom => schema::<views::DropRoomView>(gen),
+        View::AdminList => schema::<views::AdminListView>(gen),
+        View::Blocked => schema::<views::BlockedView>(gen),
         View::Dropped => schema::<views::DroppedView>(gen),
         View::AdminResult => json!({ "anyOf": [
             schema::<views::Done>(gen),

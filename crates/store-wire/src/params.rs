@@ -9,7 +9,9 @@
 use store_app::{
     AdminAction, BrowseQuery, BrowseSort, DirQuery, DirSort, ImportRequest, SortOrder,
 };
+use store_core::digest::Sha256;
 use store_core::drops::DropRequest;
+use store_core::moderation::{AdminCursor, AdminSearch, ADMIN_PAGE_DEFAULT, ADMIN_PAGE_MAX};
 use store_core::password::Password;
 use store_core::requests::{NewDir, NewFile, WriteRequest};
 use store_core::{Encryption, Limits, StoreError, Timestamp};
@@ -70,6 +72,7 @@ macro_rules! from_query_by_parse {
 }
 
 from_query_by_parse!(
+    AdminQuery,
     CloseDrop,
     FileRead,
     TagEdit,
@@ -702,13 +705,6 @@ pub struct Comment {
     pub text: String,
 }
 
-/// A comment as a JSON body writes it.
-#[derive(serde::Deserialize)]
-struct CommentJson {
-    name: Option<String>,
-    text: String,
-}
-
 impl Comment {
     /// The comment of a form's fields.
     pub fn parse(q: &Query) -> Self {
@@ -717,24 +713,30 @@ impl Comment {
             text: q.get("text").unwrap_or("").to_string(),
         }
     }
-
-    /// A JSON body's comment as the fields a form would send, so that
-    /// both take one path.
-    pub fn json_form(bytes: &[u8]) -> Result<Query, StoreError> {
-        let c: CommentJson = serde_json::from_slice(bytes)
-            .map_err(|e| StoreError::bad_request(format!("invalid JSON body: {e}")))?;
-        let mut q = Query::default();
-        q.extend(c.name.map(|n| ("name".to_string(), n)));
-        q.extend([("text".to_string(), c.text)]);
-        Ok(q)
-    }
 }
 
-/// A small form body as fields: JSON (a comment, as [`Comment::json_form`]
-/// reads it) when its Content-Type says so, else urlencoded.
+/// A JSON body as the fields a form would send, so that both take one
+/// path: an object whose values are text (a null is a field not sent).
+fn json_fields(bytes: &[u8]) -> Result<Query, StoreError> {
+    let bad = |why: String| StoreError::bad_request(format!("invalid JSON body: {why}"));
+    let object: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
+    let mut q = Query::default();
+    for (name, value) in object {
+        match value {
+            serde_json::Value::String(text) => q.extend([(name, text)]),
+            serde_json::Value::Null => {}
+            _ => return Err(bad(format!("{name} must be a string"))),
+        }
+    }
+    Ok(q)
+}
+
+/// A small form body as fields: a JSON object of text fields (a
+/// comment's, a block's) when its Content-Type says so, else urlencoded.
 pub fn form_body(content_type: Option<&str>, bytes: &[u8]) -> Result<Query, StoreError> {
     if content_type.is_some_and(|v| v.to_ascii_lowercase().contains("json")) {
-        return Comment::json_form(bytes);
+        return json_fields(bytes);
     }
     let text =
         std::str::from_utf8(bytes).map_err(|_| StoreError::bad_request("the form is not UTF-8"))?;
@@ -838,4 +840,91 @@ mod tests {
             "an import needs its url"
         );
     }
+}
+
+/// `GET /admin`: what the admin searched for, where the page starts, and
+/// how many objects it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminQuery {
+    /// `q=`: a name's words, a content type, a SHA-256 or an id.
+    pub search: AdminSearch,
+    /// `after=`: the cursor the previous page answered.
+    pub after: Option<AdminCursor>,
+    /// `limit=`: objects per page, 1 to [`ADMIN_PAGE_MAX`].
+    pub limit: usize,
+}
+
+impl AdminQuery {
+    /// The admin listing's parameters of `q`.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        let limit = match q.get("limit") {
+            None | Some("") => ADMIN_PAGE_DEFAULT,
+            Some(text) => text
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=ADMIN_PAGE_MAX).contains(n))
+                .ok_or_else(|| {
+                    StoreError::bad_request(format!("limit is 1 to {ADMIN_PAGE_MAX}"))
+                })?,
+        };
+        Ok(Self {
+            search: AdminSearch::parse(q.get("q").unwrap_or("")),
+            after: q
+                .get("after")
+                .filter(|a| !a.is_empty())
+                .map(AdminCursor::parse)
+                .transpose()?,
+            limit,
+        })
+    }
+}
+
+/// `POST /admin/block`: the digest to block, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockForm {
+    /// `sha256`: the bytes' digest, 64 hex characters.
+    pub sha256: Sha256,
+    /// `reason`: why, 1 to 1000 characters.
+    pub reason: String,
+}
+
+impl BlockForm {
+    /// The block of a form's (or JSON body's) fields.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        let sha256 = q.get("sha256").and_then(Sha256::parse).ok_or_else(|| {
+            StoreError::bad_request("sha256 is the 64 hex characters of a SHA-256")
+        })?;
+        Ok(Self {
+            sha256,
+            reason: q.get("reason").unwrap_or("").to_string(),
+        })
+    }
+}
+
+/// `POST /admin/delete`: the key of the object to remove, as the
+/// admin's listing shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeleteForm {
+    /// `key`: the object's key.
+    pub key: String,
+}
+
+impl DeleteForm {
+    /// The delete of a form's (or JSON body's) fields.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        match q.get("key").filter(|k| !k.is_empty()) {
+            Some(key) => Ok(Self {
+                key: key.to_string(),
+            }),
+            None => Err(StoreError::bad_request(
+                "key is the key of the object to delete, as GET /admin shows it",
+            )),
+        }
+    }
+}
+
+/// The `token` field of fields read as a query: the admin's token, which
+/// a browser's form carries since a browser sends no bearer header.
+pub fn query_token(q: &Query) -> Option<&str> {
+    q.get("token").filter(|t| !t.is_empty())
 }

@@ -14,9 +14,9 @@
 use store_core::{Limits, StoreError};
 
 use crate::params::{
-    AdminPage, AsDownload, AsZip, Browse, CloseDrop, CommentLike, DirList, FileRead, FromQuery,
-    GalleryShow, ImageImport, ImageRead, ImageUpload, NewGallery, NewTtl, Parsed, QrFormat,
-    RawName, TagEdit,
+    AdminPage, AdminQuery, AsDownload, AsZip, Browse, CloseDrop, CommentLike, DirList, FileRead,
+    FromQuery, GalleryShow, ImageImport, ImageRead, ImageUpload, NewGallery, NewTtl, Parsed,
+    QrFormat, RawName, TagEdit,
 };
 use crate::query::Query;
 use store_app::ImportRequest;
@@ -128,8 +128,12 @@ impl Param {
 /// The JSON views routes answer with; `openapi.rs` gives each its schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
+    /// `GET /admin`: a page of every live object.
+    AdminList,
     /// What a gallery admin action answers: done, or the admin view.
     AdminResult,
+    /// `POST /admin/block`: the block, and what it removed.
+    Blocked,
     /// `GET /browse`: the live tagged files.
     BrowseList,
     /// A gallery comment.
@@ -221,6 +225,10 @@ pub enum Takes {
     Offset,
     /// One JSON-RPC message (the MCP endpoint).
     JsonRpc,
+    /// JSON or a form with `sha256` and `reason`: a block.
+    Block,
+    /// JSON or a form with `key`: the object the admin deletes.
+    Key,
 }
 
 /// One route: everything known about it, in one place.
@@ -321,6 +329,9 @@ pub const URL: Param = Param::opt("url", "<url>", Shape::Text).req();
 pub const LINK: Param = Param::opt("link", "1", Shape::Flag);
 /// `token=`: a retain or upload token.
 pub const TOKEN: Param = Param::opt("token", "<retain token>", Shape::Text);
+/// `token=` of the admin's routes: STORE_ADMIN_TOKEN, for a browser
+/// (agents send it as `Authorization: Bearer`).
+pub const ADMIN_TOKEN: Param = Param::opt("token", "<admin token>", Shape::Text);
 /// `retain=1`.
 pub const RETAIN: Param = Param::opt("retain", "1", Shape::Flag).req();
 /// `download=1`: the bytes, even for a browser.
@@ -783,6 +794,23 @@ route_table! {
     McpEnd => Route { name: "mcp_end", verb: Verb::Delete, path: "/mcp", keywords: &[], params: &[],
         topic: "agents", does: "405 (Allow: POST): there is no session to end",
         takes: Takes::Nothing, answers: Answer::Empty },
+    /// GET /admin: every live object, for the admin.
+    AdminList { ; list: AdminQuery } => Route { name: "admin_list", verb: Verb::Get, path: "/admin", keywords: &[],
+        params: &[Param::opt("q", "<words, type, sha256 or id>", Shape::Text), Param::opt("after", "<next>", Shape::Text),
+            Param::opt("limit", "1..200", Shape::Integer), ADMIN_TOKEN],
+        topic: "operators",
+        does: "with STORE_ADMIN_TOKEN (Authorization: Bearer, or token=): every live object of every kind, newest first, 50 a page (limit= up to 200; after= the next value a page answered); q= finds objects by the words of their names, a content type (with a /), a SHA-256 of their bytes, or an id; the blocklist comes with the first page. Without the server's admin token: 401; with no admin token configured: 404",
+        takes: Takes::Nothing, answers: Answer::Page(View::AdminList) },
+    /// POST /admin/block: blocks a digest.
+    AdminBlock => Route { name: "admin_block", verb: Verb::Post, path: "/admin/block", keywords: &[], params: &[ADMIN_TOKEN],
+        topic: "operators",
+        does: "JSON {\"sha256\": \"<hex>\", \"reason\": \"...\"} (or a form): uploads and imports of these bytes answer 451 blocked from now on, on every process, and every live object holding them is removed (a dir loses only those files)",
+        takes: Takes::Block, answers: Answer::Json(View::Blocked) },
+    /// POST /admin/delete: removes any object.
+    AdminDelete => Route { name: "admin_delete", verb: Verb::Post, path: "/admin/delete", keywords: &[], params: &[ADMIN_TOKEN],
+        topic: "operators",
+        does: "JSON {\"key\": \"<key>\"} (or a form): removes the object GET /admin lists under that key, whatever its kind (a gallery with its images); DELETE of a file, bundle or dir by its usual URL with the admin token does the same",
+        takes: Takes::Key, answers: Answer::Json(View::Deleted) },
 }
 
 /// Parameters every route reads besides its own: `json=1` and `html=1`

@@ -69,8 +69,9 @@ impl Ctx {
         ))
     }
 
-    /// The retain or upload token, from `Authorization: Bearer` or `token=`.
-    fn presented_token(&self) -> Option<String> {
+    /// The retain, upload or admin token, from `Authorization: Bearer`
+    /// or `token=`.
+    pub fn presented_token(&self) -> Option<String> {
         presented_token(&self.headers, &self.query)
     }
 

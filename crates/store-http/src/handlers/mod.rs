@@ -1,6 +1,7 @@
 //! One function per endpoint: parse what the request says, run the use case
 //! on the blocking pool, render the answer. No domain rule is decided here.
 
+mod admin;
 mod dirs;
 mod drops;
 mod files;
@@ -137,6 +138,9 @@ pub(super) async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) ->
         E::TusDelete { uid } => Ok(tus::answer(tus::delete(&ctx, uid).await)),
         E::Mcp => mcp::post(&ctx, body).await,
         E::McpStream | E::McpEnd => Ok(mcp::refuse(&ctx)),
+        E::AdminList { list } => admin::list(&ctx, list).await,
+        E::AdminBlock => admin::block(&ctx, body).await,
+        E::AdminDelete => admin::delete(&ctx, body).await,
         E::MissingKeyword { keys } => Err(StoreError::bad_request(format!(
             "{} on this path needs an action, one of the parameters: {}",
             ctx.method,

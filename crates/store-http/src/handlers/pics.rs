@@ -33,7 +33,7 @@ fn visitor(ctx: &Ctx) -> Visitor {
 
 /// Admin pages and answers: never cached, never leaking their URL (it
 /// holds the secret) to another site.
-fn private(mut res: Res) -> Res {
+pub(super) fn private(mut res: Res) -> Res {
     res.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res.headers_mut().insert(

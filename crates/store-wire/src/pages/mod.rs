@@ -14,12 +14,14 @@ use crate::assets;
 use crate::router::{url_for, with_keyword, with_query, RouteId};
 use crate::routes;
 
+mod admin;
 mod dirs;
 mod files;
 mod help;
 mod locked;
 mod pics;
 
+pub use self::admin::*;
 pub use self::dirs::*;
 pub use self::files::*;
 pub use self::help::*;

@@ -13,10 +13,12 @@ use serde::Serialize;
 
 use crate::router::{url_for, with_query, RouteId};
 
+mod admin;
 mod drops;
 mod galleries;
 mod records;
 
+pub use admin::{AdminListView, AdminObjectView, BlockView, BlockedView};
 pub use drops::{DropRoomView, DroppedFile, DroppedView};
 pub use galleries::{
     CommentView, Counters, GalleryCreated, GalleryEntry, GalleryLimits, GalleryView, ImageView,
