@@ -271,3 +271,104 @@ fn a_block_survives_a_restart() {
     s.restart();
     assert_error(&mut s.post("/?name=g.txt", b"gone"), 451, "blocked");
 }
+
+#[test]
+fn visitors_report_objects_and_the_admin_reads_and_clears_the_queue() {
+    let s = moderated();
+    let file = upload(&s, "spam.txt", b"buy now");
+    let mut dir = s.post_empty("/?dir=1&name=odd-folder", &[]);
+    assert_eq!(dir.status(), 201);
+    drop(json(&mut dir));
+    let reason = |r: &str| json!({ "reason": r }).to_string();
+    let as_json = [("content-type", "application/json")];
+
+    let mut res = s.post_with(
+        &format!("/{file}?report=1"),
+        &as_json,
+        reason("spam").as_bytes(),
+    );
+    assert_eq!(res.status(), 202);
+    assert_eq!(json(&mut res)["reported"], true);
+    let form = [("content-type", "application/x-www-form-urlencoded")];
+    assert_eq!(
+        s.post_with(
+            "/d/odd-folder?report=1",
+            &form,
+            b"reason=looks+like+phishing"
+        )
+        .status(),
+        202
+    );
+    for (path, body, status, code) in [
+        ("/nothere1?report=1", reason("x"), 404, "not_found"),
+        (
+            &*format!("/{file}?report=1"),
+            reason(""),
+            400,
+            "bad_request",
+        ),
+        (
+            &*format!("/{file}?report=1"),
+            reason(&"r".repeat(1001)),
+            400,
+            "bad_request",
+        ),
+    ] {
+        assert_error(
+            &mut s.post_with(path, &as_json, body.as_bytes()),
+            status,
+            code,
+        );
+    }
+
+    assert_error(&mut s.get("/admin?reports=1"), 401, "write_denied");
+    let queue = admin(&s, "?reports=1");
+    let reports = queue["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 2, "{queue}");
+    assert_eq!(reports[0]["key"], file.as_str());
+    assert_eq!(reports[0]["reason"], "spam");
+    assert_eq!(reports[0]["object"]["kind"], "file");
+    assert_eq!(reports[1]["key"], "d/odd-folder");
+    assert_eq!(reports[1]["reason"], "looks like phishing");
+
+    let auth = bearer();
+    let id = reports[0]["id"].as_str().unwrap();
+    let clear = json!({ "id": id }).to_string();
+    let headers = [
+        ("authorization", auth.as_str()),
+        ("content-type", "application/json"),
+    ];
+    assert_eq!(
+        s.post_with("/admin/clear", &headers, clear.as_bytes())
+            .status(),
+        200
+    );
+    assert_error(
+        &mut s.post_with("/admin/clear", &headers, clear.as_bytes()),
+        404,
+        "not_found",
+    );
+    let queue = admin(&s, "?reports=1");
+    assert_eq!(queue["reports"].as_array().unwrap().len(), 1);
+
+    // The shared page carries the Report form; without an admin, none.
+    let html = text(&mut s.get_with("/d/odd-folder", &[("accept", "text/html")]));
+    assert!(html.contains("/d/odd-folder?report=1"), "{html}");
+    let plain = Server::start();
+    let other = upload(&plain, "a.txt", b"a");
+    assert_eq!(
+        plain.post_empty("/?dir=1&name=odd-folder", &[]).status(),
+        201
+    );
+    let html = text(&mut plain.get_with("/d/odd-folder", &[("accept", "text/html")]));
+    assert!(!html.contains("report=1"), "no admin, no Report link");
+    assert_error(
+        &mut plain.post_with(
+            &format!("/{other}?report=1"),
+            &as_json,
+            reason("x").as_bytes(),
+        ),
+        404,
+        "not_found",
+    );
+}

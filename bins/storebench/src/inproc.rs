@@ -379,6 +379,21 @@ impl store_core::Repository for TimedRepo {
     ) -> store_core::ports::StorageResult<Option<store_core::moderation::Block>> {
         self.inner.blocked(digests)
     }
+    fn report(
+        &self,
+        report: &store_core::moderation::Report,
+    ) -> store_core::ports::StorageResult<()> {
+        self.inner.report(report)
+    }
+    fn reports(
+        &self,
+        limit: usize,
+    ) -> store_core::ports::StorageResult<Vec<store_core::moderation::Report>> {
+        self.inner.reports(limit)
+    }
+    fn clear_report(&self, id: &str) -> store_core::ports::StorageResult<bool> {
+        self.inner.clear_report(id)
+    }
     fn blocks(&self) -> store_core::ports::StorageResult<Vec<store_core::moderation::Block>> {
         self.inner.blocks()
     }

@@ -6,9 +6,9 @@
 use std::ops::ControlFlow;
 
 use store_core::digest::Sha256;
-use store_core::moderation::{validate_reason, AdminCursor, AdminSearch, Block};
+use store_core::moderation::{validate_reason, AdminCursor, AdminSearch, Block, Report};
 use store_core::record::{dir_storage_key, gallery_storage_key, image_storage_key};
-use store_core::{Object, StoreError};
+use store_core::{ids, Object, StoreError};
 
 use crate::{App, AppResult};
 
@@ -236,5 +236,57 @@ impl App {
     /// The blocklist, latest first.
     pub fn blocks(&self) -> AppResult<Vec<Block>> {
         Ok(self.ports.repo.blocks()?)
+    }
+
+    /// `POST …?report=1`: a visitor reports the live object under `key`
+    /// to the admin. Without moderation there is no one to read it (404),
+    /// and a drop dir, which exists for its owner alone, is not found
+    /// either.
+    pub fn report(&self, key: &str, reason: &str) -> AppResult<Report> {
+        if !self.moderates() {
+            return Err(StoreError::not_found().into());
+        }
+        validate_reason(reason)?;
+        let now = self.now();
+        let found = self.ports.repo.get(key)?.filter(|o| {
+            o.lifetime().is_live(now) && !matches!(o, Object::Dir(d) if d.drop.is_some())
+        });
+        if found.is_none() {
+            return Err(StoreError::not_found().into());
+        }
+        let report = Report {
+            id: ids::object_id(self.ports.random.as_ref()),
+            key: key.to_string(),
+            reason: reason.to_string(),
+            reported_at: now,
+        };
+        self.ports.repo.report(&report)?;
+        tracing::info!(key, report = %report.id, "object reported");
+        Ok(report)
+    }
+
+    /// `GET /admin?reports=1`: up to `limit` reports, the oldest first,
+    /// each with its object if it is still live.
+    pub fn reports(&self, limit: usize) -> AppResult<Vec<(Report, Option<Object>)>> {
+        let now = self.now();
+        let mut out = vec![];
+        for report in self.ports.repo.reports(limit)? {
+            let object = self
+                .ports
+                .repo
+                .get(&report.key)?
+                .filter(|o| o.lifetime().is_live(now));
+            out.push((report, object));
+        }
+        Ok(out)
+    }
+
+    /// `POST /admin/clear`: the admin takes a report out of the queue.
+    pub fn clear_report(&self, id: &str) -> AppResult<()> {
+        if self.ports.repo.clear_report(id)? {
+            Ok(())
+        } else {
+            Err(StoreError::not_found().into())
+        }
     }
 }

@@ -250,6 +250,22 @@ pub struct Block {
     pub blocked_at: Timestamp,
 }
 
+/// A visitor's report of an object, in the admin's queue until cleared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// The report's own id (`ids::object_id`), which clears it.
+    pub id: String,
+    /// The repository key of the object reported.
+    pub key: String,
+    /// What the visitor wrote.
+    pub reason: String,
+    /// When it came.
+    pub reported_at: Timestamp,
+}
+
+/// Reports one page of the admin's queue shows, at most.
+pub const REPORTS_PAGE_MAX: usize = 200;
+
 /// Checks a reason given for a block or a report: 1 to
 /// [`REASON_CHARS_MAX`] characters, not only blanks, no control
 /// characters but line breaks and tabs.

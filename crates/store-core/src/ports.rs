@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::blob::BlobId;
 use crate::digest::Sha256;
-use crate::moderation::{AdminCursor, Block};
+use crate::moderation::{AdminCursor, Block, Report};
 use crate::pool::Totals;
 use crate::record::{Listing, Object};
 use crate::resumable::Staging;
@@ -392,6 +392,16 @@ pub trait Repository: Send + Sync {
 
     /// The whole blocklist, the latest block first.
     fn blocks(&self) -> StorageResult<Vec<Block>>;
+
+    /// Puts `report` in the admin's queue, durably.
+    fn report(&self, report: &Report) -> StorageResult<()>;
+
+    /// Up to `limit` reports of the queue, the oldest first.
+    fn reports(&self, limit: usize) -> StorageResult<Vec<Report>>;
+
+    /// Takes the report `id` out of the queue; `false` if it was not
+    /// there.
+    fn clear_report(&self, id: &str) -> StorageResult<bool>;
 
     /// Whether a read may wait on the network (a database across a
     /// socket) rather than answer from this process's memory or disk

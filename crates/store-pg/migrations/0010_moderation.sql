@@ -22,3 +22,12 @@ CREATE TABLE store_blocked (
     body        jsonb NOT NULL,
     blocked_at  bigint NOT NULL
 );
+
+-- The admin's queue of visitors' reports, oldest first; a report leaves it
+-- when the admin clears it.
+CREATE TABLE store_reports (
+    id           text PRIMARY KEY,
+    reported_at  bigint NOT NULL,
+    body         jsonb NOT NULL
+);
+CREATE INDEX store_reports_order ON store_reports (reported_at, id);

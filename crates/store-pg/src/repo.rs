@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::{db_error, pool_error, Inner, Params};
 use store_core::digest::Sha256;
-use store_core::moderation::{AdminCursor, Block};
+use store_core::moderation::{AdminCursor, Block, Report};
 use store_core::ports::{Repository, Rev, Settled, StorageResult};
 use store_core::{
     BlobId, Listing, Object, ObjectKind, StorageError, StorageErrorKind, Timestamp, Totals,
@@ -557,6 +557,42 @@ impl Repository for PgRepository {
             vec![Box::new(hexes)],
         )?;
         rows.first().map(|r| decode_block(r.get(0))).transpose()
+    }
+
+    fn report(&self, report: &Report) -> StorageResult<()> {
+        let body = serde_json::to_string(report).map_err(StorageError::new)?;
+        self.query(
+            "INSERT INTO store_reports (id, reported_at, body) VALUES ($1, $2, $3::text::jsonb)
+             ON CONFLICT (id) DO NOTHING",
+            vec![
+                Box::new(report.id.clone()),
+                Box::new(report.reported_at.as_millis()),
+                Box::new(body),
+            ],
+        )
+        .map(drop)
+    }
+
+    fn reports(&self, limit: usize) -> StorageResult<Vec<Report>> {
+        let rows = self.query(
+            "SELECT body::text FROM store_reports ORDER BY reported_at, id LIMIT $1",
+            vec![Box::new(to_i64(limit as u64))],
+        )?;
+        rows.iter()
+            .map(|r| {
+                serde_json::from_str(r.get(0)).map_err(|e| {
+                    StorageError::of(StorageErrorKind::Corrupt, format!("corrupt report: {e}"))
+                })
+            })
+            .collect()
+    }
+
+    fn clear_report(&self, id: &str) -> StorageResult<bool> {
+        let rows = self.query(
+            "DELETE FROM store_reports WHERE id = $1 RETURNING 1",
+            vec![Box::new(id.to_string())],
+        )?;
+        Ok(!rows.is_empty())
     }
 
     fn blocks(&self) -> StorageResult<Vec<Block>> {

@@ -121,6 +121,7 @@ fn the_listings_migration_indexes_the_records_written_before_it() {
          ALTER TABLE store_objects DROP COLUMN created_at;
          ALTER TABLE store_objects DROP COLUMN terms;
          DROP TABLE store_blocked;
+         DROP TABLE store_reports;
          DROP SEQUENCE store_rev_seq;
          DROP TABLE store_doomed;
          DROP TABLE store_identity;

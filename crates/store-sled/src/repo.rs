@@ -4,14 +4,14 @@ use std::path::Path;
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
 use sled::Transactional;
 use store_core::digest::Sha256;
-use store_core::moderation::{AdminCursor, Block};
+use store_core::moderation::{AdminCursor, Block, Report};
 use store_core::ports::{Repository, Rev, StorageResult};
 use store_core::{BlobId, Listing, Object, ObjectKind, StorageError, Timestamp, Totals};
 
 use crate::group::GroupCommit;
 use crate::memo::Memo;
 
-/// Records in sled. Seven trees:
+/// Records in sled. Eight trees:
 /// - `objects`: key -> record as JSON (readable with any sled tool, and
 ///   tolerant of added fields);
 /// - `expiry`: (expires_at, key) -> (), the order the sweeper and eviction
@@ -22,6 +22,8 @@ use crate::memo::Memo;
 /// - `search`: (term, 0, created_at inverted, key) -> (), what the
 ///   admin's pages read, newest first ([`Object::search_terms`]);
 /// - `blocked`: digest -> [`Block`] as JSON, the blocklist;
+/// - `reports`: (reported_at, id) -> [`Report`] as JSON, the admin's
+///   queue, oldest first;
 /// - `meta`: `totals` -> the sums over the records ([`Totals`]), changed
 ///   in the same transaction as the records, so that a restart reads one
 ///   value instead of every record.
@@ -34,6 +36,7 @@ pub struct SledRepository {
     listings: sled::Tree,
     search: sled::Tree,
     blocked: sled::Tree,
+    reports: sled::Tree,
     meta: sled::Tree,
     /// Shares flushes between concurrent writers (see [`GroupCommit`]).
     group: std::sync::Arc<GroupCommit>,
@@ -111,6 +114,13 @@ fn search_key(term: &str, at: Timestamp, key: &str) -> Vec<u8> {
     let mut k = search_prefix(term);
     k.extend_from_slice(&newest_first(at));
     k.extend_from_slice(key.as_bytes());
+    k
+}
+
+/// A report's place in the queue: when it came, then its id.
+fn report_key(at: Timestamp, id: &str) -> Vec<u8> {
+    let mut k = ((at.as_millis() as u64) ^ (1 << 63)).to_be_bytes().to_vec();
+    k.extend_from_slice(id.as_bytes());
     k
 }
 
@@ -307,6 +317,7 @@ impl SledRepository {
             listings: db.open_tree("listings").map_err(storage)?,
             search: db.open_tree("search").map_err(storage)?,
             blocked: db.open_tree("blocked").map_err(storage)?,
+            reports: db.open_tree("reports").map_err(storage)?,
             meta: db.open_tree("meta").map_err(storage)?,
             db,
             group: std::sync::Arc::default(),
@@ -731,6 +742,39 @@ impl Repository for SledRepository {
             }
         }
         Ok(None)
+    }
+
+    fn report(&self, report: &Report) -> StorageResult<()> {
+        let body = serde_json::to_vec(report).map_err(storage)?;
+        self.reports
+            .insert(report_key(report.reported_at, &report.id), body)
+            .map_err(sled_error)?;
+        self.durable()
+    }
+
+    fn reports(&self, limit: usize) -> StorageResult<Vec<Report>> {
+        self.reports
+            .iter()
+            .values()
+            .take(limit)
+            .map(|v| serde_json::from_slice(&v.map_err(storage)?).map_err(corrupt))
+            .collect()
+    }
+
+    fn clear_report(&self, id: &str) -> StorageResult<bool> {
+        // The queue is keyed by time first; a clear finds its entry by the
+        // id at the key's end (the queue is the admin's, and short).
+        let found = self.reports.iter().keys().find_map(|k| match k {
+            Ok(k) if k.ends_with(id.as_bytes()) && k.len() == 8 + id.len() => Some(Ok(k)),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        });
+        let Some(key) = found.transpose().map_err(storage)? else {
+            return Ok(false);
+        };
+        self.reports.remove(key).map_err(sled_error)?;
+        self.durable()?;
+        Ok(true)
     }
 
     fn blocks(&self) -> StorageResult<Vec<Block>> {

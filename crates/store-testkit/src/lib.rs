@@ -126,6 +126,8 @@ struct MemoryTables {
     revs: BTreeMap<String, u64>,
     /// The blocklist, by digest.
     blocked: BTreeMap<store_core::digest::Sha256, store_core::moderation::Block>,
+    /// The admin's report queue, oldest first.
+    reports: Vec<store_core::moderation::Report>,
     writes: u64,
     expiry: BTreeSet<(Timestamp, String)>,
     tags: BTreeMap<String, BTreeSet<String>>,
@@ -357,6 +359,25 @@ impl Repository for MemoryRepository {
     ) -> StorageResult<Option<store_core::moderation::Block>> {
         let t = lock(&self.0);
         Ok(digests.iter().find_map(|d| t.blocked.get(d).cloned()))
+    }
+
+    fn report(&self, report: &store_core::moderation::Report) -> StorageResult<()> {
+        let mut t = lock(&self.0);
+        t.reports.push(report.clone());
+        t.reports
+            .sort_by(|a, b| (a.reported_at, &a.id).cmp(&(b.reported_at, &b.id)));
+        Ok(())
+    }
+
+    fn reports(&self, limit: usize) -> StorageResult<Vec<store_core::moderation::Report>> {
+        Ok(lock(&self.0).reports.iter().take(limit).cloned().collect())
+    }
+
+    fn clear_report(&self, id: &str) -> StorageResult<bool> {
+        let mut t = lock(&self.0);
+        let before = t.reports.len();
+        t.reports.retain(|r| r.id != id);
+        Ok(t.reports.len() < before)
     }
 
     fn blocks(&self) -> StorageResult<Vec<store_core::moderation::Block>> {

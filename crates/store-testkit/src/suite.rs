@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 
 use store_core::digest::Sha256;
 use store_core::gallery::GalleryRecord;
-use store_core::moderation::{AdminCursor, Block, ALL_TERM};
+use store_core::moderation::{AdminCursor, Block, Report, ALL_TERM};
 use store_core::ports::{BlobStore, Random, Repository, StorageResult};
 use store_core::{BlobId, DirRecord, FileRecord, Lifetime, Listing, Object, Timestamp, Totals};
 
@@ -95,6 +95,36 @@ pub fn repository(make: &dyn Fn() -> Box<dyn Repository>) {
     intents_hold_until_they_end(make().as_ref());
     search_pages_newest_first_and_follows_changes(make().as_ref());
     blocklist_keeps_blocks(make().as_ref());
+    reports_queue_oldest_first_until_cleared(make().as_ref());
+}
+
+/// The admin's report queue: oldest first, bounded by the limit asked,
+/// and a cleared report leaves it (once).
+fn reports_queue_oldest_first_until_cleared(repo: &dyn Repository) {
+    let report = |id: &str, secs: i64| Report {
+        id: id.to_string(),
+        key: format!("key-{id}"),
+        reason: "spam".into(),
+        reported_at: Timestamp::from_secs(secs),
+    };
+    assert!(repo.reports(10).unwrap().is_empty());
+    repo.report(&report("rb", 20)).unwrap();
+    repo.report(&report("ra", 10)).unwrap();
+    repo.report(&report("rc", 30)).unwrap();
+    assert_eq!(
+        repo.reports(10).unwrap(),
+        [report("ra", 10), report("rb", 20), report("rc", 30)]
+    );
+    assert_eq!(repo.reports(1).unwrap(), [report("ra", 10)]);
+    assert!(repo.clear_report("rb").unwrap());
+    assert!(
+        !repo.clear_report("rb").unwrap(),
+        "a report is cleared once"
+    );
+    assert_eq!(
+        repo.reports(10).unwrap(),
+        [report("ra", 10), report("rc", 30)]
+    );
 }
 
 /// The keys `repo` finds by `term`, after `after`, at most `limit`.

@@ -561,6 +561,7 @@ curl -H 'Authorization: Bearer <admin token>' -X DELETE '{b}/<id>'\n```\n\n\
 - `GET /admin` lists every live object of every kind, newest first, 50 a page (`limit=` up to 200, `after=` the `next` a page answered). `q=` finds objects by the words of their names, a content type (`image/png`), the SHA-256 of their bytes, or an id. A browser gets a page with search, delete (after a confirmation) and block; it carries the token as `token=`.\n\
 - `POST /admin/block` with `sha256` and `reason` blocks those bytes: every upload or import of them answers 451 `blocked` and stores nothing, on every process, and every live object holding them is removed (a dir loses only those files).\n\
 - `POST /admin/delete` with `key` removes any object `GET /admin` lists; `DELETE` of a file, bundle or dir by its usual URL works with the admin token too.\n\
+- Visitors report an object with `POST <its URL>?report=1` and a `reason` (1 to 1000 characters, JSON or a form); every shared page has a Report form. `GET /admin?reports=1` is the queue, the oldest first, and `POST /admin/clear` with `id` takes a report out.\n\
 - Without the admin token these answer 401 `write_denied`.\n"
     )
 }

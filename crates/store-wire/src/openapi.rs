@@ -135,6 +135,8 @@ fn request_body(group: &[&'static Route]) -> Option<Value> {
         } } }),
         Takes::Block => fields_body(&["sha256", "reason"]),
         Takes::Key => fields_body(&["key"]),
+        Takes::Report => fields_body(&["reason"]),
+        Takes::Id => fields_body(&["id"]),
         Takes::Form => json!({ "application/x-www-form-urlencoded": { "schema": {
             "type": "object",
             "properties": { "id": { "type": "string" }, "action": { "type": "string" } },
@@ -392,6 +394,8 @@ fn view_schema(gen: &mut SchemaGenerator, view: View) -> Value {
         View::DropRoom => schema::<views::DropRoomView>(gen),
         View::AdminList => schema::<views::AdminListView>(gen),
         View::Blocked => schema::<views::BlockedView>(gen),
+        View::Reported => schema::<views::ReportedView>(gen),
+        View::Reports => schema::<views::ReportsView>(gen),
         View::Dropped => schema::<views::DroppedView>(gen),
         View::AdminResult => json!({ "anyOf": [
             schema::<views::Done>(gen),
@@ -473,7 +477,8 @@ mod tests {
             param.unwrap_or_else(|| panic!("{path} {name}"))["required"].clone()
         };
         assert_eq!(required("/", "url"), false);
-        assert_eq!(required("/pics/i/{id}", "like"), true);
+        assert_eq!(required("/pics", "create"), true);
+        assert_eq!(required("/pics/i/{id}", "like"), false, "like or report");
         assert!(crate::routes::Verb::Get.admits(&http::Method::HEAD));
     }
 }

@@ -928,3 +928,39 @@ impl DeleteForm {
 pub fn query_token(q: &Query) -> Option<&str> {
     q.get("token").filter(|t| !t.is_empty())
 }
+
+/// A visitor's report (`POST …?report=1`): why, as the form or JSON body
+/// gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportForm {
+    /// `reason`: 1 to 1000 characters (checked by the use case).
+    pub reason: String,
+}
+
+impl ReportForm {
+    /// The report of a form's (or JSON body's) fields.
+    pub fn parse(q: &Query) -> Self {
+        Self {
+            reason: q.get("reason").unwrap_or("").to_string(),
+        }
+    }
+}
+
+/// `POST /admin/clear`: the report to take out of the queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClearForm {
+    /// `id`: the report's id, as `GET /admin?reports=1` shows it.
+    pub id: String,
+}
+
+impl ClearForm {
+    /// The clear of a form's (or JSON body's) fields.
+    pub fn parse(q: &Query) -> Result<Self, StoreError> {
+        match q.get("id").filter(|k| !k.is_empty()) {
+            Some(id) => Ok(Self { id: id.to_string() }),
+            None => Err(StoreError::bad_request(
+                "id is the id of the report to clear, as GET /admin?reports=1 shows it",
+            )),
+        }
+    }
+}

@@ -395,7 +395,9 @@ mod tests {
             "POST",
             "/abc123",
             MissingKeyword {
-                keys: vec!["retain", "tag", "untag", "ttl", "password", "unlock"],
+                keys: vec![
+                    "retain", "tag", "untag", "ttl", "password", "unlock", "report",
+                ],
             },
         );
         routes("POST", "/abc123?ttl=2d", RouteId::SetFileTtl, &["abc123"]);
@@ -484,7 +486,9 @@ mod tests {
         check(
             "POST",
             "/pics/i/img1",
-            MissingKeyword { keys: vec!["like"] },
+            MissingKeyword {
+                keys: vec!["like", "report"],
+            },
         );
         check("GET", "/pics/x", NotFound);
         routes("GET", "/d", RouteId::ListDirs, &[]);

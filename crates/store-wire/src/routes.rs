@@ -134,6 +134,10 @@ pub enum View {
     AdminResult,
     /// `POST /admin/block`: the block, and what it removed.
     Blocked,
+    /// A visitor's report, taken.
+    Reported,
+    /// `GET /admin?reports=1`: the report queue.
+    Reports,
     /// `GET /browse`: the live tagged files.
     BrowseList,
     /// A gallery comment.
@@ -229,6 +233,10 @@ pub enum Takes {
     Block,
     /// JSON or a form with `key`: the object the admin deletes.
     Key,
+    /// JSON or a form with `reason`: a visitor's report.
+    Report,
+    /// JSON or a form with `id`: the report the admin clears.
+    Id,
 }
 
 /// One route: everything known about it, in one place.
@@ -329,6 +337,12 @@ pub const URL: Param = Param::opt("url", "<url>", Shape::Text).req();
 pub const LINK: Param = Param::opt("link", "1", Shape::Flag);
 /// `token=`: a retain or upload token.
 pub const TOKEN: Param = Param::opt("token", "<retain token>", Shape::Text);
+/// `report=1` of an object's URL: a visitor's report.
+pub const REPORT: Param = Param::opt("report", "1", Shape::Flag).req();
+
+/// What every report route does.
+const REPORT_DOES: &str = "report it to this server's admin: JSON {\"reason\": \"...\"} or a form field reason, 1 to 1000 characters; answers 202 (404 when the server has no admin); rate limited like any request";
+
 /// `token=` of the admin's routes: STORE_ADMIN_TOKEN, for a browser
 /// (agents send it as `Authorization: Bearer`).
 pub const ADMIN_TOKEN: Param = Param::opt("token", "<admin token>", Shape::Text);
@@ -605,6 +619,9 @@ route_table! {
     UnlockFile { id } => Route { name: "unlock_file", verb: Verb::Post, path: "/{id}", keywords: &["unlock"],
         params: &[UNLOCK],
         topic: "private", does: UNLOCK_DOES, takes: Takes::Password, answers: Answer::Empty },
+    /// POST `/<id>?report=1`: a visitor reports a file or bundle.
+    ReportFile { id } => Route { name: "report_file", verb: Verb::Post, path: "/{id}", keywords: &["report"],
+        params: &[REPORT], topic: "operators", does: REPORT_DOES, takes: Takes::Report, answers: Answer::Json(View::Reported) },
     /// PUT `/<id>`.
     ReplaceFile { id } => Route { name: "replace_file", verb: Verb::Put, path: "/{id}", keywords: &[], params: &[OWNER, TOKEN],
         topic: "files", does: "replace a text file's content", takes: Takes::Text, answers: Answer::Json(View::FileRecord) },
@@ -653,6 +670,9 @@ route_table! {
     UnlockDir { key } => Route { name: "unlock_dir", verb: Verb::Post, path: "/d/{key}", keywords: &["unlock"],
         params: &[UNLOCK],
         topic: "private", does: UNLOCK_DOES, takes: Takes::Password, answers: Answer::Empty },
+    /// POST `/d/<key>?report=1`: a visitor reports a dir.
+    ReportDir { key } => Route { name: "report_dir", verb: Verb::Post, path: "/d/{key}", keywords: &["report"],
+        params: &[REPORT], topic: "operators", does: REPORT_DOES, takes: Takes::Report, answers: Answer::Json(View::Reported) },
     /// POST `/d/<key>?drop=0`: the owner closes the drop link.
     CloseDrop { key ; close: CloseDrop } => Route { name: "close_drop", verb: Verb::Post, path: "/d/{key}", keywords: &["drop"],
         params: &[Param::opt("drop", "0", Shape::Choice(&["0"])).req(), OWNER],
@@ -724,6 +744,9 @@ route_table! {
     LikeComment { gid ; comment: CommentLike } => Route { name: "like_comment", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["clike"],
         params: &[Param::opt("clike", "<cid>", Shape::Text).req()],
         topic: "galleries", does: "toggle your like of a comment", takes: Takes::Nothing, answers: Answer::Json(View::Like) },
+    /// POST `/pics/g/<gid>?report=1`: a visitor reports a gallery.
+    ReportGallery { gid } => Route { name: "report_gallery", verb: Verb::Post, path: "/pics/g/{gid}", keywords: &["report"],
+        params: &[REPORT], topic: "operators", does: REPORT_DOES, takes: Takes::Report, answers: Answer::Json(View::Reported) },
     /// GET `/pics/g/<gid>/<secret>`: the admin page.
     GalleryAdmin { gid, secret ; page: AdminPage } => Route { name: "gallery_admin", verb: Verb::Get, path: "/pics/g/{gid}/{secret}", keywords: &[],
         params: &[],
@@ -757,6 +780,9 @@ route_table! {
     LikeImage { id } => Route { name: "like_image", verb: Verb::Post, path: "/pics/i/{id}", keywords: &["like"],
         params: &[Param::opt("like", "1", Shape::Flag).req()],
         topic: "galleries", does: "toggle your like of an image", takes: Takes::Nothing, answers: Answer::Json(View::Like) },
+    /// POST `/pics/i/<id>?report=1`: a visitor reports an image.
+    ReportImage { id } => Route { name: "report_image", verb: Verb::Post, path: "/pics/i/{id}", keywords: &["report"],
+        params: &[REPORT], topic: "operators", does: REPORT_DOES, takes: Takes::Report, answers: Answer::Json(View::Reported) },
     /// OPTIONS /uploads: what the tus server supports.
     TusOptions => Route { name: "tus_options", verb: Verb::Options, path: "/uploads", keywords: &[], params: &[],
         topic: "uploads",
@@ -801,6 +827,17 @@ route_table! {
         topic: "operators",
         does: "with STORE_ADMIN_TOKEN (Authorization: Bearer, or token=): every live object of every kind, newest first, 50 a page (limit= up to 200; after= the next value a page answered); q= finds objects by the words of their names, a content type (with a /), a SHA-256 of their bytes, or an id; the blocklist comes with the first page. Without the server's admin token: 401; with no admin token configured: 404",
         takes: Takes::Nothing, answers: Answer::Page(View::AdminList) },
+    /// GET /admin?reports=1: the visitors' reports.
+    AdminReports => Route { name: "admin_reports", verb: Verb::Get, path: "/admin", keywords: &["reports"],
+        params: &[Param::opt("reports", "1", Shape::Flag).req(), ADMIN_TOKEN],
+        topic: "operators",
+        does: "the visitors' reports, the oldest first (200 at most), each with the object it is about while that is live; clear one with POST /admin/clear",
+        takes: Takes::Nothing, answers: Answer::Page(View::Reports) },
+    /// POST /admin/clear: takes a report out of the queue.
+    AdminClear => Route { name: "admin_clear", verb: Verb::Post, path: "/admin/clear", keywords: &[], params: &[ADMIN_TOKEN],
+        topic: "operators",
+        does: "JSON {\"id\": \"<report id>\"} (or a form): the report leaves the queue (the object stays; delete or block it first if it must go)",
+        takes: Takes::Id, answers: Answer::Json(View::Deleted) },
     /// POST /admin/block: blocks a digest.
     AdminBlock => Route { name: "admin_block", verb: Verb::Post, path: "/admin/block", keywords: &[], params: &[ADMIN_TOKEN],
         topic: "operators",

@@ -5,12 +5,15 @@
 
 use http::StatusCode;
 use store_app::AppResult;
+use store_core::moderation::REPORTS_PAGE_MAX;
 use store_core::StoreError;
 use store_wire::pages;
-use store_wire::params::{query_token, AdminQuery, BlockForm, DeleteForm, Parsed};
+use store_wire::params::{
+    query_token, AdminQuery, BlockForm, ClearForm, DeleteForm, Parsed, ReportForm,
+};
 use store_wire::query::Query;
 use store_wire::router::{url_for, with_query, RouteId};
-use store_wire::views::{AdminListView, BlockedView, Deleted};
+use store_wire::views::{AdminListView, BlockedView, Deleted, ReportedView, ReportsView};
 
 use super::pics::{form, private};
 use super::{blocking, Ctx};
@@ -105,4 +108,49 @@ pub(super) async fn delete(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
             deleted: true,
         },
     )))
+}
+
+/// GET /admin?reports=1: the report queue.
+pub(super) async fn reports(ctx: &Ctx) -> AppResult<Res> {
+    let token = admin_gate(ctx, None)?;
+    let reports = blocking(ctx, |app| app.reports(REPORTS_PAGE_MAX)).await?;
+    let view = ReportsView::new(&reports, ctx.base());
+    if ctx.html {
+        let html = pages::reports_page(ctx.site(), &view, &token);
+        return Ok(private(respond::html(StatusCode::OK, html)));
+    }
+    Ok(private(json(StatusCode::OK, &view)))
+}
+
+/// POST /admin/clear: a report leaves the queue.
+pub(super) async fn clear(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
+    let (fields, token) = self::fields(ctx, body).await?;
+    let ClearForm { id } = ClearForm::parse(&fields)?;
+    let i = id.clone();
+    blocking(ctx, move |app| app.clear_report(&i)).await?;
+    if ctx.html {
+        let page = url_for(ctx.base(), RouteId::AdminReports, &[]);
+        return Ok(respond::redirect(&with_query(&page, "token", &token)));
+    }
+    Ok(private(json(
+        StatusCode::OK,
+        &Deleted {
+            id: &id,
+            deleted: true,
+        },
+    )))
+}
+
+/// POST `…?report=1`: a visitor's report of the object under `key`.
+pub(super) async fn report(ctx: &Ctx, key: String, body: RequestBody) -> AppResult<Res> {
+    if !ctx.app.moderates() {
+        return Err(StoreError::not_found().into());
+    }
+    let ReportForm { reason } = ReportForm::parse(&form(ctx, body).await?);
+    blocking(ctx, move |app| app.report(&key, &reason)).await?;
+    if ctx.html {
+        let html = pages::reported_page(ctx.site());
+        return Ok(respond::html(StatusCode::ACCEPTED, html));
+    }
+    Ok(json(StatusCode::ACCEPTED, &ReportedView { reported: true }))
 }

@@ -38,7 +38,7 @@ impl Ctx {
 
     /// Where the pages' links lead: under the base URL's path.
     pub fn site(&self) -> store_wire::pages::Site<'_> {
-        store_wire::pages::Site::new(self.base())
+        store_wire::pages::Site::new(self.base()).reporting(self.app.moderates())
     }
 
     /// Checks the declared length of the body against `limit_bytes` (411,

@@ -24,6 +24,7 @@ pub(crate) use mcp::ToolCall;
 use crate::body::RequestBody;
 use http::{header, HeaderValue};
 use store_app::AppResult;
+use store_core::record::{dir_storage_key, gallery_storage_key, image_storage_key};
 use store_core::StoreError;
 
 use crate::respond::{self, Res};
@@ -141,6 +142,12 @@ pub(super) async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) ->
         E::AdminList { list } => admin::list(&ctx, list).await,
         E::AdminBlock => admin::block(&ctx, body).await,
         E::AdminDelete => admin::delete(&ctx, body).await,
+        E::AdminReports => admin::reports(&ctx).await,
+        E::AdminClear => admin::clear(&ctx, body).await,
+        E::ReportFile { id } => admin::report(&ctx, id, body).await,
+        E::ReportDir { key } => admin::report(&ctx, dir_storage_key(&key), body).await,
+        E::ReportGallery { gid } => admin::report(&ctx, gallery_storage_key(&gid), body).await,
+        E::ReportImage { id } => admin::report(&ctx, image_storage_key(&id), body).await,
         E::MissingKeyword { keys } => Err(StoreError::bad_request(format!(
             "{} on this path needs an action, one of the parameters: {}",
             ctx.method,

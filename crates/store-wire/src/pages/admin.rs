@@ -6,7 +6,7 @@
 use maud::{html, Markup};
 
 use super::*;
-use crate::views::{AdminListView, AdminObjectView};
+use crate::views::{AdminListView, AdminObjectView, ReportsView};
 
 /// The page of `view`, searched with `q`, for the holder of `token`.
 pub fn admin_page(site: Site<'_>, view: &AdminListView, q: &str, token: &str) -> Markup {
@@ -15,6 +15,7 @@ pub fn admin_page(site: Site<'_>, view: &AdminListView, q: &str, token: &str) ->
         "Admin",
         html! {
             h1 { "Admin" }
+            p { a href=(local(&with_query(&with_query(&site.href(RouteId::AdminList), "reports", "1"), "token", token))) { "Reports" } }
             form method="get" action=(site.href(RouteId::AdminList)) class="admin-search" role="search" {
                 input type="hidden" name="token" value=(token);
                 label for="q" { "Find objects" }
@@ -51,8 +52,7 @@ pub fn admin_page(site: Site<'_>, view: &AdminListView, q: &str, token: &str) ->
     )
 }
 
-/// One object's row, with its delete form: a box to tick first, which
-/// the browser requires before it sends the form.
+/// One object's row, with its delete form.
 fn object_row(site: Site<'_>, o: &AdminObjectView, token: &str) -> Markup {
     let label = o.name.clone().unwrap_or_else(|| o.key.clone());
     html! {
@@ -67,14 +67,20 @@ fn object_row(site: Site<'_>, o: &AdminObjectView, token: &str) -> Markup {
             td { (time(&o.created_at, true)) }
             td { (expiry(o.expires_at.as_deref())) }
             td { @for d in &o.sha256 { code title=(d) { (&d[..12]) "…" } br; } }
-            td {
-                form method="post" action=(site.href(RouteId::AdminDelete)) class="admin-delete" {
-                    input type="hidden" name="token" value=(token);
-                    input type="hidden" name="key" value=(o.key);
-                    label { input type="checkbox" name="confirm" value="1" required; " Sure" }
-                    button type="submit" { "Delete" }
-                }
-            }
+            td { (delete_form(site, &o.key, token)) }
+        }
+    }
+}
+
+/// The delete form of the object under `key`: a box to tick first,
+/// which the browser requires before it sends the form.
+fn delete_form(site: Site<'_>, key: &str, token: &str) -> Markup {
+    html! {
+        form method="post" action=(site.href(RouteId::AdminDelete)) class="admin-delete" {
+            input type="hidden" name="token" value=(token);
+            input type="hidden" name="key" value=(key);
+            label { input type="checkbox" name="confirm" value="1" required; " Sure" }
+            button type="submit" { "Delete" }
         }
     }
 }
@@ -95,4 +101,53 @@ fn block_form(site: Site<'_>, token: &str) -> Markup {
             button type="submit" { "Block" }
         }
     }
+}
+
+/// The admin's report queue: each report with its object (if it is still
+/// live), a button to clear it, and one to delete the object.
+pub fn reports_page(site: Site<'_>, view: &ReportsView, token: &str) -> Markup {
+    page(
+        site,
+        "Reports",
+        html! {
+            h1 { "Reports" }
+            p { a href=(local(&with_query(&site.href(RouteId::AdminList), "token", token))) { "Every object" } }
+            @if view.reports.is_empty() {
+                p class="muted" { "No reports." }
+            }
+            @for r in &view.reports {
+                article class="admin-report" data-report=(r.id) {
+                    h2 { (time(&r.reported_at, true)) }
+                    blockquote { (r.reason) }
+                    @match &r.object {
+                        Some(o) => {
+                            p {
+                                (o.kind) ": "
+                                a href=(local(&with_query(&o.url, "token", token))) { (o.name.clone().unwrap_or_else(|| o.key.clone())) }
+                            }
+                            (delete_form(site, &o.key, token))
+                        }
+                        None => { p class="muted" { "The object is gone (" (r.key) ")." } }
+                    }
+                    form method="post" action=(site.href(RouteId::AdminClear)) class="admin-clear" {
+                        input type="hidden" name="token" value=(token);
+                        input type="hidden" name="id" value=(r.id);
+                        button type="submit" { "Clear the report" }
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// What a visitor sees after reporting.
+pub fn reported_page(site: Site<'_>) -> Markup {
+    page(
+        site,
+        "Reported",
+        html! {
+            h1 { "Thank you" }
+            p { "Your report went to this server's admin." }
+        },
+    )
 }

@@ -45,6 +45,9 @@ const NAV: &[(RouteId, &str)] = &[
 pub struct Site<'a> {
     /// The base URL's path without a trailing slash: empty at the root.
     root: &'a str,
+    /// Whether shared pages carry a Report form: only when the server has
+    /// an admin to read the reports (STORE_ADMIN_TOKEN).
+    reports: bool,
 }
 
 impl<'a> Site<'a> {
@@ -52,6 +55,16 @@ impl<'a> Site<'a> {
     pub fn new(base_url: &'a str) -> Self {
         Self {
             root: local(base_url).trim_end_matches('/'),
+            reports: false,
+        }
+    }
+
+    /// The same site, with a Report form on its shared pages when
+    /// `on` (the server has an admin to read reports).
+    pub fn reporting(self, on: bool) -> Self {
+        Self {
+            reports: on,
+            ..self
         }
     }
 
@@ -137,11 +150,28 @@ fn shared_page(site: Site<'_>, title: &str, og: Option<&Og<'_>>, body: Markup) -
                     }
                 }
                 main id="main" tabindex="-1" { (body) }
+                @if let Some(og) = og.filter(|_| site.reports) { (report_form(og.url)) }
                 footer class="bottom" {
                     "Files expire on their own. "
                     a href=(site.href(RouteId::Help)) { "Help" } " · " a href=(site.href(RouteId::Api)) { "API" } " · "
                     a href=(site.href(RouteId::WriteForAgents)) { "For agents" } " · " a href=(site.href(RouteId::Releases)) { "Releases" }
                 }
+            }
+        }
+    }
+}
+
+/// The Report link of a shared page: a folded form that sends the
+/// visitor's reason to the admin (`?report=1` on the object's URL).
+fn report_form(url: &str) -> Markup {
+    html! {
+        details class="report" {
+            summary { "Report" }
+            form method="post" action=(local(&with_query(url, "report", "1"))) {
+                label for="report-reason" { "What is wrong with it?" }
+                textarea id="report-reason" name="reason" required
+                    maxlength=(store_core::moderation::REASON_CHARS_MAX) rows="3" {}
+                button type="submit" { "Send to the admin" }
             }
         }
     }

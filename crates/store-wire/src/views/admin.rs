@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use store_app::{AdminPage, Blocked};
-use store_core::moderation::Block;
+use store_core::moderation::{Block, Report};
 use store_core::Object;
 
 use crate::router::{url_for, with_query, RouteId};
@@ -142,6 +142,46 @@ impl From<&Blocked> for BlockedView {
             reason: v.reason,
             blocked_at: v.blocked_at,
             removed: b.removed.clone(),
+        }
+    }
+}
+
+/// A visitor's report, taken (202).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ReportedView {
+    pub reported: bool,
+}
+
+/// One report of the admin's queue, with its object while that is live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ReportView {
+    pub id: String,
+    pub key: String,
+    pub reason: String,
+    pub reported_at: String,
+    pub object: Option<AdminObjectView>,
+}
+
+/// `GET /admin?reports=1`: the queue, the oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ReportsView {
+    pub reports: Vec<ReportView>,
+}
+
+impl ReportsView {
+    /// The view of the queue's `reports`, each with its live object.
+    pub fn new(reports: &[(Report, Option<Object>)], base: &str) -> Self {
+        Self {
+            reports: reports
+                .iter()
+                .map(|(r, o)| ReportView {
+                    id: r.id.clone(),
+                    key: r.key.clone(),
+                    reason: r.reason.clone(),
+                    reported_at: r.reported_at.to_string(),
+                    object: o.as_ref().map(|o| AdminObjectView::new(&r.key, o, base)),
+                })
+                .collect(),
         }
     }
 }

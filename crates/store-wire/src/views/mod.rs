@@ -18,7 +18,9 @@ mod drops;
 mod galleries;
 mod records;
 
-pub use admin::{AdminListView, AdminObjectView, BlockView, BlockedView};
+pub use admin::{
+    AdminListView, AdminObjectView, BlockView, BlockedView, ReportView, ReportedView, ReportsView,
+};
 pub use drops::{DropRoomView, DroppedFile, DroppedView};
 pub use galleries::{
     CommentView, Counters, GalleryCreated, GalleryEntry, GalleryLimits, GalleryView, ImageView,
