@@ -1259,6 +1259,9 @@ fn your_uploads_tell_what_became_of_each_and_keep_galleries(width: u32, height: 
 /// a bundle, a listed dir, a listed gallery with an image and a comment.
 /// Answers every page's name and path, the gallery's admin page among
 /// them.
+/// The admin token of the server the accessibility checks run on.
+const AXE_ADMIN: &str = "axe-admin-token";
+
 fn one_of_everything(s: &Server) -> Vec<(String, String)> {
     let file = s.upload("notes.txt", b"some notes\n");
     let once = json(&mut s.post("/?name=secret.txt&once=1", b"read me once"));
@@ -1289,6 +1292,13 @@ fn one_of_everything(s: &Server) -> Vec<(String, String)> {
         s.post("/pics/g/axe-gallery?name=pixel.png", &png).status(),
         201
     );
+    let report = serde_json::json!({ "reason": "It looks like spam" }).to_string();
+    let reported = s.post_with(
+        "/d/axe-dir?report=1",
+        &[("Content-Type", "application/json")],
+        report.as_bytes(),
+    );
+    assert_eq!(reported.status(), 202);
     let comment = serde_json::json!({ "name": "Ana", "text": "Lovely" }).to_string();
     let c = s.post_with(
         "/pics/g/axe-gallery?comment=1",
@@ -1320,6 +1330,11 @@ fn one_of_everything(s: &Server) -> Vec<(String, String)> {
         ("help-topic", "/help/browser".into()),
         ("for-agents", "/write_for_agents".into()),
         ("releases", "/releases".into()),
+        ("admin", format!("/admin?token={AXE_ADMIN}")),
+        (
+            "admin-reports",
+            format!("/admin?reports=1&token={AXE_ADMIN}"),
+        ),
     ]
     .map(|(name, path)| (name.to_string(), path))
     .to_vec()
@@ -1329,7 +1344,12 @@ fn one_of_everything(s: &Server) -> Vec<(String, String)> {
 /// dark, and over the gallery's lightbox open, saving a screenshot of each
 /// to look at; fails listing every violation found.
 fn axe_every_page(width: u32, height: u32, label: &str) {
-    let s = Server::start();
+    // With moderation on: the admin's pages, and the Report form on every
+    // shared page.
+    let s = Server::with_env(&[
+        ("STORE_RETAIN_TOKEN", crate::common::RETAIN_TOKEN),
+        ("STORE_ADMIN_TOKEN", AXE_ADMIN),
+    ]);
     let pages = one_of_everything(&s);
     let b = Browser::start();
     b.set_window(width, height);
@@ -1493,4 +1513,74 @@ fn a_large_upload_resumes_after_a_reload() {
     assert_eq!(record["once"], true, "{record}");
     let got = crate::common::bytes(&mut s.get(&format!("/{id}")));
     assert!(got == bytes, "{} bytes back, not the 8 MiB sent", got.len());
+}
+
+/// Issue 36: the admin finds an object on the admin page, deletes it
+/// only once the confirmation is ticked, and blocks bytes by their
+/// SHA-256, which removes their copy and refuses them from then on.
+#[test]
+fn the_admin_searches_deletes_after_confirming_and_blocks() {
+    const ADMIN: &str = "browser-admin-token";
+    let s = Server::with_env(&[("STORE_ADMIN_TOKEN", ADMIN)]);
+    let evil = s.upload("evil-notes.txt", b"click this link");
+    let kept = s.upload("kept-notes.txt", b"keep me");
+    let spam: &[u8] = b"the same spam again and again";
+    let copy = s.upload("copy.txt", spam);
+    let path = |v: &Value| {
+        v["url"]
+            .as_str()
+            .unwrap()
+            .strip_prefix(&s.base)
+            .unwrap()
+            .to_string()
+    };
+    let b = Browser::start();
+    b.set_window(1280, 900);
+    b.goto(&s.url(&format!("/admin?token={ADMIN}")));
+    ready(&b);
+    b.send_keys(&b.find("input[name=q]"), "evil");
+    b.click(&b.find("form.admin-search button"));
+    b.wait_for("the search's answer", || {
+        let rows = b.execute(
+            "return document.querySelectorAll('tr[data-key]').length",
+            json!([]),
+        );
+        (rows == json!(1)).then_some(())
+    });
+    assert!(b.text(&b.find("tr[data-key]")).contains("evil-notes.txt"));
+
+    // Unticked, the browser does not send the form.
+    b.click(&b.find("form.admin-delete button"));
+    let invalid = b.execute(
+        "return document.querySelector('form.admin-delete input[name=confirm]').matches(':invalid')",
+        json!([]),
+    );
+    assert_eq!(invalid, json!(true));
+    assert_eq!(s.get(&path(&evil)).status(), 200, "nothing deleted yet");
+    b.click(&b.find("form.admin-delete input[name=confirm]"));
+    b.click(&b.find("form.admin-delete button"));
+    b.wait_for("the delete", || {
+        (s.get(&path(&evil)).status() == 404).then_some(())
+    });
+    ready(&b);
+    assert!(b.current_url().contains("/admin"), "back on the admin page");
+    assert_eq!(s.get(&path(&kept)).status(), 200);
+
+    let digest: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(spam)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    b.send_keys(&b.find("input[name=sha256]"), &digest);
+    b.send_keys(&b.find("input[name=reason]"), "spam");
+    b.click(&b.find("form.admin-block button"));
+    b.wait_for("the block", || b.try_find("ul.admin-blocked"));
+    assert!(b.text(&b.find("ul.admin-blocked")).contains(&digest));
+    assert_eq!(s.get(&path(&copy)).status(), 404, "its copy went");
+    let mut again = s.post("/?name=again.txt", spam);
+    assert_eq!(again.status(), 451);
+    drop(json(&mut again));
+    shot(&b, "admin-desktop");
 }

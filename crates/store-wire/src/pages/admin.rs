@@ -26,12 +26,12 @@ pub fn admin_page(site: Site<'_>, view: &AdminListView, q: &str, token: &str) ->
             @if view.objects.is_empty() {
                 p class="muted" { "Nothing live matches." }
             } @else {
-                table class="admin-objects" {
+                table class="wide admin-objects" {
                     caption { "Live objects, newest first" }
                     thead { tr {
-                        th scope="col" { "Kind" } th scope="col" { "Object" } th scope="col" { "Size" }
+                        th scope="col" { "Kind" } th scope="col" { "Object" } th scope="col" class="num" { "Size" }
                         th scope="col" { "Created" } th scope="col" { "Expires" } th scope="col" { "SHA-256" }
-                        th scope="col" { span class="visually-hidden" { "Delete" } }
+                        th scope="col" { "Delete" }
                     } }
                     tbody { @for o in &view.objects { (object_row(site, o, token)) } }
                 }
@@ -57,16 +57,16 @@ fn object_row(site: Site<'_>, o: &AdminObjectView, token: &str) -> Markup {
     let label = o.name.clone().unwrap_or_else(|| o.key.clone());
     html! {
         tr data-key=(o.key) {
-            td { (o.kind) }
-            td {
+            td data-label="Kind" { (o.kind) }
+            td data-label="Object" {
                 a href=(local(&with_query(&o.url, "token", token))) { (label) }
                 @if let Some(t) = &o.content_type { br; span class="muted" { (t) } }
                 br; span class="muted" { (o.key) }
             }
-            td { (size(o.size)) }
-            td { (time(&o.created_at, true)) }
-            td { (expiry(o.expires_at.as_deref())) }
-            td { @for d in &o.sha256 { code title=(d) { (&d[..12]) "…" } br; } }
+            td class="num" data-label="Size" { (size(o.size)) }
+            td data-label="Created" { (time(&o.created_at, true)) }
+            td data-label="Expires" { (expiry(o.expires_at.as_deref())) }
+            td data-label="SHA-256" { @for d in &o.sha256 { code title=(d) { (&d[..12]) "…" } br; } }
             td { (delete_form(site, &o.key, token)) }
         }
     }
