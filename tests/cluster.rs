@@ -6,6 +6,7 @@
 //! which scripts/test starts); the outage of the bucket runs on a Garage
 //! node of its own (scripts/garage), which it takes down and up again.
 
+use crate::common::webhook;
 use crate::common::*;
 
 /// Two servers sharing a fresh database and a data dir.
@@ -644,4 +645,81 @@ fn a_resumable_upload_survives_the_process_killed_in_the_middle_of_a_patch() {
         got.len(),
         sent.len()
     );
+}
+
+/// Starts a cluster whose processes deliver webhook events to `receiver`,
+/// a delivery timing out after `timeout_ms` (its claim after four times
+/// that).
+fn with_webhook(receiver: &webhook::Receiver, timeout_ms: &'static str) -> Cluster {
+    let vars = webhook::env(&receiver.url, timeout_ms);
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    Cluster::start(&vars)
+}
+
+/// Issue 36: the events of uploads made through either process are each
+/// delivered once: the outbox is shared, and a claim keeps an event to
+/// one process at a time.
+#[test]
+fn each_event_is_delivered_once_by_one_of_two_processes() {
+    let receiver = webhook::Receiver::start(vec![]);
+    let c = with_webhook(&receiver, "10000");
+    let mut ids = vec![];
+    for i in 0..12 {
+        let mut res = c.pick(i).post(&format!("/?name=f{i}.txt"), b"x");
+        assert_eq!(res.status(), 201);
+        ids.push(json(&mut res)["id"].as_str().unwrap().to_string());
+    }
+    let all = receiver.wait_for("every creation", |d| {
+        let created = d
+            .iter()
+            .filter(|d| d.body["type"] == "object.created")
+            .count();
+        (created >= ids.len()).then(|| d.to_vec())
+    });
+    for id in &ids {
+        let of_it: Vec<_> = all
+            .iter()
+            .filter(|d| d.body["data"]["key"] == id.as_str())
+            .collect();
+        assert_eq!(of_it.len(), 1, "{id} delivered once: {all:?}");
+        assert!(of_it[0].verified);
+    }
+}
+
+/// Issue 36: a process that claimed an event and is SIGKILLed before its
+/// delivery finished leaves the event to the other process, which
+/// delivers it (with the same id) once the claim runs out.
+#[test]
+fn an_event_whose_deliverer_is_killed_is_delivered_by_the_other() {
+    let (go, held) = std::sync::mpsc::channel();
+    let (go_again, held_again) = std::sync::mpsc::channel::<()>();
+    // Both deliveries are held while the test reads which process sent
+    // them (a connection's owner is known only while it is open).
+    let receiver = webhook::Receiver::start(vec![
+        webhook::Answer::Hold(held),
+        webhook::Answer::Hold(held_again),
+    ]);
+    let mut c = with_webhook(&receiver, "2000");
+    let mut res = c.a.post("/?name=orphaned.txt", b"x");
+    assert_eq!(res.status(), 201);
+    drop(json(&mut res));
+    let first = receiver.wait_for("the held delivery", |d| d.first().cloned());
+    let (pa, pb) = (c.a.pids(), c.b.pids());
+    let everyone: Vec<u32> = pa.iter().chain(&pb).copied().collect();
+    let sender = webhook::pid_of_port(first.from_port, &everyone).expect("a server sent it");
+    let survivors = if pa.contains(&sender) {
+        c.a.kill();
+        pb
+    } else {
+        c.b.kill();
+        pa
+    };
+    drop(go);
+    let again = receiver.wait_for("the other process's delivery", |d| {
+        d.iter().skip(1).find(|d| d.id == first.id).cloned()
+    });
+    let resender = webhook::pid_of_port(again.from_port, &survivors);
+    drop(go_again);
+    assert!(again.verified);
+    assert!(resender.is_some(), "the other process delivered it");
 }

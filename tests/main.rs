@@ -31,3 +31,4 @@ mod selfdesc;
 mod server;
 mod single_files;
 mod tus;
+mod webhooks;

@@ -12,6 +12,7 @@ pub mod proxy;
 pub mod qr;
 pub mod tus;
 pub mod webdriver;
+pub mod webhook;
 
 pub use ureq::http::Response;
 
@@ -401,6 +402,14 @@ impl Server {
         }
         let failed = statuses.iter().find(|s| !s.success()).copied();
         failed.unwrap_or(statuses[0])
+    }
+
+    /// The ids of the server's processes.
+    pub fn pids(&self) -> Vec<u32> {
+        self.procs
+            .iter()
+            .filter_map(|p| p.child.as_ref().map(|c| c.id()))
+            .collect()
     }
 
     /// The (first) server process's id.

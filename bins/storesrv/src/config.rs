@@ -33,6 +33,9 @@ pub struct Config {
     pub limits: Limits,
     pub trusted_proxies: Vec<String>,
     pub import_allow_private: bool,
+    /// STORE_WEBHOOK_URL and STORE_WEBHOOK_SECRET: where events go, and
+    /// the key they are signed with.
+    pub webhook: Option<WebhookSetting>,
     /// STORE_DATABASE_URL: records in PostgreSQL instead of sled.
     pub database_url: Option<Secret>,
     /// STORE_DELETE_GRACE_SECS: how long bytes that records stopped naming
@@ -78,6 +81,46 @@ fn s3_settings(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<S3Config>,
     }))
 }
 
+/// Webhooks (STORE_WEBHOOK_URL, STORE_WEBHOOK_SECRET,
+/// STORE_WEBHOOK_ALLOW_PRIVATE); the secret's Debug never shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookSetting {
+    pub url: String,
+    pub secret: store_core::events::WebhookSecret,
+    /// Whether the URL may name a private or loopback address.
+    pub allow_private: bool,
+    /// How long a delivery may take, and so the pace of retries
+    /// (STORE_WEBHOOK_TIMEOUT_MS, for tests).
+    pub pace: store_core::events::DeliveryPace,
+}
+
+/// The webhook settings, all or none: a URL without a secret (or the
+/// other way round) stops the server at start.
+fn webhook(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<WebhookSetting>, String> {
+    let set = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    match (set("STORE_WEBHOOK_URL"), set("STORE_WEBHOOK_SECRET")) {
+        (None, None) => Ok(None),
+        (Some(url), Some(secret)) => Ok(Some(WebhookSetting {
+            url: url.trim().to_string(),
+            secret: store_core::events::WebhookSecret::parse(&secret)?,
+            allow_private: env("STORE_WEBHOOK_ALLOW_PRIVATE").as_deref() == Some("1"),
+            pace: store_core::events::DeliveryPace {
+                timeout_ms: env_number(
+                    env,
+                    "STORE_WEBHOOK_TIMEOUT_MS",
+                    store_core::events::DELIVERY_TIMEOUT_MS,
+                )?
+                .max(1),
+            },
+        })),
+        (Some(_), None) => Err(
+            "STORE_WEBHOOK_URL needs STORE_WEBHOOK_SECRET (whsec_$(openssl rand -base64 32))"
+                .into(),
+        ),
+        (None, Some(_)) => Err("STORE_WEBHOOK_SECRET is set but STORE_WEBHOOK_URL is not".into()),
+    }
+}
+
 /// A setting that carries a password: its Debug form never shows it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(pub String);
@@ -117,6 +160,12 @@ environment only:
                             gallery images) needs it or a retain token, as
                             Authorization: Bearer <token>, token=<token> or a form's token
                             field; reading stays open
+  STORE_WEBHOOK_URL         where signed events (Standard Webhooks) are POSTed: object.created,
+                            .deleted, .expired, .reported and .blocked; needs
+  STORE_WEBHOOK_SECRET      whsec_ and a key in base64 (whsec_$(openssl rand -base64 32))
+  STORE_WEBHOOK_ALLOW_PRIVATE=1  let the webhook URL name a private or loopback address
+  STORE_WEBHOOK_TIMEOUT_MS  a delivery's time-out (default 15000); the retries' pauses
+                            (5 s, 30 s, then growing for 24 h) scale with it (tests)
   STORE_ADMIN_TOKEN         moderation: GET /admin lists, searches, deletes and blocks
                             (Authorization: Bearer <token>); unset, /admin is 404
   STORE_PICS_UPLOADS        open (default): anyone with a gallery's link adds images;
@@ -358,6 +407,7 @@ fn settings(flags: Flags, env: &dyn Fn(&str) -> Option<String>) -> Result<Box<Co
             .map(String::from)
             .collect(),
         import_allow_private: env("STORE_IMPORT_ALLOW_PRIVATE").as_deref() == Some("1"),
+        webhook: webhook(env)?,
         database_url: env("STORE_DATABASE_URL")
             .filter(|u| !u.trim().is_empty())
             .map(Secret),

@@ -233,6 +233,7 @@ fn open_app(
         admin_token: config.admin_token.clone(),
     };
     let (app, recovery) = App::open(ports, app_config).map_err(|e| e.to_string())?;
+    webhooks(&app, config, bound)?;
     tracing::info!(
         data = %config.data.display(),
         records = %records.describe(),
@@ -243,6 +244,34 @@ fn open_app(
         recovery.objects
     );
     Ok(app)
+}
+
+/// Turns webhooks on when configured, their URL behind import's address
+/// guard (private addresses only with STORE_WEBHOOK_ALLOW_PRIVATE=1), or
+/// off for the whole store (a PostgreSQL store's outbox switch is
+/// shared: every server sets it alike).
+fn webhooks(app: &App, config: &Config, bound: std::net::SocketAddr) -> Result<(), String> {
+    let Some(w) = &config.webhook else {
+        app.keep_no_webhook_events();
+        return Ok(());
+    };
+    let guard = store_fetch::Guard {
+        policy: if w.allow_private {
+            store_fetch::Policy::AllowPrivate
+        } else {
+            store_fetch::Policy::PublicOnly
+        },
+        own: vec![bound],
+    };
+    let timeout = std::time::Duration::from_millis(w.pace.timeout_ms);
+    let sender = store_fetch::UreqWebhook::new(&w.url, guard, timeout)?;
+    app.deliver_webhooks(store_app::Webhook {
+        sender: Arc::new(sender),
+        secret: w.secret.clone(),
+        pace: w.pace,
+    });
+    tracing::info!("webhooks on: events are delivered to the configured URL");
+    Ok(())
 }
 
 /// Closes the records once everything else that held them is gone: the

@@ -74,6 +74,7 @@ pub mod system;
 mod telemetry;
 mod upkeep;
 mod upload;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -100,6 +101,7 @@ pub use resumable::{Checksum, Patch, PatchTicket, Patched, UploadState};
 pub use telemetry::Telemetry;
 pub use upkeep::{Upkeep, SWEEP_BATCH, SWEEP_IDLE_MAX};
 pub use upload::{Part, Staged, Upload};
+pub use webhooks::Webhook;
 
 /// The ports an [`App`] runs on.
 #[derive(Clone)]
@@ -244,6 +246,8 @@ pub struct App {
     counters: telemetry::Counters,
     /// What the upkeep's threads sleep on ([`App::start_upkeep`]).
     upkeep_signals: Arc<upkeep::Signals>,
+    /// Where webhook events go, once turned on ([`App::deliver_webhooks`]).
+    webhook: std::sync::OnceLock<webhooks::Webhook>,
 }
 
 impl App {
@@ -288,6 +292,7 @@ impl App {
             fresh,
             counters: telemetry::Counters::default(),
             upkeep_signals: Arc::default(),
+            webhook: std::sync::OnceLock::new(),
         };
         let recovery = Recovery {
             objects: totals.objects,

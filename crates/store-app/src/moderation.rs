@@ -6,6 +6,7 @@
 use std::ops::ControlFlow;
 
 use store_core::digest::Sha256;
+use store_core::events::{Event, EventData, EventType};
 use store_core::moderation::{validate_reason, AdminCursor, AdminSearch, Block, Report};
 use store_core::record::{dir_storage_key, gallery_storage_key, image_storage_key};
 use store_core::{ids, Object, StoreError};
@@ -160,7 +161,19 @@ impl App {
             reason: reason.to_string(),
             blocked_at: self.now(),
         };
-        self.ports.repo.block(&block)?;
+        let event = Event::new(
+            EventType::Blocked,
+            block.blocked_at,
+            EventData {
+                key: format!("sha256:{sha256}"),
+                kind: "bytes".into(),
+                name: None,
+                size: 0,
+                sha256: vec![sha256.hex()],
+                reason: Some(block.reason.clone()),
+            },
+        );
+        self.ports.repo.block(&block, Some(&event))?;
         tracing::info!(%sha256, "blocked");
         let removed = self.sweep_blocked(sha256)?;
         Ok(Blocked { block, removed })
@@ -251,16 +264,24 @@ impl App {
         let found = self.ports.repo.get(key)?.filter(|o| {
             o.lifetime().is_live(now) && !matches!(o, Object::Dir(d) if d.drop.is_some())
         });
-        if found.is_none() {
+        let Some(object) = found else {
             return Err(StoreError::not_found().into());
-        }
+        };
         let report = Report {
             id: ids::object_id(self.ports.random.as_ref()),
             key: key.to_string(),
             reason: reason.to_string(),
             reported_at: now,
         };
-        self.ports.repo.report(&report)?;
+        let event = Event::new(
+            EventType::Reported,
+            now,
+            EventData {
+                reason: Some(report.reason.clone()),
+                ..EventData::of(key, &object)
+            },
+        );
+        self.ports.repo.report(&report, Some(&event))?;
         tracing::info!(key, report = %report.id, "object reported");
         Ok(report)
     }

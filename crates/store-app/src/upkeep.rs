@@ -131,6 +131,14 @@ impl App {
                 })?
         };
         let mut threads = vec![sweeper, collector];
+        if self.delivers_webhooks() {
+            let (app, sleep) = (Arc::clone(self), sleep.clone());
+            threads.push(
+                std::thread::Builder::new()
+                    .name("store-webhooks".into())
+                    .spawn(move || deliver_until_stopped(&app, &sleep))?,
+            );
+        }
         if self.ports.repo.queues_deletes() || self.intents_kept {
             let (app, sleep) = (Arc::clone(self), sleep.clone());
             threads.push(
@@ -197,6 +205,19 @@ fn drain_until_stopped(app: &App, sleep: &Sleep) {
             Duration::ZERO
         } else {
             DRAIN_IDLE
+        }
+    });
+}
+
+/// Delivers webhook events round after round, sleeping
+/// [`crate::webhooks::DELIVER_IDLE`] when none was due, until told to stop.
+fn deliver_until_stopped(app: &App, sleep: &Sleep) {
+    rounds_until_stopped(sleep, Sleeper::Other, || match app.deliver_round() {
+        Ok(0) => crate::webhooks::DELIVER_IDLE,
+        Ok(_) => Duration::ZERO,
+        Err(e) => {
+            tracing::error!(error = %e, "could not claim webhook events");
+            crate::webhooks::DELIVER_IDLE
         }
     });
 }

@@ -8,8 +8,9 @@
 //!
 //! Architecture invariant: this crate performs no I/O and never reads the
 //! clock. Time arrives as a [`Timestamp`] argument, randomness through the
-//! [`ports::Random`] port. It depends on serde, thiserror, sha2 and hmac
-//! (token digests), unicode-normalization (names) and schemars (the schema
+//! [`ports::Random`] port. It depends on serde, serde_json (a webhook's
+//! body), thiserror, sha2 and hmac (token digests, webhook signatures),
+//! base64 (webhook secrets), unicode-normalization (names) and schemars (the schema
 //! of the error list `/api` shows); CI checks that tokio, hyper, sled and
 //! image stay out of its tree.
 //!
@@ -53,6 +54,7 @@ pub mod digest;
 pub mod drops;
 pub mod encryption;
 pub mod error;
+pub mod events;
 pub mod gallery;
 pub mod ids;
 pub mod import;

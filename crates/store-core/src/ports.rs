@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use crate::blob::BlobId;
 use crate::digest::Sha256;
+use crate::events::{Claimed, Event};
 use crate::moderation::{AdminCursor, Block, Report};
 use crate::pool::Totals;
 use crate::record::{Listing, Object};
@@ -384,8 +385,8 @@ pub trait Repository: Send + Sync {
     ) -> StorageResult<()>;
 
     /// Puts `block` in the blocklist (replacing one for the same digest),
-    /// durably.
-    fn block(&self, block: &Block) -> StorageResult<()>;
+    /// durably, with its `event` in the outbox in the same transaction.
+    fn block(&self, block: &Block, event: Option<&Event>) -> StorageResult<()>;
 
     /// The entry of the first of `digests` the blocklist holds, if any.
     fn blocked(&self, digests: &[Sha256]) -> StorageResult<Option<Block>>;
@@ -393,8 +394,9 @@ pub trait Repository: Send + Sync {
     /// The whole blocklist, the latest block first.
     fn blocks(&self) -> StorageResult<Vec<Block>>;
 
-    /// Puts `report` in the admin's queue, durably.
-    fn report(&self, report: &Report) -> StorageResult<()>;
+    /// Puts `report` in the admin's queue, durably, with its `event` in
+    /// the outbox in the same transaction.
+    fn report(&self, report: &Report, event: Option<&Event>) -> StorageResult<()>;
 
     /// Up to `limit` reports of the queue, the oldest first.
     fn reports(&self, limit: usize) -> StorageResult<Vec<Report>>;
@@ -402,6 +404,31 @@ pub trait Repository: Send + Sync {
     /// Takes the report `id` out of the queue; `false` if it was not
     /// there.
     fn clear_report(&self, id: &str) -> StorageResult<bool>;
+
+    /// Turns the outbox of webhook events on (set once, at start, when a
+    /// webhook is configured): from then on each change of a record that
+    /// is an event ([`crate::events::change_event`], a removal's kind by
+    /// [`crate::events::removal`]) puts it in the outbox in the change's
+    /// own transaction. Off, no change writes anything more.
+    fn keep_events(&self, on: bool);
+
+    /// Claims up to `limit` events due at `now` for `lease_ms`, so that
+    /// no other delivery takes them meanwhile: for each object only its
+    /// earliest event, so that an object's events go out in order. An
+    /// event whose claim ran out (its deliverer died) is due again.
+    fn claim_events(
+        &self,
+        now: Timestamp,
+        lease_ms: u64,
+        limit: usize,
+    ) -> StorageResult<Vec<Claimed>>;
+
+    /// The event at `seq` was delivered: it leaves the outbox.
+    fn event_delivered(&self, seq: u64) -> StorageResult<()>;
+
+    /// The delivery of the event at `seq` failed: it is due again at
+    /// `next`, or with `None` (its retries are over) it leaves the outbox.
+    fn event_failed(&self, seq: u64, next: Option<Timestamp>) -> StorageResult<()>;
 
     /// Whether a read may wait on the network (a database across a
     /// socket) rather than answer from this process's memory or disk
@@ -424,6 +451,14 @@ pub trait Repository: Send + Sync {
         &self,
         visit: &mut dyn FnMut(&str, &Object) -> ControlFlow<()>,
     ) -> StorageResult<()>;
+}
+
+/// Where webhook deliveries go (`STORE_WEBHOOK_URL`, issue 36): one
+/// signed POST at a time, answered by whether the receiver took it.
+pub trait WebhookSender: Send + Sync {
+    /// POSTs the JSON `body` with `headers`; `Ok` when the receiver
+    /// answered 2xx, otherwise why not (never a secret).
+    fn post(&self, headers: &[(&'static str, String)], body: &[u8]) -> Result<(), String>;
 }
 
 /// Where bytes live. Ids are minted by the store; records only point at

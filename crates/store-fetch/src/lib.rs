@@ -18,6 +18,7 @@
 //!   cannot be used to tell a closed port from a blocked one.
 
 pub mod guard;
+pub mod webhook;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,6 +30,7 @@ use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 pub use guard::{classify, AddrClass, Guard, Policy};
+pub use webhook::UreqWebhook;
 
 /// Redirects followed before giving up.
 pub const MAX_REDIRECTS: usize = 5;
@@ -97,7 +99,7 @@ impl Resolver for GuardedResolver {
             self.refusals.fetch_add(1, Ordering::Relaxed);
             tracing::info!(
                 host = uri.host().unwrap_or("?"),
-                "import refused: the host resolves to a blocked address"
+                "refused: the host resolves to an address the guard blocks"
             );
             return Err(ureq::Error::HostNotFound);
         }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::{db_error, pool_error, Inner, Params};
 use store_core::digest::Sha256;
+use store_core::events::{event_id, Claimed, Event, EventData, EventType};
 use store_core::moderation::{AdminCursor, Block, Report};
 use store_core::ports::{Repository, Rev, Settled, StorageResult};
 use store_core::{
@@ -146,6 +147,54 @@ impl Row {
             terms: object.search_terms(),
         })
     }
+}
+
+/// The parameters of an event put in the outbox beside another write
+/// (`$4` to `$7`: key, type, time, body), all null without one.
+fn push_event(params: &mut Params, event: Option<&Event>) -> StorageResult<()> {
+    let (key, kind, at, body) = match event {
+        Some(e) => (
+            Some(e.data.key.clone()),
+            Some(e.kind.as_str().to_string()),
+            Some(e.at.as_millis()),
+            Some(serde_json::to_string(&e.data).map_err(StorageError::new)?),
+        ),
+        None => (None, None, None, None),
+    };
+    params.push(Box::new(key));
+    params.push(Box::new(kind));
+    params.push(Box::new(at));
+    params.push(Box::new(body));
+    Ok(())
+}
+
+/// A claimed row of the outbox as its event: a record's events carry
+/// the record (the trigger's), whose data store-core reads; a report's
+/// or a block's carry their data.
+fn claimed_of(row: &tokio_postgres::Row) -> StorageResult<Claimed> {
+    let corrupt =
+        |e: String| StorageError::of(StorageErrorKind::Corrupt, format!("corrupt event: {e}"));
+    let seq = row.get::<_, i64>(0) as u64;
+    let key: String = row.get(1);
+    let kind: EventType = serde_json::from_value(serde_json::Value::String(row.get(2)))
+        .map_err(|e| corrupt(e.to_string()))?;
+    let at = Timestamp::from_millis(row.get(3));
+    let body: &str = row.get(4);
+    let data = match kind {
+        EventType::Created | EventType::Deleted | EventType::Expired => {
+            EventData::of(&key, &decode(&key, body)?)
+        }
+        EventType::Reported | EventType::Blocked => {
+            serde_json::from_str(body).map_err(|e| corrupt(e.to_string()))?
+        }
+    };
+    let mut event = Event::new(kind, at, data);
+    event.id = event_id(seq, at);
+    Ok(Claimed {
+        seq,
+        event,
+        attempts: row.get::<_, i32>(5) as u32,
+    })
 }
 
 fn decode_block(body: &str) -> StorageResult<Block> {
@@ -533,16 +582,23 @@ impl Repository for PgRepository {
         }
     }
 
-    fn block(&self, block: &Block) -> StorageResult<()> {
+    fn block(&self, block: &Block, event: Option<&Event>) -> StorageResult<()> {
         let body = serde_json::to_string(block).map_err(StorageError::new)?;
+        let mut params: Params = vec![
+            Box::new(block.sha256.hex()),
+            Box::new(body),
+            Box::new(block.blocked_at.as_millis()),
+        ];
+        push_event(&mut params, event)?;
         self.query(
-            "INSERT INTO store_blocked (sha256, body, blocked_at) VALUES ($1, $2::text::jsonb, $3)
-             ON CONFLICT (sha256) DO UPDATE SET body = excluded.body, blocked_at = excluded.blocked_at",
-            vec![
-                Box::new(block.sha256.hex()),
-                Box::new(body),
-                Box::new(block.blocked_at.as_millis()),
-            ],
+            "WITH w AS (INSERT INTO store_blocked (sha256, body, blocked_at)
+                 VALUES ($1, $2::text::jsonb, $3)
+                 ON CONFLICT (sha256) DO UPDATE SET body = excluded.body, blocked_at = excluded.blocked_at),
+             e AS (INSERT INTO store_outbox (key, type, at, body, next_at)
+                 SELECT $4::text, $5::text, $6::bigint, $7::text::jsonb, $6::bigint
+                 WHERE $4::text IS NOT NULL AND (SELECT events FROM store_outbox_state))
+             SELECT 1",
+            params,
         )
         .map(drop)
     }
@@ -559,16 +615,22 @@ impl Repository for PgRepository {
         rows.first().map(|r| decode_block(r.get(0))).transpose()
     }
 
-    fn report(&self, report: &Report) -> StorageResult<()> {
+    fn report(&self, report: &Report, event: Option<&Event>) -> StorageResult<()> {
         let body = serde_json::to_string(report).map_err(StorageError::new)?;
+        let mut params: Params = vec![
+            Box::new(report.id.clone()),
+            Box::new(report.reported_at.as_millis()),
+            Box::new(body),
+        ];
+        push_event(&mut params, event)?;
         self.query(
-            "INSERT INTO store_reports (id, reported_at, body) VALUES ($1, $2, $3::text::jsonb)
-             ON CONFLICT (id) DO NOTHING",
-            vec![
-                Box::new(report.id.clone()),
-                Box::new(report.reported_at.as_millis()),
-                Box::new(body),
-            ],
+            "WITH w AS (INSERT INTO store_reports (id, reported_at, body)
+                 VALUES ($1, $2, $3::text::jsonb) ON CONFLICT (id) DO NOTHING),
+             e AS (INSERT INTO store_outbox (key, type, at, body, next_at)
+                 SELECT $4::text, $5::text, $6::bigint, $7::text::jsonb, $6::bigint
+                 WHERE $4::text IS NOT NULL AND (SELECT events FROM store_outbox_state))
+             SELECT 1",
+            params,
         )
         .map(drop)
     }
@@ -593,6 +655,64 @@ impl Repository for PgRepository {
             vec![Box::new(id.to_string())],
         )?;
         Ok(!rows.is_empty())
+    }
+
+    fn keep_events(&self, on: bool) {
+        // The switch is the store's, read by the trigger that writes the
+        // events of records: every server of a store sets it alike.
+        if let Err(e) = self.query(
+            "UPDATE store_outbox_state SET events = $1",
+            vec![Box::new(on)],
+        ) {
+            tracing::error!(error = %e, "could not set whether webhook events are kept");
+        }
+    }
+
+    fn claim_events(
+        &self,
+        now: Timestamp,
+        lease_ms: u64,
+        limit: usize,
+    ) -> StorageResult<Vec<Claimed>> {
+        let rows = self.query(
+            "WITH c AS (
+                 SELECT seq FROM store_outbox o
+                 WHERE next_at <= $1 AND claimed_until <= $1
+                   AND NOT EXISTS (SELECT 1 FROM store_outbox e WHERE e.key = o.key AND e.seq < o.seq)
+                 ORDER BY seq LIMIT $3
+                 FOR UPDATE SKIP LOCKED)
+             UPDATE store_outbox o SET claimed_until = $2 FROM c WHERE o.seq = c.seq
+             RETURNING o.seq, o.key, o.type, o.at, o.body::text, o.attempts",
+            vec![
+                Box::new(now.as_millis()),
+                Box::new(Timestamp::from_millis(now.as_millis() + lease_ms as i64).as_millis()),
+                Box::new(to_i64(limit as u64)),
+            ],
+        )?;
+        let mut claimed: Vec<Claimed> =
+            rows.iter().map(claimed_of).collect::<StorageResult<_>>()?;
+        claimed.sort_by_key(|c| c.seq);
+        Ok(claimed)
+    }
+
+    fn event_delivered(&self, seq: u64) -> StorageResult<()> {
+        self.query(
+            "DELETE FROM store_outbox WHERE seq = $1",
+            vec![Box::new(to_i64(seq))],
+        )
+        .map(drop)
+    }
+
+    fn event_failed(&self, seq: u64, next: Option<Timestamp>) -> StorageResult<()> {
+        let Some(next) = next else {
+            return self.event_delivered(seq);
+        };
+        self.query(
+            "UPDATE store_outbox SET attempts = attempts + 1, next_at = $2, claimed_until = 0
+             WHERE seq = $1",
+            vec![Box::new(to_i64(seq)), Box::new(next.as_millis())],
+        )
+        .map(drop)
     }
 
     fn blocks(&self) -> StorageResult<Vec<Block>> {

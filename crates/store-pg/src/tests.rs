@@ -122,6 +122,10 @@ fn the_listings_migration_indexes_the_records_written_before_it() {
          ALTER TABLE store_objects DROP COLUMN terms;
          DROP TABLE store_blocked;
          DROP TABLE store_reports;
+         DROP TRIGGER store_objects_outbox ON store_objects;
+         DROP FUNCTION store_outbox_change();
+         DROP TABLE store_outbox;
+         DROP TABLE store_outbox_state;
          DROP SEQUENCE store_rev_seq;
          DROP TABLE store_doomed;
          DROP TABLE store_identity;

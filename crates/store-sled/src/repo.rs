@@ -4,6 +4,7 @@ use std::path::Path;
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
 use sled::Transactional;
 use store_core::digest::Sha256;
+use store_core::events::{change_event, event_id, removal, Change, Claimed, Event, EventData};
 use store_core::moderation::{AdminCursor, Block, Report};
 use store_core::ports::{Repository, Rev, StorageResult};
 use store_core::{BlobId, Listing, Object, ObjectKind, StorageError, Timestamp, Totals};
@@ -11,7 +12,7 @@ use store_core::{BlobId, Listing, Object, ObjectKind, StorageError, Timestamp, T
 use crate::group::GroupCommit;
 use crate::memo::Memo;
 
-/// Records in sled. Eight trees:
+/// Records in sled. Nine trees:
 /// - `objects`: key -> record as JSON (readable with any sled tool, and
 ///   tolerant of added fields);
 /// - `expiry`: (expires_at, key) -> (), the order the sweeper and eviction
@@ -24,6 +25,9 @@ use crate::memo::Memo;
 /// - `blocked`: digest -> [`Block`] as JSON, the blocklist;
 /// - `reports`: (reported_at, id) -> [`Report`] as JSON, the admin's
 ///   queue, oldest first;
+/// - `outbox`: sequence number -> the webhook event and its deliveries'
+///   state ([`Queued`]), written in the transaction of the change it
+///   tells of;
 /// - `meta`: `totals` -> the sums over the records ([`Totals`]), changed
 ///   in the same transaction as the records, so that a restart reads one
 ///   value instead of every record.
@@ -37,7 +41,11 @@ pub struct SledRepository {
     search: sled::Tree,
     blocked: sled::Tree,
     reports: sled::Tree,
+    outbox: sled::Tree,
     meta: sled::Tree,
+    /// Whether record changes put their events in the outbox
+    /// ([`Repository::keep_events`]).
+    events: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Shares flushes between concurrent writers (see [`GroupCommit`]).
     group: std::sync::Arc<GroupCommit>,
     /// Records already decoded, by the bytes they came from (see
@@ -115,6 +123,39 @@ fn search_key(term: &str, at: Timestamp, key: &str) -> Vec<u8> {
     k.extend_from_slice(&newest_first(at));
     k.extend_from_slice(key.as_bytes());
     k
+}
+
+/// The wall clock, for the time of an event: sled serves one process,
+/// whose clock is the one the use cases read too.
+fn wall_now() -> Timestamp {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Timestamp::from_millis(since.as_millis() as i64)
+}
+
+/// An event in the outbox, with its deliveries' state.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Queued {
+    event: Event,
+    attempts: u32,
+    next_at: Timestamp,
+    claimed_until: Timestamp,
+}
+
+/// Puts `event` in the outbox, due at once, inside a transaction.
+fn tx_add_event(outbox: &TransactionalTree, event: &Event) -> TxResult<()> {
+    let queued = Queued {
+        event: event.clone(),
+        attempts: 0,
+        next_at: event.at,
+        claimed_until: Timestamp::EPOCH,
+    };
+    let body =
+        serde_json::to_vec(&queued).map_err(|e| ConflictableTransactionError::Abort(storage(e)))?;
+    let seq = outbox.generate_id()?;
+    outbox.insert(&seq.to_be_bytes(), body)?;
+    Ok(())
 }
 
 /// A report's place in the queue: when it came, then its id.
@@ -215,9 +256,30 @@ struct TxIndexes<'a> {
     tags: &'a TransactionalTree,
     listings: &'a TransactionalTree,
     search: &'a TransactionalTree,
+    /// The outbox, when webhook events are kept.
+    outbox: Option<&'a TransactionalTree>,
 }
 
 impl TxIndexes<'_> {
+    /// Puts the event of a change of `key` (from `old` to `new`) in the
+    /// outbox, if events are kept and the change is one.
+    fn event(
+        &self,
+        key: &str,
+        (old, new): (Option<&Object>, Option<&Object>),
+        how: Change,
+    ) -> TxResult<()> {
+        let Some(outbox) = self.outbox else {
+            return Ok(());
+        };
+        let Some(kind) = change_event(old, new, how) else {
+            return Ok(());
+        };
+        let object = new.or(old).expect("an event has an object");
+        let event = Event::new(kind, wall_now(), EventData::of(key, object));
+        tx_add_event(outbox, &event)
+    }
+
     fn unindex(&self, key: &str, old: &Object) -> TxResult<()> {
         if let Some(at) = old.lifetime().expires_at() {
             self.expiry.remove(expiry_key(at, key))?;
@@ -318,6 +380,8 @@ impl SledRepository {
             search: db.open_tree("search").map_err(storage)?,
             blocked: db.open_tree("blocked").map_err(storage)?,
             reports: db.open_tree("reports").map_err(storage)?,
+            outbox: db.open_tree("outbox").map_err(storage)?,
+            events: std::sync::Arc::default(),
             meta: db.open_tree("meta").map_err(storage)?,
             db,
             group: std::sync::Arc::default(),
@@ -429,12 +493,13 @@ impl SledRepository {
         keys: &[&str],
         dead_at: Option<Timestamp>,
     ) -> StorageResult<Vec<Option<Object>>> {
-        flatten(self.trees().transaction(|(o, e, t, l, s, m)| {
+        flatten(self.trees().transaction(|(o, e, t, l, s, x, m)| {
             let ix = TxIndexes {
                 expiry: e,
                 tags: t,
                 listings: l,
                 search: s,
+                outbox: self.events_on().then_some(x),
             };
             let mut totals = tx_totals(m)?;
             let mut removed = Vec::with_capacity(keys.len());
@@ -450,6 +515,8 @@ impl SledRepository {
                 }
                 o.remove(*key)?;
                 ix.unindex(key, &old)?;
+                let how = removal(&old, dead_at.unwrap_or_else(wall_now));
+                ix.event(key, (Some(&old), None), how)?;
                 totals.remove(&old);
                 removed.push(Some(old));
             }
@@ -487,6 +554,7 @@ impl SledRepository {
         &sled::Tree,
         &sled::Tree,
         &sled::Tree,
+        &sled::Tree,
     ) {
         (
             &self.objects,
@@ -494,6 +562,7 @@ impl SledRepository {
             &self.tags,
             &self.listings,
             &self.search,
+            &self.outbox,
             &self.meta,
         )
     }
@@ -512,6 +581,29 @@ impl SledRepository {
         self.listings.apply_batch(batch).map_err(sled_error)?;
         self.meta.insert(LISTINGS_KEY, &[]).map_err(sled_error)?;
         self.flush()
+    }
+
+    /// Whether record changes put their events in the outbox.
+    fn events_on(&self) -> bool {
+        self.events.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Runs `write` on `tree` in one transaction with `event` put in the
+    /// outbox (when events are kept), then makes it durable.
+    fn with_event(
+        &self,
+        (tree, event): (&sled::Tree, Option<&Event>),
+        write: impl Fn(&TransactionalTree) -> TxResult<()>,
+    ) -> StorageResult<()> {
+        let event = event.filter(|_| self.events_on());
+        flatten((tree, &self.outbox).transaction(|(t, x)| {
+            write(t)?;
+            if let Some(event) = event {
+                tx_add_event(x, event)?;
+            }
+            Ok(())
+        }))?;
+        self.durable()
     }
 
     /// Builds the search index from every record, once, as
@@ -546,17 +638,19 @@ impl Repository for SledRepository {
 
     fn insert_new(&self, key: &str, object: &Object) -> StorageResult<bool> {
         let bytes = encode(object)?;
-        let inserted = flatten(self.trees().transaction(|(o, e, t, l, s, m)| {
+        let inserted = flatten(self.trees().transaction(|(o, e, t, l, s, x, m)| {
             let ix = TxIndexes {
                 expiry: e,
                 tags: t,
                 listings: l,
                 search: s,
+                outbox: self.events_on().then_some(x),
             };
             if o.get(key)?.is_some() {
                 return Ok(false);
             }
             ix.index(key, object)?;
+            ix.event(key, (None, Some(object)), Change::Written)?;
             o.insert(key, bytes.as_slice())?;
             let mut totals = tx_totals(m)?;
             totals.add(object);
@@ -588,12 +682,13 @@ impl Repository for SledRepository {
         _doomed: &[BlobId],
     ) -> StorageResult<Rev> {
         let bytes = encode(object)?;
-        flatten(self.trees().transaction(|(o, e, t, l, s, m)| {
+        flatten(self.trees().transaction(|(o, e, t, l, s, x, m)| {
             let ix = TxIndexes {
                 expiry: e,
                 tags: t,
                 listings: l,
                 search: s,
+                outbox: self.events_on().then_some(x),
             };
             let old = tx_decode(&tx_at(o, key, rev)?)?;
             let mut totals = tx_totals(m)?;
@@ -601,6 +696,7 @@ impl Repository for SledRepository {
             ix.unindex(key, &old)?;
             totals.replace(&old, object);
             ix.index(key, object)?;
+            ix.event(key, (Some(&old), Some(object)), Change::Written)?;
             tx_set_totals(m, &totals)?;
             Ok(())
         }))?;
@@ -609,16 +705,18 @@ impl Repository for SledRepository {
     }
 
     fn remove_at(&self, key: &str, rev: Rev, _doomed: &[BlobId]) -> StorageResult<()> {
-        flatten(self.trees().transaction(|(o, e, t, l, s, m)| {
+        flatten(self.trees().transaction(|(o, e, t, l, s, x, m)| {
             let ix = TxIndexes {
                 expiry: e,
                 tags: t,
                 listings: l,
                 search: s,
+                outbox: self.events_on().then_some(x),
             };
             let old = tx_decode(&tx_at(o, key, rev)?)?;
             o.remove(key)?;
             ix.unindex(key, &old)?;
+            ix.event(key, (Some(&old), None), removal(&old, wall_now()))?;
             let mut totals = tx_totals(m)?;
             totals.remove(&old);
             tx_set_totals(m, &totals)
@@ -727,12 +825,12 @@ impl Repository for SledRepository {
         Ok(())
     }
 
-    fn block(&self, block: &Block) -> StorageResult<()> {
+    fn block(&self, block: &Block, event: Option<&Event>) -> StorageResult<()> {
         let body = serde_json::to_vec(block).map_err(storage)?;
-        self.blocked
-            .insert(block.sha256.0, body)
-            .map_err(sled_error)?;
-        self.durable()
+        self.with_event((&self.blocked, event), |tree| {
+            tree.insert(&block.sha256.0, body.as_slice())?;
+            Ok(())
+        })
     }
 
     fn blocked(&self, digests: &[Sha256]) -> StorageResult<Option<Block>> {
@@ -744,12 +842,13 @@ impl Repository for SledRepository {
         Ok(None)
     }
 
-    fn report(&self, report: &Report) -> StorageResult<()> {
+    fn report(&self, report: &Report, event: Option<&Event>) -> StorageResult<()> {
         let body = serde_json::to_vec(report).map_err(storage)?;
-        self.reports
-            .insert(report_key(report.reported_at, &report.id), body)
-            .map_err(sled_error)?;
-        self.durable()
+        let key = report_key(report.reported_at, &report.id);
+        self.with_event((&self.reports, event), |tree| {
+            tree.insert(key.as_slice(), body.as_slice())?;
+            Ok(())
+        })
     }
 
     fn reports(&self, limit: usize) -> StorageResult<Vec<Report>> {
@@ -775,6 +874,71 @@ impl Repository for SledRepository {
         self.reports.remove(key).map_err(sled_error)?;
         self.durable()?;
         Ok(true)
+    }
+
+    fn keep_events(&self, on: bool) {
+        self.events.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn claim_events(
+        &self,
+        now: Timestamp,
+        lease_ms: u64,
+        limit: usize,
+    ) -> StorageResult<Vec<Claimed>> {
+        // One process serves a sled store: the claim keeps this process's
+        // deliverers from taking one event twice, and a restart finds
+        // every claim of the process before it run out.
+        let mut seen = std::collections::HashSet::new();
+        let mut out = vec![];
+        for entry in self.outbox.iter() {
+            if out.len() == limit {
+                break;
+            }
+            let (k, v) = entry.map_err(storage)?;
+            let mut queued: Queued = serde_json::from_slice(&v).map_err(corrupt)?;
+            // Only the earliest event of each object goes, due or not.
+            if !seen.insert(queued.event.data.key.clone()) {
+                continue;
+            }
+            if queued.next_at > now || queued.claimed_until > now {
+                continue;
+            }
+            queued.claimed_until = Timestamp::from_millis(now.as_millis() + lease_ms as i64);
+            let body = serde_json::to_vec(&queued).map_err(storage)?;
+            self.outbox.insert(&k, body).map_err(sled_error)?;
+            let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(corrupt)?);
+            let mut event = queued.event;
+            event.id = event_id(seq, event.at);
+            out.push(Claimed {
+                seq,
+                event,
+                attempts: queued.attempts,
+            });
+        }
+        Ok(out)
+    }
+
+    fn event_delivered(&self, seq: u64) -> StorageResult<()> {
+        self.outbox.remove(seq.to_be_bytes()).map_err(sled_error)?;
+        self.durable()
+    }
+
+    fn event_failed(&self, seq: u64, next: Option<Timestamp>) -> StorageResult<()> {
+        let key = seq.to_be_bytes();
+        let Some(next) = next else {
+            return self.event_delivered(seq);
+        };
+        let Some(v) = self.outbox.get(key).map_err(storage)? else {
+            return Ok(());
+        };
+        let mut queued: Queued = serde_json::from_slice(&v).map_err(corrupt)?;
+        queued.attempts += 1;
+        queued.next_at = next;
+        queued.claimed_until = Timestamp::EPOCH;
+        let body = serde_json::to_vec(&queued).map_err(storage)?;
+        self.outbox.insert(key, body).map_err(sled_error)?;
+        self.durable()
     }
 
     fn blocks(&self) -> StorageResult<Vec<Block>> {

@@ -47,6 +47,7 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use store_core::events::{change_event, event_id, removal, Change, Claimed, Event, EventData};
 use store_core::ports::{
     BlobReader, BlobStore, BlobWriter, Clock, Random, Repository, Rev, StagedWriter, StorageResult,
 };
@@ -133,13 +134,22 @@ struct MemoryTables {
     tags: BTreeMap<String, BTreeSet<String>>,
     /// Uploads' intents: each blob being written and until when.
     intents: HashMap<BlobId, Timestamp>,
+    /// Whether changes put their events in the outbox.
+    events: bool,
+    /// The outbox: each event by its place, with its tries, when it is
+    /// due, and until when a claim holds it.
+    outbox: BTreeMap<u64, (Event, u32, Timestamp, Timestamp)>,
+    /// The last place given in the outbox.
+    outbox_seq: u64,
 }
 
 impl MemoryTables {
     /// Stores `obj` under `key` with a fresh revision, replacing (and
     /// unindexing) what was there.
     fn write(&mut self, key: &str, obj: &Object) -> Rev {
-        if let Some(old) = self.objects.remove(key) {
+        let old = self.objects.remove(key);
+        self.event(key, (old.as_ref(), Some(obj)), Change::Written);
+        if let Some(old) = old {
             self.unindex(key, &old);
         }
         self.index(key, obj);
@@ -147,6 +157,26 @@ impl MemoryTables {
         self.writes += 1;
         self.revs.insert(key.to_string(), self.writes);
         Rev(self.writes)
+    }
+
+    /// Puts the event of a change of `key` in the outbox, if events are
+    /// kept and the change is one. The double has no clock: an event's
+    /// time, and whether a removal is an expiry, go by the wall clock.
+    fn event(&mut self, key: &str, (old, new): (Option<&Object>, Option<&Object>), how: Change) {
+        if !self.events {
+            return;
+        }
+        if let Some(kind) = change_event(old, new, how) {
+            let object = new.or(old).expect("an event has an object");
+            self.add_event(Event::new(kind, wall_now(), EventData::of(key, object)));
+        }
+    }
+
+    fn add_event(&mut self, event: Event) {
+        self.outbox_seq += 1;
+        let due = event.at;
+        self.outbox
+            .insert(self.outbox_seq, (event, 0, due, Timestamp::EPOCH));
     }
 
     /// Whether the record under `key` is at `rev`.
@@ -179,6 +209,14 @@ impl MemoryTables {
                 .insert(key.to_string());
         }
     }
+}
+
+/// The wall clock, for the double's events (it has no clock of its own).
+fn wall_now() -> Timestamp {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Timestamp::from_millis(since.as_millis() as i64)
 }
 
 /// The repository port in memory.
@@ -261,6 +299,7 @@ impl Repository for MemoryRepository {
             .expect("a record at a revision exists");
         t.revs.remove(key);
         t.unindex(key, &old);
+        t.event(key, (Some(&old), None), removal(&old, wall_now()));
         Ok(())
     }
 
@@ -348,8 +387,16 @@ impl Repository for MemoryRepository {
         Ok(())
     }
 
-    fn block(&self, block: &store_core::moderation::Block) -> StorageResult<()> {
-        lock(&self.0).blocked.insert(block.sha256, block.clone());
+    fn block(
+        &self,
+        block: &store_core::moderation::Block,
+        event: Option<&Event>,
+    ) -> StorageResult<()> {
+        let mut t = lock(&self.0);
+        t.blocked.insert(block.sha256, block.clone());
+        if let Some(e) = event.filter(|_| t.events) {
+            t.add_event(e.clone());
+        }
         Ok(())
     }
 
@@ -361,8 +408,15 @@ impl Repository for MemoryRepository {
         Ok(digests.iter().find_map(|d| t.blocked.get(d).cloned()))
     }
 
-    fn report(&self, report: &store_core::moderation::Report) -> StorageResult<()> {
+    fn report(
+        &self,
+        report: &store_core::moderation::Report,
+        event: Option<&Event>,
+    ) -> StorageResult<()> {
         let mut t = lock(&self.0);
+        if let Some(e) = event.filter(|_| t.events) {
+            t.add_event(e.clone());
+        }
         t.reports.push(report.clone());
         t.reports
             .sort_by(|a, b| (a.reported_at, &a.id).cmp(&(b.reported_at, &b.id)));
@@ -378,6 +432,60 @@ impl Repository for MemoryRepository {
         let before = t.reports.len();
         t.reports.retain(|r| r.id != id);
         Ok(t.reports.len() < before)
+    }
+
+    fn keep_events(&self, on: bool) {
+        lock(&self.0).events = on;
+    }
+
+    fn claim_events(
+        &self,
+        now: Timestamp,
+        lease_ms: u64,
+        limit: usize,
+    ) -> StorageResult<Vec<Claimed>> {
+        let mut t = lock(&self.0);
+        let mut seen = BTreeSet::new();
+        let mut out = vec![];
+        for (seq, (event, attempts, due, claimed)) in t.outbox.iter_mut() {
+            if out.len() == limit {
+                break;
+            }
+            if !seen.insert(event.data.key.clone()) || *due > now || *claimed > now {
+                continue;
+            }
+            *claimed = Timestamp::from_millis(now.as_millis() + lease_ms as i64);
+            let mut event = event.clone();
+            event.id = event_id(*seq, event.at);
+            out.push(Claimed {
+                seq: *seq,
+                event,
+                attempts: *attempts,
+            });
+        }
+        Ok(out)
+    }
+
+    fn event_delivered(&self, seq: u64) -> StorageResult<()> {
+        lock(&self.0).outbox.remove(&seq);
+        Ok(())
+    }
+
+    fn event_failed(&self, seq: u64, next: Option<Timestamp>) -> StorageResult<()> {
+        let mut t = lock(&self.0);
+        match next {
+            None => {
+                t.outbox.remove(&seq);
+            }
+            Some(next) => {
+                if let Some((_, attempts, due, claimed)) = t.outbox.get_mut(&seq) {
+                    *attempts += 1;
+                    *due = next;
+                    *claimed = Timestamp::EPOCH;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn blocks(&self) -> StorageResult<Vec<store_core::moderation::Block>> {

@@ -5,6 +5,7 @@ use std::io::Read;
 use std::ops::ControlFlow;
 
 use store_core::digest::Sha256;
+use store_core::events::{Claimed, Event, EventData, EventType};
 use store_core::gallery::GalleryRecord;
 use store_core::moderation::{AdminCursor, Block, Report, ALL_TERM};
 use store_core::ports::{BlobStore, Random, Repository, StorageResult};
@@ -96,6 +97,90 @@ pub fn repository(make: &dyn Fn() -> Box<dyn Repository>) {
     search_pages_newest_first_and_follows_changes(make().as_ref());
     blocklist_keeps_blocks(make().as_ref());
     reports_queue_oldest_first_until_cleared(make().as_ref());
+    outbox_keeps_each_objects_events_in_order(make().as_ref());
+}
+
+/// The webhooks' outbox: off, no change writes an event; on, a creation,
+/// a replacement (none), a removal of a live record (deleted) and of a
+/// dead one (expired) each write theirs, with a report's or a block's
+/// given event. A claim takes each object's earliest event only, holds
+/// it for its lease, and a failure makes it due again later; a delivery
+/// or the end of its retries takes it out.
+fn outbox_keeps_each_objects_events_in_order(repo: &dyn Repository) {
+    use store_core::events::EventType::*;
+    let far = 4_000_000_000; // 2096: live whatever the wall clock says.
+    repo.put("quiet", &sample_file("quiet", Some(far), &[]))
+        .unwrap();
+    let now = Timestamp::from_secs(2_000_000_000);
+    assert!(
+        repo.claim_events(now, 30_000, 10).unwrap().is_empty(),
+        "off: nothing"
+    );
+    repo.keep_events(true);
+    repo.put("a", &sample_file("a", Some(far), &[])).unwrap();
+    repo.put("a", &sample_file("a", Some(far), &["t"])).unwrap();
+    repo.put("b", &sample_file("b", Some(1), &[])).unwrap();
+    repo.remove("a").unwrap();
+    repo.remove_dead_many(&["b".to_string()], now).unwrap();
+    let reported = Event::new(
+        Reported,
+        now,
+        EventData {
+            reason: Some("spam".into()),
+            ..EventData::of("quiet", &repo.get("quiet").unwrap().unwrap())
+        },
+    );
+    let report = Report {
+        id: "r1".into(),
+        key: "quiet".into(),
+        reason: "spam".into(),
+        reported_at: now,
+    };
+    repo.report(&report, Some(&reported)).unwrap();
+    let kinds = |c: &[Claimed]| -> Vec<(String, EventType)> {
+        c.iter()
+            .map(|c| (c.event.data.key.clone(), c.event.kind))
+            .collect()
+    };
+    let first = repo.claim_events(now, 30_000, 10).unwrap();
+    let k = |key: &str, e| (key.to_string(), e);
+    assert_eq!(
+        kinds(&first),
+        [k("a", Created), k("b", Created), k("quiet", Reported)]
+    );
+    assert!(first
+        .iter()
+        .all(|c| c.event.id.starts_with("msg_") && c.attempts == 0));
+    assert!(
+        repo.claim_events(now, 30_000, 10).unwrap().is_empty(),
+        "claimed"
+    );
+    for c in &first {
+        repo.event_delivered(c.seq).unwrap();
+    }
+    let second = repo.claim_events(now, 30_000, 10).unwrap();
+    assert_eq!(kinds(&second), [k("a", Deleted), k("b", Expired)]);
+    let later = now.plus_secs(5);
+    repo.event_failed(second[0].seq, Some(later)).unwrap();
+    repo.event_failed(second[1].seq, None).unwrap();
+    assert!(
+        repo.claim_events(now.plus_secs(4), 30_000, 10)
+            .unwrap()
+            .is_empty(),
+        "not due yet"
+    );
+    let again = repo.claim_events(later, 30_000, 10).unwrap();
+    assert_eq!(kinds(&again), [k("a", Deleted)]);
+    assert_eq!(again[0].attempts, 1);
+    assert_eq!(again[0].event.id, second[0].event.id, "one id on every try");
+    // A claim whose deliverer died runs out, and the event is due again.
+    let expired = repo.claim_events(later.plus_secs(31), 30_000, 10).unwrap();
+    assert_eq!(kinds(&expired), [k("a", Deleted)]);
+    repo.event_delivered(expired[0].seq).unwrap();
+    assert!(repo
+        .claim_events(later.plus_secs(100), 30_000, 10)
+        .unwrap()
+        .is_empty());
 }
 
 /// The admin's report queue: oldest first, bounded by the limit asked,
@@ -108,9 +193,9 @@ fn reports_queue_oldest_first_until_cleared(repo: &dyn Repository) {
         reported_at: Timestamp::from_secs(secs),
     };
     assert!(repo.reports(10).unwrap().is_empty());
-    repo.report(&report("rb", 20)).unwrap();
-    repo.report(&report("ra", 10)).unwrap();
-    repo.report(&report("rc", 30)).unwrap();
+    repo.report(&report("rb", 20), None).unwrap();
+    repo.report(&report("ra", 10), None).unwrap();
+    repo.report(&report("rc", 30), None).unwrap();
     assert_eq!(
         repo.reports(10).unwrap(),
         [report("ra", 10), report("rb", 20), report("rc", 30)]
@@ -221,9 +306,9 @@ fn blocklist_keeps_blocks(repo: &dyn Repository) {
     };
     assert_eq!(repo.blocked(&[Sha256::of(b"x")]).unwrap(), None);
     assert_eq!(repo.blocked(&[]).unwrap(), None);
-    repo.block(&block(b"x", 1, "spam")).unwrap();
-    repo.block(&block(b"y", 2, "malware")).unwrap();
-    repo.block(&block(b"x", 3, "spam, again")).unwrap();
+    repo.block(&block(b"x", 1, "spam"), None).unwrap();
+    repo.block(&block(b"y", 2, "malware"), None).unwrap();
+    repo.block(&block(b"x", 3, "spam, again"), None).unwrap();
     assert_eq!(
         repo.blocked(&[Sha256::of(b"z"), Sha256::of(b"x")]).unwrap(),
         Some(block(b"x", 3, "spam, again"))

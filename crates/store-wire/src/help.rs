@@ -562,7 +562,8 @@ curl -H 'Authorization: Bearer <admin token>' -X DELETE '{b}/<id>'\n```\n\n\
 - `POST /admin/block` with `sha256` and `reason` blocks those bytes: every upload or import of them answers 451 `blocked` and stores nothing, on every process, and every live object holding them is removed (a dir loses only those files).\n\
 - `POST /admin/delete` with `key` removes any object `GET /admin` lists; `DELETE` of a file, bundle or dir by its usual URL works with the admin token too.\n\
 - Visitors report an object with `POST <its URL>?report=1` and a `reason` (1 to 1000 characters, JSON or a form); every shared page has a Report form. `GET /admin?reports=1` is the queue, the oldest first, and `POST /admin/clear` with `id` takes a report out.\n\
-- Without the admin token these answer 401 `write_denied`.\n"
+- Without the admin token these answer 401 `write_denied`.\n\
+- With `STORE_WEBHOOK_URL` and `STORE_WEBHOOK_SECRET` set, every event (`object.created`, `object.deleted`, `object.expired`, `object.reported`, `object.blocked`) is POSTed as JSON signed as the Standard Webhooks specification says, at least once and in order per object, retried after about 5 s, 30 s, then for 24 h.\n"
     )
 }
 

@@ -72,8 +72,12 @@ impl Repository for Interleaving {
     ) -> store_core::ports::StorageResult<()> {
         self.inner.searched(term, after, visit)
     }
-    fn block(&self, block: &store_core::moderation::Block) -> store_core::ports::StorageResult<()> {
-        self.inner.block(block)
+    fn block(
+        &self,
+        block: &store_core::moderation::Block,
+        event: Option<&store_core::events::Event>,
+    ) -> store_core::ports::StorageResult<()> {
+        self.inner.block(block, event)
     }
     fn blocked(
         &self,
@@ -84,8 +88,30 @@ impl Repository for Interleaving {
     fn report(
         &self,
         report: &store_core::moderation::Report,
+        event: Option<&store_core::events::Event>,
     ) -> store_core::ports::StorageResult<()> {
-        self.inner.report(report)
+        self.inner.report(report, event)
+    }
+    fn keep_events(&self, on: bool) {
+        self.inner.keep_events(on)
+    }
+    fn claim_events(
+        &self,
+        now: store_core::Timestamp,
+        lease_ms: u64,
+        limit: usize,
+    ) -> store_core::ports::StorageResult<Vec<store_core::events::Claimed>> {
+        self.inner.claim_events(now, lease_ms, limit)
+    }
+    fn event_delivered(&self, seq: u64) -> store_core::ports::StorageResult<()> {
+        self.inner.event_delivered(seq)
+    }
+    fn event_failed(
+        &self,
+        seq: u64,
+        next: Option<store_core::Timestamp>,
+    ) -> store_core::ports::StorageResult<()> {
+        self.inner.event_failed(seq, next)
     }
     fn reports(
         &self,

@@ -124,11 +124,14 @@ fn a_block_removes_live_copies_and_refuses_every_kind_of_upload() {
 fn without_an_admin_token_nothing_is_refused() {
     let w = world();
     w.repo
-        .block(&store_core::moderation::Block {
-            sha256: Sha256::of(b"b"),
-            reason: "r".into(),
-            blocked_at: Timestamp::from_secs(T0),
-        })
+        .block(
+            &store_core::moderation::Block {
+                sha256: Sha256::of(b"b"),
+                reason: "r".into(),
+                blocked_at: Timestamp::from_secs(T0),
+            },
+            None,
+        )
         .unwrap();
     put_plain(&w.app, "b.txt", b"b");
 }
