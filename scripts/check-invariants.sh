@@ -28,7 +28,7 @@ forbid() {
 forbid store-core tokio hyper sled image getrandom ureq
 # The use cases know the ports, not the adapters or the web. They may use
 # store-media, which is pure computation over bytes.
-forbid store-app tokio hyper sled ureq store-sled store-http store-wire store-fetch store-pg store-s3
+forbid store-app tokio hyper sled ureq store-sled store-http store-wire store-fetch store-pg store-s3 store-clamd
 # The test kit is as pure as the core it serves.
 forbid store-testkit tokio hyper sled image
 # The persistence adapter knows nothing of HTTP or the use cases.
@@ -41,13 +41,15 @@ forbid store-s3 sled store-app store-http store-wire store-sled store-fetch stor
 forbid store-bridge hyper sled store-app store-http store-wire store-sled store-pg store-s3 store-fetch
 # The fetcher is a blocking adapter of one port: no runtime, no storage, no web server.
 forbid store-fetch tokio hyper sled store-app store-http store-wire store-sled
+# The virus scanner is a blocking adapter of one port, over a socket.
+forbid store-clamd tokio hyper sled ureq store-app store-http store-wire store-sled store-fetch store-pg store-s3
 # The media pipeline is pure computation over bytes.
 forbid store-media tokio hyper sled ureq store-core store-app store-http store-wire store-sled store-fetch
 # The wire contract is pure (issue 32): no runtime, no server, no storage,
 # no client; the server depends on it, never the other way round.
 forbid store-wire tokio hyper hyper-util sled ureq store-http store-sled store-pg store-s3 store-fetch store-bridge
 # The HTTP shell reaches storage only through the ports.
-forbid store-http sled store-sled store-pg store-s3 ureq store-fetch
+forbid store-http sled store-sled store-pg store-s3 ureq store-fetch store-clamd
 # No thread of the blocking pool waits for a client (issue 19): nothing in
 # the HTTP shell blocks on a channel, and blocking work is handed to the
 # pool only through a lane (lanes.rs), or by the server loop (server.rs).

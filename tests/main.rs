@@ -27,6 +27,7 @@ mod pages;
 mod passwords;
 mod pics;
 mod private;
+mod scanning;
 mod selfdesc;
 mod server;
 mod single_files;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+pub mod clamd;
 pub mod proxy;
 pub mod qr;
 pub mod tus;

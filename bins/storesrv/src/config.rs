@@ -36,6 +36,8 @@ pub struct Config {
     /// STORE_WEBHOOK_URL and STORE_WEBHOOK_SECRET: where events go, and
     /// the key they are signed with.
     pub webhook: Option<WebhookSetting>,
+    /// STORE_CLAMD: the clamd every upload is scanned by.
+    pub clamd: Option<store_clamd::Clamd>,
     /// STORE_DATABASE_URL: records in PostgreSQL instead of sled.
     pub database_url: Option<Secret>,
     /// STORE_DELETE_GRACE_SECS: how long bytes that records stopped naming
@@ -166,6 +168,9 @@ environment only:
   STORE_WEBHOOK_ALLOW_PRIVATE=1  let the webhook URL name a private or loopback address
   STORE_WEBHOOK_TIMEOUT_MS  a delivery's time-out (default 15000); the retries' pauses
                             (5 s, 30 s, then growing for 24 h) scale with it (tests)
+  STORE_CLAMD               unix:/path/to/clamd.sock or tcp:host:port: every upload is scanned
+                            by ClamAV before it is stored (422 infected; 503 while clamd is
+                            out of reach); clamd's StreamMaxLength must allow the largest upload
   STORE_ADMIN_TOKEN         moderation: GET /admin lists, searches, deletes and blocks
                             (Authorization: Bearer <token>); unset, /admin is 404
   STORE_PICS_UPLOADS        open (default): anyone with a gallery's link adds images;
@@ -408,6 +413,10 @@ fn settings(flags: Flags, env: &dyn Fn(&str) -> Option<String>) -> Result<Box<Co
             .collect(),
         import_allow_private: env("STORE_IMPORT_ALLOW_PRIVATE").as_deref() == Some("1"),
         webhook: webhook(env)?,
+        clamd: env("STORE_CLAMD")
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| store_clamd::Clamd::parse(&v))
+            .transpose()?,
         database_url: env("STORE_DATABASE_URL")
             .filter(|u| !u.trim().is_empty())
             .map(Secret),

@@ -234,6 +234,10 @@ fn open_app(
     };
     let (app, recovery) = App::open(ports, app_config).map_err(|e| e.to_string())?;
     webhooks(&app, config, bound)?;
+    if let Some(clamd) = &config.clamd {
+        app.scan_uploads(Arc::new(clamd.clone()));
+        tracing::info!(?clamd, "uploads are scanned by clamd");
+    }
     tracing::info!(
         data = %config.data.display(),
         records = %records.describe(),

@@ -496,12 +496,14 @@ impl App {
     }
 
     /// A new blob holding `old`'s bytes followed by `tail`, and its
-    /// SHA-256, computed as the bytes are copied.
+    /// SHA-256, computed as the bytes are copied (and scanned, when
+    /// scanning is on: the result is new bytes).
     pub(crate) fn concat_blob(
         &self,
         old: &store_core::BlobId,
         tail: &[u8],
     ) -> AppResult<(store_core::BlobId, Sha256)> {
+        let mut scan = self.begin_scan()?;
         let mut writer = self.ports.blobs.create()?;
         let mut reader = self.open_record_blob(old)?;
         let mut digest = RunningSha256::default();
@@ -513,10 +515,17 @@ impl App {
                 break;
             }
             digest.update(&buf[..n]);
+            if let Some(scan) = &mut scan {
+                scan.write(&buf[..n])?;
+            }
             writer.write(&buf[..n])?;
         }
         digest.update(tail);
+        if let Some(scan) = &mut scan {
+            scan.write(tail)?;
+        }
         writer.write(tail)?;
+        crate::scanning::verdict(scan)?;
         Ok((writer.commit()?, digest.finish()))
     }
 

@@ -70,6 +70,7 @@ mod outcomes;
 pub mod passwords;
 mod pool;
 mod resumable;
+mod scanning;
 pub mod system;
 mod telemetry;
 mod upkeep;
@@ -248,6 +249,8 @@ pub struct App {
     upkeep_signals: Arc<upkeep::Signals>,
     /// Where webhook events go, once turned on ([`App::deliver_webhooks`]).
     webhook: std::sync::OnceLock<webhooks::Webhook>,
+    /// The virus scanner, once turned on ([`App::scan_uploads`]).
+    scanner: std::sync::OnceLock<Arc<dyn store_core::ports::Scanner>>,
 }
 
 impl App {
@@ -293,6 +296,7 @@ impl App {
             counters: telemetry::Counters::default(),
             upkeep_signals: Arc::default(),
             webhook: std::sync::OnceLock::new(),
+            scanner: std::sync::OnceLock::new(),
         };
         let recovery = Recovery {
             objects: totals.objects,
@@ -421,11 +425,13 @@ impl App {
 
     /// Starts receiving a body of at most `limit_bytes`.
     pub fn begin_upload(&self, limit_bytes: u64) -> AppResult<Upload> {
+        let scan = self.begin_scan()?;
         Ok(Upload::new(
             self.ports.blobs.create()?,
             Arc::clone(&self.ports.blobs),
             limit_bytes,
-        ))
+        )
+        .scanned(scan))
     }
 
     /// Removes objects whose time has come, at most `batch` of them, and

@@ -382,8 +382,12 @@ impl App {
         };
         let draft = self.draft_file(&upload.request, body, RetainAuth::Absent, false, now)?;
         let sha256 = upload.digest.clone().map(|d| d.finish());
-        if let Err(e) = self.refuse_blocked(sha256.as_slice()) {
-            // Blocked bytes are not kept for a retry: the upload ends here.
+        let refused = self
+            .refuse_blocked(sha256.as_slice())
+            .and_then(|()| self.scan_blob(&blob));
+        if let Err(e) = refused {
+            // Blocked or infected bytes are not kept for a retry, nor is
+            // an upload whose scan could not run: it ends here.
             self.remove_object(&upload.id, rev, &Object::Upload(upload.clone()))?;
             return Err(e);
         }

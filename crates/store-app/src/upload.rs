@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use store_core::content::{Utf8Check, SNIFF_BYTES};
 use store_core::digest::{RunningSha256, Sha256};
-use store_core::ports::{BlobStore, BlobWriter};
+use store_core::ports::{BlobStore, BlobWriter, Scan};
 use store_core::{BlobId, StoreError};
 
 use crate::AppResult;
@@ -20,6 +20,8 @@ pub struct Upload {
     head: Vec<u8>,
     utf8: Utf8Check,
     digest: RunningSha256,
+    /// The virus scan the bytes also go to, when scanning is on.
+    scan: Option<Box<dyn Scan>>,
 }
 
 impl std::fmt::Debug for Upload {
@@ -45,7 +47,13 @@ impl Upload {
             head: Vec::new(),
             utf8: Utf8Check::new(),
             digest: RunningSha256::default(),
+            scan: None,
         }
+    }
+
+    /// The same upload, its bytes also going to `scan`.
+    pub(crate) fn scanned(self, scan: Option<Box<dyn Scan>>) -> Self {
+        Self { scan, ..self }
     }
 
     /// Appends a chunk; refuses it with 413 once the limit would be passed.
@@ -60,6 +68,9 @@ impl Upload {
         }
         self.utf8.push(chunk);
         self.digest.update(chunk);
+        if let Some(scan) = &mut self.scan {
+            scan.write(chunk)?;
+        }
         self.writer.write(chunk)?;
         self.size = size;
         Ok(())
@@ -69,6 +80,9 @@ impl Upload {
     /// The writer's file is closed here, so a request with many parts
     /// holds one open file at a time, not one per part.
     pub fn finish(self) -> AppResult<Staged> {
+        // The verdict comes first: refused, the writer is dropped and its
+        // bytes with it.
+        crate::scanning::verdict(self.scan)?;
         let blob = self.writer.commit()?;
         Ok(Staged {
             blob: Some(blob),

@@ -112,6 +112,10 @@ pub enum StoreError {
     /// nothing of the upload was stored.
     #[error("{0}")]
     Blocked(String),
+    /// Bytes the virus scanner found a signature in (422 `infected`,
+    /// issue 36): nothing of the upload was stored.
+    #[error("{0}")]
+    Infected(String),
     /// The server is saturated for everyone (its image queue, or the room
     /// for bodies in flight, is full); retry after the given seconds. It is
     /// answered as 429 `rate_limited`, the code SPEC.md's clients already
@@ -187,6 +191,7 @@ impl StoreError {
             Self::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
             Self::ChecksumMismatch(_) => ErrorCode::ChecksumMismatch,
             Self::Blocked(_) => ErrorCode::Blocked,
+            Self::Infected(_) => ErrorCode::Infected,
         }
     }
 
@@ -258,6 +263,8 @@ pub enum ErrorCode {
     ChecksumMismatch,
     /// Beyond SPEC.md: 451, an upload whose bytes the admin blocked.
     Blocked,
+    /// Beyond SPEC.md: 422, an upload the virus scanner refused.
+    Infected,
     /// Beyond SPEC.md: 500, a fault of the server's own.
     Internal,
     /// Beyond SPEC.md: 503, the records or the bytes out of reach.
@@ -280,7 +287,7 @@ pub struct ErrorInfo {
 impl ErrorCode {
     /// Every code the service answers, by HTTP status: what `/api` and
     /// `/help/errors` list.
-    pub const ALL: [ErrorCode; 21] = [
+    pub const ALL: [ErrorCode; 22] = [
         Self::BadRequest,
         Self::WriteDenied,
         Self::Forbidden,
@@ -293,6 +300,7 @@ impl ErrorCode {
         Self::UriTooLong,
         Self::UnsupportedMediaType,
         Self::RangeNotSatisfiable,
+        Self::Infected,
         Self::RateLimited,
         Self::HeadersTooLarge,
         Self::Blocked,
@@ -328,6 +336,7 @@ impl ErrorCode {
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::ChecksumMismatch => "checksum_mismatch",
             Self::Blocked => "blocked",
+            Self::Infected => "infected",
         }
     }
 
@@ -355,6 +364,7 @@ impl ErrorCode {
             Self::UnsupportedMediaType => 415,
             Self::ChecksumMismatch => 460,
             Self::Blocked => 451,
+            Self::Infected => 422,
         }
     }
 
@@ -461,6 +471,10 @@ impl ErrorCode {
             Self::Blocked => (
                 "an upload or import whose bytes the server's admin blocked; nothing was stored",
                 "do not retry: these bytes are refused",
+            ),
+            Self::Infected => (
+                "an upload the server's virus scanner found a signature in; nothing was stored",
+                "do not retry the same bytes",
             ),
         };
         ErrorInfo {

@@ -453,6 +453,24 @@ pub trait Repository: Send + Sync {
     ) -> StorageResult<()>;
 }
 
+/// The virus scanner (`STORE_CLAMD`, issue 36): an upload's bytes go to
+/// it as they arrive, and its verdict comes before anything is committed.
+/// A scanner that cannot be reached is an [`StorageErrorKind::Unavailable`]
+/// error, and the upload is refused (fail closed).
+pub trait Scanner: Send + Sync + std::fmt::Debug {
+    /// Starts scanning one upload's bytes.
+    fn begin(&self) -> StorageResult<Box<dyn Scan>>;
+}
+
+/// One upload being scanned.
+pub trait Scan: Send {
+    /// The next bytes.
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()>;
+    /// The verdict once every byte was written: `None` when clean, or the
+    /// name of the signature found.
+    fn finish(self: Box<Self>) -> StorageResult<Option<String>>;
+}
+
 /// Where webhook deliveries go (`STORE_WEBHOOK_URL`, issue 36): one
 /// signed POST at a time, answered by whether the receiver took it.
 pub trait WebhookSender: Send + Sync {

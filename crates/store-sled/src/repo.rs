@@ -26,7 +26,7 @@ use crate::memo::Memo;
 /// - `reports`: (reported_at, id) -> [`Report`] as JSON, the admin's
 ///   queue, oldest first;
 /// - `outbox`: sequence number -> the webhook event and its deliveries'
-///   state ([`Queued`]), written in the transaction of the change it
+///   state (`Queued`), written in the transaction of the change it
 ///   tells of;
 /// - `meta`: `totals` -> the sums over the records ([`Totals`]), changed
 ///   in the same transaction as the records, so that a restart reads one

@@ -94,8 +94,10 @@ mod tests {
         assert_eq!(c["errors"]["pool_full"]["http"], 507);
         // SPEC.md's nine, the six a server adds (414, 416, 431, 500, 503,
         // and 507 for a full disk), the four of resumable uploads (409,
-        // 412, 415, 460), the MCP endpoint's 405 and moderation's 451.
-        assert_eq!(c["errors"].as_object().unwrap().len(), 21);
+        // 412, 415, 460), the MCP endpoint's 405 and moderation's 451 and
+        // 422.
+        assert_eq!(c["errors"].as_object().unwrap().len(), 22);
+        assert_eq!(c["errors"]["infected"]["http"], 422);
         assert_eq!(c["errors"]["blocked"]["http"], 451);
         assert_eq!(c["errors"]["unavailable"]["http"], 503);
         assert_eq!(c["limits"]["history_limit"], 200);

@@ -563,6 +563,7 @@ curl -H 'Authorization: Bearer <admin token>' -X DELETE '{b}/<id>'\n```\n\n\
 - `POST /admin/delete` with `key` removes any object `GET /admin` lists; `DELETE` of a file, bundle or dir by its usual URL works with the admin token too.\n\
 - Visitors report an object with `POST <its URL>?report=1` and a `reason` (1 to 1000 characters, JSON or a form); every shared page has a Report form. `GET /admin?reports=1` is the queue, the oldest first, and `POST /admin/clear` with `id` takes a report out.\n\
 - Without the admin token these answer 401 `write_denied`.\n\
+- With `STORE_CLAMD` set, every upload is scanned by ClamAV before it is stored: a hit answers 422 `infected`, and while clamd is out of reach uploads answer 503 `unavailable`.\n\
 - With `STORE_WEBHOOK_URL` and `STORE_WEBHOOK_SECRET` set, every event (`object.created`, `object.deleted`, `object.expired`, `object.reported`, `object.blocked`) is POSTed as JSON signed as the Standard Webhooks specification says, at least once and in order per object, retried after about 5 s, 30 s, then for 24 h.\n"
     )
 }

@@ -92,6 +92,7 @@ impl App {
         }
         let limits = self.media_limits();
         self.refuse_blocked(&[Sha256::of(&bytes)])?;
+        self.scan_bytes(&bytes)?;
         let processed = self
             .media_slots
             .run(|| store_media::process(&bytes, &limits))
