@@ -59,6 +59,9 @@ fn an_event_is_signed_and_retried_with_one_id_after_failures_and_a_time_out() {
     assert_eq!(taken.body["data"]["kind"], "file");
     assert_eq!(taken.body["data"]["name"], "hello.txt");
     assert!(taken.body["timestamp"].as_str().unwrap().ends_with('Z'));
+    let secret = crate::common::webhook::SECRET;
+    let key = secret.trim_start_matches("whsec_");
+    assert!(!s.log().contains(key), "the secret is never logged");
 }
 
 #[test]

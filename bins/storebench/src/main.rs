@@ -11,6 +11,7 @@ mod attack;
 mod cluster;
 mod inproc;
 mod mcp;
+mod moderation;
 mod passwords;
 mod postgres;
 mod ranges;
@@ -212,6 +213,10 @@ fn main() {
     if wanted(18) {
         settle_disk();
         rows.extend(passwords::flood_of_wrong_passwords(&bench, &fixtures));
+    }
+    if wanted(19) {
+        settle_disk();
+        rows.extend(moderation::scenarios(&bench));
     }
     if wanted(6) {
         let (r, peak) = scenarios::memory(&bench, &fixtures);

@@ -21,7 +21,7 @@ impl App {
         parts: Vec<Part>,
         now: Timestamp,
     ) -> AppResult<Vec<MemberFile>> {
-        let digests: Vec<_> = parts.iter().map(|p| p.body.sha256()).collect();
+        let digests: Vec<_> = parts.iter().filter_map(|p| p.body.sha256()).collect();
         // Refused here, the parts' staged blobs go as they are dropped.
         self.refuse_blocked(&digests)?;
         let mut members: Vec<MemberFile> = Vec::with_capacity(parts.len());
@@ -37,7 +37,7 @@ impl App {
                 .name
                 .unwrap_or_else(|| default_file_name(&content_type));
             let size = part.body.size();
-            let sha256 = Some(part.body.sha256());
+            let sha256 = part.body.sha256();
             members.push(MemberFile {
                 name,
                 text: is_text_file(utf8, &content_type),

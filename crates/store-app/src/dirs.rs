@@ -460,7 +460,7 @@ impl App {
         )?;
         let reservation = self.reserve_in(room, text.len() as u64)?;
         let (blob, sha256) = self.concat_blob(&file.blob, text)?;
-        if let Err(e) = self.refuse_blocked(&[sha256]) {
+        if let Err(e) = self.refuse_blocked(sha256.as_slice()) {
             let _ = self.ports.blobs.remove(&blob);
             return Err(e);
         }
@@ -470,7 +470,7 @@ impl App {
             .find(|f| f.name == name)
             .expect("the file was found above");
         slot.blob = blob.clone();
-        slot.sha256 = Some(sha256);
+        slot.sha256 = sha256;
         slot.size = new_size;
         slot.updated_at = now;
         dir.record_activity(
@@ -502,11 +502,11 @@ impl App {
         &self,
         old: &store_core::BlobId,
         tail: &[u8],
-    ) -> AppResult<(store_core::BlobId, Sha256)> {
+    ) -> AppResult<(store_core::BlobId, Option<Sha256>)> {
         let mut scan = self.begin_scan()?;
         let mut writer = self.ports.blobs.create()?;
         let mut reader = self.open_record_blob(old)?;
-        let mut digest = RunningSha256::default();
+        let mut digest = self.moderates().then(RunningSha256::default);
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             let n = std::io::Read::read(&mut reader, &mut buf)
@@ -514,19 +514,23 @@ impl App {
             if n == 0 {
                 break;
             }
-            digest.update(&buf[..n]);
+            if let Some(digest) = &mut digest {
+                digest.update(&buf[..n]);
+            }
             if let Some(scan) = &mut scan {
                 scan.write(&buf[..n])?;
             }
             writer.write(&buf[..n])?;
         }
-        digest.update(tail);
+        if let Some(digest) = &mut digest {
+            digest.update(tail);
+        }
         if let Some(scan) = &mut scan {
             scan.write(tail)?;
         }
         writer.write(tail)?;
         crate::scanning::verdict(scan)?;
-        Ok((writer.commit()?, digest.finish()))
+        Ok((writer.commit()?, digest.map(RunningSha256::finish)))
     }
 
     /// DELETE `/d/<key>/<file>`.

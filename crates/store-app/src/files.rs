@@ -260,13 +260,13 @@ impl App {
             seen: true,
         };
         let draft = self.draft_file(req, body, auth, link, now)?;
-        self.refuse_blocked(&[upload.sha256()])?;
+        self.refuse_blocked(upload.sha256().as_slice())?;
         let password = self.protection_for(req.password.as_ref(), None)?;
         let reservation = self.reserve(body.size)?;
         let owner_token = ids::token(self.ports.random.as_ref());
         let sha256 = upload.sha256();
         let owner = Owner::new(&owner_token, req.protect);
-        let mut record = draft.into_record((upload.into_blob(), Some(sha256)), owner);
+        let mut record = draft.into_record((upload.into_blob(), sha256), owner);
         record.password = password;
         // The reservation is kept even when the insert failed: the record
         // may have been written before a failed flush. The next start reads
@@ -577,7 +577,7 @@ impl App {
         record.ensure_editable()?;
         let new_size = upload.size();
         let sha256 = upload.sha256();
-        self.refuse_blocked(&[sha256])?;
+        self.refuse_blocked(sha256.as_slice())?;
         let grow = self.reserve(new_size.saturating_sub(record.size))?;
         let blob = upload.into_blob();
         self.swap_content(
@@ -607,7 +607,7 @@ impl App {
         let new_size = self.appended_size(record.size, text.len())?;
         let grow = self.reserve(text.len() as u64)?;
         let (blob, sha256) = self.concat_blob(&record.blob, text)?;
-        if let Err(e) = self.refuse_blocked(&[sha256]) {
+        if let Err(e) = self.refuse_blocked(sha256.as_slice()) {
             let _ = self.ports.blobs.remove(&blob);
             return Err(e);
         }
@@ -633,14 +633,14 @@ impl App {
         &self,
         (id, rev): (&str, Rev),
         record: &mut FileRecord,
-        (blob, new_size, sha256): (store_core::BlobId, u64, Sha256),
+        (blob, new_size, sha256): (store_core::BlobId, u64, Option<Sha256>),
         grow: crate::pool::Reservation<'_>,
         retain: RetainAuth,
         now: store_core::Timestamp,
     ) -> AppResult<()> {
         let old_blob = std::mem::replace(&mut record.blob, blob);
         let old_size = std::mem::replace(&mut record.size, new_size);
-        record.sha256 = Some(sha256);
+        record.sha256 = sha256;
         record.updated_at = now;
         if retain == RetainAuth::Valid {
             record.lifetime = Lifetime::Indefinite;

@@ -431,7 +431,7 @@ impl App {
             Arc::clone(&self.ports.blobs),
             limit_bytes,
         )
-        .scanned(scan))
+        .scanned(scan, self.moderates()))
     }
 
     /// Removes objects whose time has come, at most `batch` of them, and

@@ -199,6 +199,10 @@ impl App {
         }
         let mut record = UploadRecord::new(String::new(), length, kept, owner, staging, now);
         record.metadata = metadata;
+        // Hashed as its PATCHes come only when the server moderates.
+        if !self.moderates() {
+            record.digest = None;
+        }
         self.insert_with_fresh_id(reservation, |id| {
             record.id = id.to_string();
             Object::Upload(record.clone())

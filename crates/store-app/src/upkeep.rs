@@ -131,11 +131,16 @@ impl App {
                 })?
         };
         let mut threads = vec![sweeper, collector];
-        if self.delivers_webhooks() {
+        let deliverers = if self.delivers_webhooks() {
+            crate::webhooks::DELIVERERS
+        } else {
+            0
+        };
+        for i in 0..deliverers {
             let (app, sleep) = (Arc::clone(self), sleep.clone());
             threads.push(
                 std::thread::Builder::new()
-                    .name("store-webhooks".into())
+                    .name(format!("store-webhooks-{i}"))
                     .spawn(move || deliver_until_stopped(&app, &sleep))?,
             );
         }

@@ -19,7 +19,9 @@ pub struct Upload {
     size: u64,
     head: Vec<u8>,
     utf8: Utf8Check,
-    digest: RunningSha256,
+    /// The SHA-256 as the bytes pass, when the server moderates (the
+    /// admin's search and the blocklist are its only readers).
+    digest: Option<RunningSha256>,
     /// The virus scan the bytes also go to, when scanning is on.
     scan: Option<Box<dyn Scan>>,
 }
@@ -46,14 +48,19 @@ impl Upload {
             size: 0,
             head: Vec::new(),
             utf8: Utf8Check::new(),
-            digest: RunningSha256::default(),
+            digest: None,
             scan: None,
         }
     }
 
-    /// The same upload, its bytes also going to `scan`.
-    pub(crate) fn scanned(self, scan: Option<Box<dyn Scan>>) -> Self {
-        Self { scan, ..self }
+    /// The same upload, its bytes also going to `scan`, and hashed when
+    /// `hashed`.
+    pub(crate) fn scanned(self, scan: Option<Box<dyn Scan>>, hashed: bool) -> Self {
+        Self {
+            scan,
+            digest: hashed.then(RunningSha256::default),
+            ..self
+        }
     }
 
     /// Appends a chunk; refuses it with 413 once the limit would be passed.
@@ -67,7 +74,9 @@ impl Upload {
             self.head.extend_from_slice(&chunk[..take]);
         }
         self.utf8.push(chunk);
-        self.digest.update(chunk);
+        if let Some(digest) = &mut self.digest {
+            digest.update(chunk);
+        }
         if let Some(scan) = &mut self.scan {
             scan.write(chunk)?;
         }
@@ -90,7 +99,7 @@ impl Upload {
             size: self.size,
             head: self.head,
             utf8_text: self.utf8.is_text(),
-            sha256: self.digest.finish(),
+            sha256: self.digest.map(RunningSha256::finish),
         })
     }
 }
@@ -104,7 +113,7 @@ pub struct Staged {
     size: u64,
     head: Vec<u8>,
     utf8_text: bool,
-    sha256: Sha256,
+    sha256: Option<Sha256>,
 }
 
 impl std::fmt::Debug for Staged {
@@ -132,8 +141,8 @@ impl Staged {
         self.utf8_text
     }
 
-    /// The SHA-256 of the bytes.
-    pub fn sha256(&self) -> Sha256 {
+    /// The SHA-256 of the bytes, when the server moderates.
+    pub fn sha256(&self) -> Option<Sha256> {
         self.sha256
     }
 

@@ -2,7 +2,7 @@
 //! moderation and webhooks"): a thread of the upkeep claims events from
 //! the outbox (each object's earliest, so an object's events go in
 //! order; by one process at a time), signs each as the Standard Webhooks
-//! specification says and posts it, a few at once. A delivery that fails
+//! specification says and posts it; a few deliverers do so at once. A delivery that fails
 //! is tried again later (`events::next_try`), for a day; one whose
 //! deliverer died comes due again when its claim runs out. No request
 //! waits for any of it.
@@ -15,10 +15,12 @@ use store_core::ports::WebhookSender;
 
 use crate::{App, AppResult};
 
-/// Events claimed per round.
-pub const CLAIM_BATCH: usize = 16;
-/// Deliveries in flight at once, per process.
-pub const DELIVERIES_AT_ONCE: usize = 4;
+/// Events one deliverer claims per round.
+pub const CLAIM_BATCH: usize = 4;
+/// Deliverers per process, each with its own claims: the deliveries in
+/// flight at once, so that one slow receiver's answer holds up no more
+/// than its own thread.
+pub const DELIVERERS: usize = 4;
 /// The pause between rounds that found nothing due: what an event made
 /// by another process waits at most, besides its delivery.
 pub const DELIVER_IDLE: Duration = Duration::from_millis(500);
@@ -45,7 +47,7 @@ impl std::fmt::Debug for Webhook {
 
 impl App {
     /// Turns webhooks on: from now on changes put their events in the
-    /// outbox, and [`App::start_upkeep`] starts their deliverer. Call it
+    /// outbox, and [`App::start_upkeep`] starts their deliverers. Call it
     /// once, before the upkeep starts; a second call changes nothing.
     pub fn deliver_webhooks(&self, webhook: Webhook) {
         if self.webhook.set(webhook).is_ok() {
@@ -66,8 +68,9 @@ impl App {
         self.webhook.get().is_some()
     }
 
-    /// One round of deliveries: claims what is due and sends it, a few at
-    /// once. Answers how many it claimed (none: sleep before the next).
+    /// One round of one deliverer: claims what is due and sends it, one
+    /// after the other. Answers how many it claimed (none: sleep before
+    /// the next).
     pub fn deliver_round(&self) -> AppResult<usize> {
         let Some(webhook) = self.webhook.get() else {
             return Ok(0);
@@ -76,15 +79,10 @@ impl App {
             self.ports
                 .repo
                 .claim_events(self.now(), webhook.pace.lease_ms(), CLAIM_BATCH)?;
-        let n = claimed.len();
-        for batch in claimed.chunks(DELIVERIES_AT_ONCE) {
-            std::thread::scope(|s| {
-                for c in batch {
-                    s.spawn(move || self.deliver_one(webhook, c));
-                }
-            });
+        for c in &claimed {
+            self.deliver_one(webhook, c);
         }
-        Ok(n)
+        Ok(claimed.len())
     }
 
     /// Sends one claimed event and records how it went.

@@ -46,6 +46,9 @@ pub struct SledRepository {
     /// Whether record changes put their events in the outbox
     /// ([`Repository::keep_events`]).
     events: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Taken by a claim of events: the deliverers of this process claim
+    /// in turn, so that no two take one event.
+    claims: std::sync::Arc<std::sync::Mutex<()>>,
     /// Shares flushes between concurrent writers (see [`GroupCommit`]).
     group: std::sync::Arc<GroupCommit>,
     /// Records already decoded, by the bytes they came from (see
@@ -382,6 +385,7 @@ impl SledRepository {
             reports: db.open_tree("reports").map_err(storage)?,
             outbox: db.open_tree("outbox").map_err(storage)?,
             events: std::sync::Arc::default(),
+            claims: std::sync::Arc::default(),
             meta: db.open_tree("meta").map_err(storage)?,
             db,
             group: std::sync::Arc::default(),
@@ -886,9 +890,11 @@ impl Repository for SledRepository {
         lease_ms: u64,
         limit: usize,
     ) -> StorageResult<Vec<Claimed>> {
-        // One process serves a sled store: the claim keeps this process's
-        // deliverers from taking one event twice, and a restart finds
-        // every claim of the process before it run out.
+        // One process serves a sled store: the claim (taken in turn)
+        // keeps this process's deliverers from taking one event twice,
+        // and a restart finds every claim of the process before it run
+        // out.
+        let _turn = self.claims.lock().unwrap_or_else(|e| e.into_inner());
         let mut seen = std::collections::HashSet::new();
         let mut out = vec![];
         for entry in self.outbox.iter() {
@@ -920,8 +926,12 @@ impl Repository for SledRepository {
     }
 
     fn event_delivered(&self, seq: u64) -> StorageResult<()> {
+        // Not flushed here: sled's own flusher makes it durable within
+        // half a second, and a delivery a crash forgets is delivered
+        // again, which at-least-once allows. A flush per delivery would
+        // cost every upload a second fsync.
         self.outbox.remove(seq.to_be_bytes()).map_err(sled_error)?;
-        self.durable()
+        Ok(())
     }
 
     fn event_failed(&self, seq: u64, next: Option<Timestamp>) -> StorageResult<()> {
@@ -937,8 +947,9 @@ impl Repository for SledRepository {
         queued.next_at = next;
         queued.claimed_until = Timestamp::EPOCH;
         let body = serde_json::to_vec(&queued).map_err(storage)?;
+        // Not flushed either: a crash forgets a pause, not the event.
         self.outbox.insert(key, body).map_err(sled_error)?;
-        self.durable()
+        Ok(())
     }
 
     fn blocks(&self) -> StorageResult<Vec<Block>> {

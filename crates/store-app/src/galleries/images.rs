@@ -91,7 +91,8 @@ impl App {
             return Err(StoreError::too_large(self.config.limits.pics_upload_bytes_max).into());
         }
         let limits = self.media_limits();
-        self.refuse_blocked(&[Sha256::of(&bytes)])?;
+        let digest = |b: &[u8]| self.moderates().then(|| Sha256::of(b));
+        self.refuse_blocked(digest(&bytes).as_slice())?;
         self.scan_bytes(&bytes)?;
         let processed = self
             .media_slots
@@ -100,8 +101,8 @@ impl App {
         drop(bytes);
         // What is stored may differ from what came (downscaled, or
         // re-encoded): the admin blocks what they saw, the stored bytes.
-        let stored = Sha256::of(&processed.bytes);
-        self.refuse_blocked(&[stored])?;
+        let stored = digest(&processed.bytes);
+        self.refuse_blocked(stored.as_slice())?;
         let size = processed.bytes.len() as u64;
         let Some(reservation) = self.try_reserve(Pool::Pics, size)? else {
             return Err(StoreError::PoolFull {
@@ -113,7 +114,8 @@ impl App {
         let mut writer = self.ports.blobs.create()?;
         writer.write(&processed.bytes)?;
         let blob = writer.commit()?;
-        let image = self.new_image_record(gid, name, &processed, blob, now);
+        let mut image = self.new_image_record(gid, name, &processed, blob, now);
+        image.sha256 = stored;
         self.add_to_gallery(image, reservation, now)
     }
 
@@ -146,7 +148,7 @@ impl App {
             hidden: false,
             likes: Default::default(),
             thumbs: Default::default(),
-            sha256: Some(Sha256::of(&processed.bytes)),
+            sha256: None,
         }
     }
 

@@ -34,8 +34,15 @@ fn dir_with(app: &App, name: &str, files: &[(&str, &[u8])]) -> DirMade {
 }
 
 #[test]
-fn uploads_record_the_digest_of_their_bytes_edits_included() {
+fn without_moderation_nothing_is_hashed() {
     let w = world();
+    let f = put_plain(&w.app, "a.txt", b"hello");
+    assert_eq!(f.record.sha256, None);
+}
+
+#[test]
+fn uploads_record_the_digest_of_their_bytes_edits_included() {
+    let w = moderated();
     let f = put_plain(&w.app, "a.txt", b"hello");
     assert_eq!(f.record.sha256, Some(Sha256::of(b"hello")));
     let appended = w
