@@ -16,7 +16,7 @@ use store_core::{
 use crate::files::{Download, SortOrder};
 use crate::upload::Part;
 use crate::{Access, App, AppResult, DirMade, ReadKey, Staged};
-use store_core::digest::{RunningSha256, Sha256};
+use store_core::digest::Sha256;
 use store_core::{Pool, Rev};
 
 pub use store_core::requests::{NewDir, WriteRequest};
@@ -503,10 +503,10 @@ impl App {
         old: &store_core::BlobId,
         tail: &[u8],
     ) -> AppResult<(store_core::BlobId, Option<Sha256>)> {
-        let mut scan = self.begin_scan()?;
-        let mut writer = self.ports.blobs.create()?;
+        // The copy is an upload of its own: hashed and scanned as any is
+        // (the caller checked the size against the limit already).
+        let mut upload = self.begin_upload(u64::MAX)?;
         let mut reader = self.open_record_blob(old)?;
-        let mut digest = self.moderates().then(RunningSha256::default);
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             let n = std::io::Read::read(&mut reader, &mut buf)
@@ -514,23 +514,12 @@ impl App {
             if n == 0 {
                 break;
             }
-            if let Some(digest) = &mut digest {
-                digest.update(&buf[..n]);
-            }
-            if let Some(scan) = &mut scan {
-                scan.write(&buf[..n])?;
-            }
-            writer.write(&buf[..n])?;
+            upload.push(&buf[..n])?;
         }
-        if let Some(digest) = &mut digest {
-            digest.update(tail);
-        }
-        if let Some(scan) = &mut scan {
-            scan.write(tail)?;
-        }
-        writer.write(tail)?;
-        crate::scanning::verdict(scan)?;
-        Ok((writer.commit()?, digest.map(RunningSha256::finish)))
+        upload.push(tail)?;
+        let staged = upload.finish()?;
+        let sha256 = staged.sha256();
+        Ok((staged.into_blob(), sha256))
     }
 
     /// DELETE `/d/<key>/<file>`.
