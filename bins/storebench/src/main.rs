@@ -128,7 +128,12 @@ fn main() {
         storesrv.exists(),
         "build the server first: cargo build --release -p storesrv"
     );
-    let work = root.join("target/bench-work");
+    // STOREBENCH_WORK names another place for the servers' data: a
+    // file system of its own (bench/run.sh mounts one when it can), so
+    // that what this machine's own disk went through before the run does
+    // not weigh on it.
+    let work = std::env::var_os("STOREBENCH_WORK")
+        .map_or_else(|| root.join("target/bench-work"), PathBuf::from);
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).expect("work dir");
     let bench = Bench {

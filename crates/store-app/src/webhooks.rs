@@ -100,7 +100,10 @@ impl App {
         let kind = c.event.kind.as_str();
         let recorded = match webhook.sender.post(&headers, &body) {
             Ok(()) => {
-                tracing::info!(event = %c.event.id, kind, "webhook delivered");
+                // At debug: a line per delivery would double a busy
+                // instance's log (the request that made the event has its
+                // line) and cost each event a write; failures are warned.
+                tracing::debug!(event = %c.event.id, kind, "webhook delivered");
                 self.ports.repo.event_delivered(c.seq)
             }
             Err(why) => {

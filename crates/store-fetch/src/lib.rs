@@ -85,9 +85,10 @@ impl Resolver for GuardedResolver {
         config: &ureq::config::Config,
         timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let addrs: Vec<SocketAddr> = match &self.lookup {
-            Some(lookup) => lookup(uri).map_err(|()| ureq::Error::HostNotFound)?,
-            None => DefaultResolver::default()
+        let addrs: Vec<SocketAddr> = match (&self.lookup, literal_addr(uri)) {
+            (Some(lookup), _) => lookup(uri).map_err(|()| ureq::Error::HostNotFound)?,
+            (None, Some(addr)) => vec![addr],
+            (None, None) => DefaultResolver::default()
                 .resolve(uri, config, timeout)?
                 .iter()
                 .copied()
@@ -109,6 +110,25 @@ impl Resolver for GuardedResolver {
         }
         Ok(out)
     }
+}
+
+/// The address `uri` names when its host is an IP address literal.
+/// ureq's own resolver starts a thread per lookup to bound its time,
+/// even for a literal; a webhook to an address would pay that on every
+/// delivery for nothing.
+fn literal_addr(uri: &http::Uri) -> Option<SocketAddr> {
+    let host = uri.host()?;
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let ip: std::net::IpAddr = host.parse().ok()?;
+    let port = uri.port_u16().or(match uri.scheme_str() {
+        Some("https") => Some(443),
+        Some("http") => Some(80),
+        _ => None,
+    })?;
+    Some(SocketAddr::new(ip, port))
 }
 
 /// The import fetcher.

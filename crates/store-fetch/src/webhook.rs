@@ -14,6 +14,10 @@ use ureq::unversioned::transport::DefaultConnector;
 
 use crate::{Guard, GuardedResolver};
 
+/// The most of a receiver's answer read so that its connection can be
+/// used again; a longer answer closes the connection instead.
+const ANSWER_READ_MAX_BYTES: u64 = 64 * 1024;
+
 /// Posts deliveries to one URL.
 #[derive(Debug, Clone)]
 pub struct UreqWebhook {
@@ -67,6 +71,14 @@ impl WebhookSender for UreqWebhook {
         }
         let response = request.send(body).map_err(|e| e.to_string())?;
         let status = response.status();
+        // The answer's body means nothing, but ureq returns a connection
+        // to its pool only once the body is read to its end: reading a
+        // short one keeps the next delivery from opening a connection.
+        let mut answer = response.into_body().into_reader();
+        let _ = std::io::copy(
+            &mut std::io::Read::take(&mut answer, ANSWER_READ_MAX_BYTES),
+            &mut std::io::sink(),
+        );
         if status.is_success() {
             Ok(())
         } else {

@@ -46,9 +46,12 @@ pub struct SledRepository {
     /// Whether record changes put their events in the outbox
     /// ([`Repository::keep_events`]).
     events: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// Taken by a claim of events: the deliverers of this process claim
-    /// in turn, so that no two take one event.
-    claims: std::sync::Arc<std::sync::Mutex<()>>,
+    /// The deliverers' claims on outbox events: sequence number -> until
+    /// when, and the event's object. One process serves a sled store, so a claim lives in its
+    /// memory only: writing it to the tree would cost every event a write
+    /// (and so every upload more to flush), and a restart, which forgets
+    /// the claims, delivers their events again, as at-least-once allows.
+    claims: std::sync::Arc<std::sync::Mutex<Leases>>,
     /// Shares flushes between concurrent writers (see [`GroupCommit`]).
     group: std::sync::Arc<GroupCommit>,
     /// Records already decoded, by the bytes they came from (see
@@ -137,13 +140,19 @@ fn wall_now() -> Timestamp {
     Timestamp::from_millis(since.as_millis() as i64)
 }
 
-/// An event in the outbox, with its deliveries' state.
+/// Claims on outbox events: sequence number -> until when, and the key of
+/// the event's object (so that a claim runs over events in flight without
+/// decoding them again).
+type Leases = std::collections::HashMap<u64, (Timestamp, String)>;
+
+/// An event in the outbox, with its deliveries' state. (Entries written
+/// before claims moved to memory also carry a `claimed_until`, which is
+/// ignored.)
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Queued {
     event: Event,
     attempts: u32,
     next_at: Timestamp,
-    claimed_until: Timestamp,
 }
 
 /// Puts `event` in the outbox, due at once, inside a transaction.
@@ -152,7 +161,6 @@ fn tx_add_event(outbox: &TransactionalTree, event: &Event) -> TxResult<()> {
         event: event.clone(),
         attempts: 0,
         next_at: event.at,
-        claimed_until: Timestamp::EPOCH,
     };
     let body =
         serde_json::to_vec(&queued).map_err(|e| ConflictableTransactionError::Abort(storage(e)))?;
@@ -435,6 +443,13 @@ impl SledRepository {
     /// at shutdown.
     pub fn flush(&self) -> StorageResult<()> {
         self.db.flush().map(|_| ()).map_err(sled_error)
+    }
+
+    /// Drops a deliverer's claim on event `seq`, once its outcome is
+    /// recorded.
+    fn release(&self, seq: u64) {
+        let mut leases = self.claims.lock().unwrap_or_else(|e| e.into_inner());
+        leases.remove(&seq);
     }
 
     /// Makes the caller's applied change durable before returning, sharing
@@ -890,11 +905,11 @@ impl Repository for SledRepository {
         lease_ms: u64,
         limit: usize,
     ) -> StorageResult<Vec<Claimed>> {
-        // One process serves a sled store: the claim (taken in turn)
-        // keeps this process's deliverers from taking one event twice,
-        // and a restart finds every claim of the process before it run
-        // out.
-        let _turn = self.claims.lock().unwrap_or_else(|e| e.into_inner());
+        // Claims are taken in turn, under the lock of the lease table,
+        // so that no two deliverers of this process take one event.
+        let mut leases = self.claims.lock().unwrap_or_else(|e| e.into_inner());
+        leases.retain(|_, (until, _)| *until > now);
+        let until = Timestamp::from_millis(now.as_millis() + lease_ms as i64);
         let mut seen = std::collections::HashSet::new();
         let mut out = vec![];
         for entry in self.outbox.iter() {
@@ -902,18 +917,18 @@ impl Repository for SledRepository {
                 break;
             }
             let (k, v) = entry.map_err(storage)?;
-            let mut queued: Queued = serde_json::from_slice(&v).map_err(corrupt)?;
-            // Only the earliest event of each object goes, due or not.
-            if !seen.insert(queued.event.data.key.clone()) {
-                continue;
-            }
-            if queued.next_at > now || queued.claimed_until > now {
-                continue;
-            }
-            queued.claimed_until = Timestamp::from_millis(now.as_millis() + lease_ms as i64);
-            let body = serde_json::to_vec(&queued).map_err(storage)?;
-            self.outbox.insert(&k, body).map_err(sled_error)?;
             let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(corrupt)?);
+            // Only the earliest event of each object goes, due or not: an
+            // object with an event in flight waits for its outcome.
+            if let Some((_, key)) = leases.get(&seq) {
+                seen.insert(key.clone());
+                continue;
+            }
+            let queued: Queued = serde_json::from_slice(&v).map_err(corrupt)?;
+            if !seen.insert(queued.event.data.key.clone()) || queued.next_at > now {
+                continue;
+            }
+            leases.insert(seq, (until, queued.event.data.key.clone()));
             let mut event = queued.event;
             event.id = event_id(seq, event.at);
             out.push(Claimed {
@@ -931,6 +946,7 @@ impl Repository for SledRepository {
         // again, which at-least-once allows. A flush per delivery would
         // cost every upload a second fsync.
         self.outbox.remove(seq.to_be_bytes()).map_err(sled_error)?;
+        self.release(seq);
         Ok(())
     }
 
@@ -940,15 +956,16 @@ impl Repository for SledRepository {
             return self.event_delivered(seq);
         };
         let Some(v) = self.outbox.get(key).map_err(storage)? else {
+            self.release(seq);
             return Ok(());
         };
         let mut queued: Queued = serde_json::from_slice(&v).map_err(corrupt)?;
         queued.attempts += 1;
         queued.next_at = next;
-        queued.claimed_until = Timestamp::EPOCH;
         let body = serde_json::to_vec(&queued).map_err(storage)?;
         // Not flushed either: a crash forgets a pause, not the event.
         self.outbox.insert(key, body).map_err(sled_error)?;
+        self.release(seq);
         Ok(())
     }
 
@@ -1100,5 +1117,31 @@ mod tests {
             by_kind: [1, 0, 0, 2, 0, 0],
         };
         assert_eq!(decode_totals(&encode_totals(&t)).unwrap(), t);
+    }
+
+    #[test]
+    fn claims_live_in_memory_so_a_restart_delivers_them_again_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = Timestamp::from_secs(2_000_000_000);
+        {
+            let repo = SledRepository::open(dir.path()).unwrap();
+            repo.keep_events(true);
+            repo.put("a", &sample_file("a", Some(4_000_000_000), &[]))
+                .unwrap();
+            assert_eq!(repo.claim_events(now, 60_000, 10).unwrap().len(), 1);
+            assert!(repo.claim_events(now, 60_000, 10).unwrap().is_empty());
+            let written = repo.outbox.iter().values().next().unwrap().unwrap();
+            let written = String::from_utf8(written.to_vec()).unwrap();
+            assert!(!written.contains("claimed"), "a claim writes nothing");
+            repo.flush().unwrap();
+        }
+        let repo = reopen(dir.path());
+        let again = repo.claim_events(now, 60_000, 10).unwrap();
+        assert_eq!(again.len(), 1, "the claim went with the process");
+        repo.event_delivered(again[0].seq).unwrap();
+        assert!(repo
+            .claim_events(now.plus_secs(61), 60_000, 10)
+            .unwrap()
+            .is_empty());
     }
 }
