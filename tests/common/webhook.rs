@@ -168,18 +168,29 @@ fn respond(mut stream: TcpStream, status: &str) {
 /// from /proc/net/tcp, then the process holding it among its open files.
 pub fn pid_of_port(port: u16, pids: &[u32]) -> Option<u32> {
     let tcp = std::fs::read_to_string("/proc/net/tcp").ok()?;
-    let inode = tcp.lines().skip(1).find_map(|line| {
-        let cols: Vec<&str> = line.split_whitespace().collect();
-        let local_port = cols.get(1)?.rsplit(':').next()?;
-        (u16::from_str_radix(local_port, 16).ok()? == port)
-            .then(|| cols.get(9).map(|s| s.to_string()))?
-    })?;
-    let wanted = format!("socket:[{inode}]");
+    // Every socket on that local port with an inode: a connection in
+    // TIME_WAIT (inode 0) may hold the same port towards another peer, as
+    // the kernel reuses a local port for a different remote address, and
+    // under load other tests' connections come and go beside this one.
+    let wanted: Vec<String> = tcp
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            let local_port = cols.get(1)?.rsplit(':').next()?;
+            let inode = *cols.get(9)?;
+            (u16::from_str_radix(local_port, 16).ok()? == port && inode != "0")
+                .then(|| format!("socket:[{inode}]"))
+        })
+        .collect();
     pids.iter().copied().find(|pid| {
         std::fs::read_dir(format!("/proc/{pid}/fd"))
             .into_iter()
             .flatten()
             .flatten()
-            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy() == wanted))
+            .any(|fd| {
+                std::fs::read_link(fd.path())
+                    .is_ok_and(|l| wanted.iter().any(|w| l.to_string_lossy() == *w))
+            })
     })
 }
