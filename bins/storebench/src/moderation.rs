@@ -8,12 +8,10 @@
 //! slower (a ratio within the noise), and that a webhook costs uploads
 //! under 10%.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use store_testkit::origin::KeepAlive;
 
 use crate::tools::{self, median, Storesrv};
 use crate::{Bench, Row};
@@ -27,55 +25,16 @@ const SETTLE_POLL: Duration = Duration::from_millis(300);
 const SETTLE_MAX: Duration = Duration::from_secs(60);
 
 /// A receiver that takes every delivery (204), keeping connections open,
-/// on the load core (its connections' threads inherit the pinning).
-/// Answers its URL and the count of deliveries taken.
-fn receiver() -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let taken = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&taken);
-    std::thread::spawn(move || {
-        // The receiver is load, not server: on the server's core it would
-        // take the time of the very server it measures.
+/// on the load core: started from a pinned thread, its threads inherit
+/// the pinning. The receiver is load, not server: on the server's core it
+/// would take the time of the very server it measures.
+fn receiver() -> KeepAlive {
+    std::thread::spawn(|| {
         tools::pin_this_thread(tools::LOAD_CORE);
-        for stream in listener.incoming().flatten() {
-            let counter = Arc::clone(&counter);
-            std::thread::spawn(move || take_all(stream, &counter));
-        }
-    });
-    (url, taken)
-}
-
-/// Answers every request on `stream` with 204 until it closes, counting
-/// them in `taken`.
-fn take_all(stream: std::net::TcpStream, taken: &AtomicUsize) {
-    let mut writer = stream.try_clone().expect("clone");
-    let mut reader = BufReader::new(stream);
-    loop {
-        let mut len = 0usize;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            if line.trim().is_empty() {
-                break;
-            }
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; len];
-        if reader.read_exact(&mut body).is_err()
-            || writer
-                .write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
-                .is_err()
-        {
-            return;
-        }
-        taken.fetch_add(1, Ordering::SeqCst);
-    }
+        KeepAlive::start(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+    })
+    .join()
+    .expect("the receiver starts")
 }
 
 /// A server's rates (uploads of 1 KiB, GETs of 1 KiB, uploads of 5 MiB),
@@ -114,16 +73,16 @@ fn ticks_per_sec() -> f64 {
         .unwrap_or(100.0)
 }
 
-/// Waits until `pid` has delivered `deliveries` more than `from` (when a
-/// webhook is on) and its processor time has stopped growing: the
-/// uploads' whole cost is then counted. Answers its processor time.
-fn settled_ticks(pid: u32, taken: Option<(&AtomicUsize, usize, usize)>) -> u64 {
+/// Waits until `receiver` has taken `deliveries` in all (when a webhook
+/// is on) and the processor time of `pid` has stopped growing: the
+/// uploads' whole cost is then counted. Answers that processor time.
+fn settled_ticks(pid: u32, deliveries: Option<(&KeepAlive, usize)>) -> u64 {
     let deadline = Instant::now() + SETTLE_MAX;
     let mut last = cpu_ticks(pid);
     loop {
         std::thread::sleep(SETTLE_POLL);
         let now = cpu_ticks(pid);
-        let delivered = taken.is_none_or(|(t, from, n)| t.load(Ordering::SeqCst) >= from + n);
+        let delivered = deliveries.is_none_or(|(r, n)| r.requests() >= n);
         if (delivered && now == last) || Instant::now() > deadline {
             return now;
         }
@@ -138,15 +97,17 @@ fn measure(
     binary: &Path,
     (name, turn): (&str, usize),
     env: &[(&str, &str)],
-    taken: Option<&AtomicUsize>,
+    receiver: Option<&KeepAlive>,
 ) -> Rates {
     let dir = bench.work.join(format!("{name}-{turn}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scenario dir");
+    // The receiver serves every server of the scenario: its count goes on.
+    let taken_before = receiver.map(KeepAlive::requests);
     let s = Storesrv::start_with_env(binary, &dir.join("data"), env);
     let path = s.upload("read.txt", "x".repeat(KIB).as_bytes());
-    let taken_before = taken.map(|t| t.load(Ordering::SeqCst));
-    let ticks_before = settled_ticks(s.pid(), taken.map(|t| (t, 0, taken_before.unwrap_or(0))));
+    // read.txt's event, delivered before the measure.
+    let ticks_before = settled_ticks(s.pid(), receiver.zip(taken_before.map(|n| n + 1)));
     let up = tools::wrk(
         &dir,
         &format!("{}/?name=small.bin", s.base),
@@ -155,9 +116,8 @@ fn measure(
         "POST",
         KIB,
     );
-    let made = up.requests as usize;
-    let waited = taken.map(|t| (t, taken_before.unwrap_or(0), made));
-    let ticks = settled_ticks(s.pid(), waited) - ticks_before;
+    let all = taken_before.map(|n| n + 1 + up.requests as usize);
+    let ticks = settled_ticks(s.pid(), receiver.zip(all)) - ticks_before;
     let cpu_per_up_us = ticks as f64 / ticks_per_sec() * 1e6 / up.requests;
     let get = tools::wrk(&dir, &format!("{}{path}", s.base), 64, bench.secs, "GET", 0);
     // Large bodies: where hashing (and scanning, were it on) as the
@@ -203,12 +163,12 @@ fn empty_large_files(dir: &Path) {
 /// Runs the scenario; answers its rows.
 pub fn scenarios(bench: &Bench) -> Vec<Row> {
     let baseline = std::env::var_os("STOREBENCH_BASELINE").map(std::path::PathBuf::from);
-    let (hook, taken) = receiver();
+    let hook = receiver();
     // A webhook alone, what the target is about; with
     // `STOREBENCH_WITH_ADMIN=1` an admin token too, which adds the hashing
     // of every upload.
     let mut on = vec![
-        ("STORE_WEBHOOK_URL", hook.as_str()),
+        ("STORE_WEBHOOK_URL", hook.url.as_str()),
         (
             "STORE_WEBHOOK_SECRET",
             "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
@@ -249,7 +209,7 @@ pub fn scenarios(bench: &Bench) -> Vec<Row> {
                     &bench.storesrv,
                     ("moderation-on", round),
                     &on,
-                    Some(&taken),
+                    Some(&hook),
                 )),
             }
         }

@@ -267,59 +267,19 @@ fn address_literals_need_no_lookup() {
     assert_eq!(at("ftp://127.0.0.1/x"), None);
 }
 
-/// A receiver that keeps connections open and answers every request
-/// with a 200 and a short body; it counts the connections it accepts.
-fn keep_alive_receiver() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = Arc::clone(&accepted);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            std::thread::spawn(move || {
-                let mut writer = stream.try_clone().unwrap();
-                let mut reader = BufReader::new(stream);
-                loop {
-                    let mut len = 0;
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        let lower = line.to_ascii_lowercase();
-                        if let Some(v) = lower.strip_prefix("content-length:") {
-                            len = v.trim().parse().unwrap();
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                    }
-                    let mut body = vec![0; len];
-                    reader.read_exact(&mut body).unwrap();
-                    let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                    if writer.write_all(answer).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    (url, accepted)
-}
-
 #[test]
 fn webhook_deliveries_share_a_connection_when_the_receiver_answers_a_body() {
     use store_core::ports::WebhookSender;
-    let (url, accepted) = keep_alive_receiver();
+    let receiver =
+        store_testkit::origin::KeepAlive::start(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
     let guard = Guard {
         policy: Policy::AllowPrivate,
         own: vec![],
     };
-    let hook = UreqWebhook::new(&url, guard, Duration::from_secs(5)).unwrap();
+    let hook = UreqWebhook::new(&receiver.url, guard, Duration::from_secs(5)).unwrap();
     for _ in 0..3 {
         hook.post(&[("webhook-id", "msg_1".into())], b"{}").unwrap();
     }
-    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(receiver.requests(), 3);
+    assert_eq!(receiver.connections(), 1);
 }

@@ -46,11 +46,11 @@ pub struct SledRepository {
     /// Whether record changes put their events in the outbox
     /// ([`Repository::keep_events`]).
     events: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// The deliverers' claims on outbox events: sequence number -> until
-    /// when, and the event's object. One process serves a sled store, so a claim lives in its
-    /// memory only: writing it to the tree would cost every event a write
-    /// (and so every upload more to flush), and a restart, which forgets
-    /// the claims, delivers their events again, as at-least-once allows.
+    /// The deliverers' claims on outbox events ([`Leases`]). One process
+    /// serves a sled store, so a claim lives in its memory only: writing
+    /// it to the tree would cost every event a write (and so every upload
+    /// more to flush), and a restart, which forgets the claims, delivers
+    /// their events again, as at-least-once allows.
     claims: std::sync::Arc<std::sync::Mutex<Leases>>,
     /// Shares flushes between concurrent writers (see [`GroupCommit`]).
     group: std::sync::Arc<GroupCommit>,

@@ -105,3 +105,82 @@ pub fn not_found() -> Reply {
         vec![],
     ))
 }
+
+/// A receiver on loopback that keeps its connections open (HTTP/1.1) and
+/// answers every request with the same bytes, counting connections and
+/// requests: a webhook receiver for the sender's tests and the benchmark.
+/// Its threads serve until the process ends.
+#[derive(Debug)]
+pub struct KeepAlive {
+    /// The `http://` URL requests go to.
+    pub url: String,
+    connections: Arc<AtomicUsize>,
+    requests: Arc<AtomicUsize>,
+}
+
+impl KeepAlive {
+    /// Binds a free loopback port and answers each request with `answer`
+    /// (a whole response: status line, headers, body), each connection on
+    /// a thread of its own. Panics if no port can be bound.
+    pub fn start(answer: &'static [u8]) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let url = format!("http://{}/hook", listener.local_addr().expect("bound"));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let requests = Arc::new(AtomicUsize::new(0));
+        let (c, r) = (Arc::clone(&connections), Arc::clone(&requests));
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                c.fetch_add(1, Ordering::SeqCst);
+                let r = Arc::clone(&r);
+                std::thread::spawn(move || answer_each(stream, answer, &r));
+            }
+        });
+        Self {
+            url,
+            connections,
+            requests,
+        }
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    /// Requests answered so far.
+    pub fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
+    }
+}
+
+/// Reads each request on `stream` (its head, then `Content-Length` bytes
+/// of body) and writes `answer`, counting it in `requests`, until the
+/// connection closes.
+fn answer_each(stream: std::net::TcpStream, answer: &[u8], requests: &AtomicUsize) {
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut body_bytes = 0usize;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if line == "\r\n" {
+                break;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                body_bytes = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; body_bytes];
+        if std::io::Read::read_exact(&mut reader, &mut body).is_err()
+            || writer.write_all(answer).is_err()
+        {
+            return;
+        }
+        requests.fetch_add(1, Ordering::SeqCst);
+    }
+}
