@@ -18,6 +18,7 @@
 //!   cannot be used to tell a closed port from a blocked one.
 
 pub mod guard;
+pub mod lean_tcp;
 pub mod webhook;
 
 use std::net::SocketAddr;

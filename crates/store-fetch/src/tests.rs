@@ -283,3 +283,65 @@ fn webhook_deliveries_share_a_connection_when_the_receiver_answers_a_body() {
     assert_eq!(receiver.requests(), 3);
     assert_eq!(receiver.connections(), 1);
 }
+
+#[test]
+fn a_delivery_is_sent_in_one_write_and_a_closed_connection_is_not_reused() {
+    use std::io::Write;
+    use store_core::ports::WebhookSender;
+    // A receiver that answers one request per connection and closes it
+    // without saying so, and records what its first read of each held.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let (tx, first_reads) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = vec![0u8; 64 * 1024];
+            let n = stream.read(&mut buf).unwrap_or(0);
+            let _ = stream.write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n");
+            // Closed before the test hears of this request, so before
+            // the next delivery looks at the kept connection.
+            drop(stream);
+            let _ = tx.send(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+    });
+    let guard = Guard {
+        policy: Policy::AllowPrivate,
+        own: vec![],
+    };
+    let hook = UreqWebhook::new(&url, guard, Duration::from_secs(5)).unwrap();
+    let body = "{\"type\":\"object.created\"}".repeat(20);
+    for _ in 0..3 {
+        // The closed connection is seen as closed before it is reused:
+        // each delivery after the first would fail otherwise.
+        hook.post(&[("webhook-id", "msg_1".into())], body.as_bytes())
+            .unwrap();
+        let first = first_reads.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert!(first.starts_with("POST /hook HTTP/1.1\r\n"), "{first}");
+        assert!(
+            first.ends_with(&body),
+            "head and body in one write: {first}"
+        );
+    }
+}
+
+#[test]
+fn a_silent_receiver_times_the_delivery_out() {
+    use store_core::ports::WebhookSender;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = vec![];
+        for s in listener.incoming() {
+            held.push(s); // accept, then say nothing
+        }
+    });
+    let guard = Guard {
+        policy: Policy::AllowPrivate,
+        own: vec![],
+    };
+    let hook = UreqWebhook::new(&url, guard, Duration::from_millis(300)).unwrap();
+    let started = Instant::now();
+    let why = hook.post(&[], b"{}").unwrap_err();
+    assert!(why.contains("timeout"), "{why}");
+    assert!(started.elapsed() >= Duration::from_millis(300), "{why}");
+}

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use store_core::ports::WebhookSender;
-use ureq::unversioned::transport::DefaultConnector;
+use ureq::unversioned::transport::{Connector, RustlsConnector};
 
+use crate::lean_tcp::LeanTcpConnector;
 use crate::{Guard, GuardedResolver};
 
 /// The most of a receiver's answer read so that its connection can be
@@ -54,7 +55,12 @@ impl UreqWebhook {
             refusals: Arc::new(AtomicUsize::new(0)),
         };
         Ok(Self {
-            agent: ureq::Agent::with_parts(config, DefaultConnector::new(), resolver),
+            // No proxy: a plain connection, wrapped in TLS for https.
+            agent: ureq::Agent::with_parts(
+                config,
+                ().chain(LeanTcpConnector).chain(RustlsConnector::default()),
+                resolver,
+            ),
             url: parsed.to_string(),
         })
     }
