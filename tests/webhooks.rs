@@ -143,3 +143,55 @@ fn a_webhook_to_a_private_address_needs_the_operators_say_so() {
     assert!(s.log().contains("the guard blocks"));
     assert!(receiver.deliveries().is_empty());
 }
+
+#[test]
+fn deliverers_yield_to_requests_and_still_deliver() {
+    let receiver = Receiver::start(vec![]);
+    let s = server(&receiver, "2000");
+    // Each process's deliverer threads lower their own priority as they
+    // start; its request threads keep theirs.
+    for pid in s.pids() {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let threads = nice_by_thread(pid);
+            let deliverers: Vec<i64> = threads
+                .iter()
+                .filter(|(name, _)| name.starts_with("store-webhooks"))
+                .map(|(_, nice)| *nice)
+                .collect();
+            if deliverers.len() == 4 && deliverers.iter().all(|n| *n == 10) {
+                let others = threads
+                    .iter()
+                    .filter(|(n, _)| !n.starts_with("store-webhooks"));
+                assert!(others.clone().all(|(_, nice)| *nice == 0), "{threads:?}");
+                assert!(others.count() > 0, "{threads:?}");
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{threads:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let mut made = s.post("/?name=niced.txt", b"niced");
+    let id = json(&mut made)["id"].as_str().unwrap().to_string();
+    receiver.wait_for("the event delivered", |d| {
+        (!taken_for(d, &id).is_empty()).then_some(())
+    });
+}
+
+/// Each thread of `pid`, by name, with its nice value (the 19th field of
+/// its `stat`).
+fn nice_by_thread(pid: u32) -> Vec<(String, i64)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return vec![];
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            let (head, rest) = stat.rsplit_once(')')?;
+            let name = head.split_once('(')?.1.to_string();
+            let nice = rest.split_whitespace().nth(16)?.parse().ok()?;
+            Some((name, nice))
+        })
+        .collect()
+}

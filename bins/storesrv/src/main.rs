@@ -273,9 +273,25 @@ fn webhooks(app: &App, config: &Config, bound: std::net::SocketAddr) -> Result<(
         sender: Arc::new(sender),
         secret: w.secret.clone(),
         pace: w.pace,
+        deliverer_setup: yield_to_requests,
     });
     tracing::info!("webhooks on: events are delivered to the configured URL");
     Ok(())
+}
+
+/// The nice value of a webhook deliverer's thread: its share of a busy
+/// core is a tenth of a request thread's (weights 110 and 1024), which
+/// still delivers a full load's events (docs/PERFORMANCE.md, "The
+/// webhook's cost, profiled").
+const DELIVERER_NICE: i32 = 10;
+
+/// Lowers the calling thread's scheduling priority to [`DELIVERER_NICE`]
+/// (on Linux a thread has a nice value of its own). A refusal leaves it
+/// as it was: deliveries then merely compete with requests.
+fn yield_to_requests() {
+    if let Err(e) = rustix::process::setpriority_process(None, DELIVERER_NICE) {
+        tracing::warn!(error = %e, "could not lower a webhook deliverer's priority");
+    }
 }
 
 /// Closes the records once everything else that held them is gone: the

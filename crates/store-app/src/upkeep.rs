@@ -141,7 +141,12 @@ impl App {
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("store-webhooks-{i}"))
-                    .spawn(move || deliver_until_stopped(&app, &sleep))?,
+                    .spawn(move || {
+                        if let Some(webhook) = app.webhook.get() {
+                            (webhook.deliverer_setup)();
+                        }
+                        deliver_until_stopped(&app, &sleep);
+                    })?,
             );
         }
         if self.ports.repo.queues_deletes() || self.intents_kept {

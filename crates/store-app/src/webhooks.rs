@@ -35,6 +35,12 @@ pub struct Webhook {
     /// How long a delivery may take, and so the claims and the pauses
     /// between tries (the sender is built with the same time-out).
     pub pace: DeliveryPace,
+    /// Runs once on each deliverer's thread, before its first round. The
+    /// wiring lowers the thread's scheduling priority there, so that a
+    /// server at full load serves requests first and delivers with what
+    /// is left (events wait in the outbox meanwhile); threads are the
+    /// operating system's business, not the use cases'.
+    pub deliverer_setup: fn(),
 }
 
 impl std::fmt::Debug for Webhook {
