@@ -104,6 +104,7 @@ fn measure(
     std::fs::create_dir_all(&dir).expect("scenario dir");
     // The receiver serves every server of the scenario: its count goes on.
     let taken_before = receiver.map(KeepAlive::requests);
+    let connections_before = receiver.map(KeepAlive::connections);
     let s = Storesrv::start_with_env(binary, &dir.join("data"), env);
     let path = s.upload("read.txt", "x".repeat(KIB).as_bytes());
     // read.txt's event, delivered before the measure.
@@ -124,6 +125,15 @@ fn measure(
     // bytes arrive would show.
     let large_url = format!("{}/?name=large.bin", s.base);
     let large = tools::wrk(&dir, &large_url, 8, bench.secs, "POST", 5 * KIB * KIB);
+    if let (Some(r), Some(before)) = (receiver, connections_before) {
+        // A kept connection per deliverer: more means the sender's pool
+        // closed some, and each new one costs the server a handshake.
+        println!(
+            "  19 {name}: {} connections for {} deliveries",
+            r.connections() - before,
+            r.requests() - taken_before.unwrap_or(0)
+        );
+    }
     let errors = up.errors + get.errors + large.errors;
     assert_eq!(errors, 0.0, "storesrv refused requests in scenario 19");
     drop(s);

@@ -268,7 +268,7 @@ fn webhooks(app: &App, config: &Config, bound: std::net::SocketAddr) -> Result<(
         own: vec![bound],
     };
     let timeout = std::time::Duration::from_millis(w.pace.timeout_ms);
-    let sender = store_fetch::UreqWebhook::new(&w.url, guard, timeout)?;
+    let sender = store_fetch::UreqWebhook::new(&w.url, guard, timeout, store_app::DELIVERERS)?;
     app.deliver_webhooks(store_app::Webhook {
         sender: Arc::new(sender),
         secret: w.secret.clone(),

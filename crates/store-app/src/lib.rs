@@ -102,7 +102,7 @@ pub use resumable::{Checksum, Patch, PatchTicket, Patched, UploadState};
 pub use telemetry::Telemetry;
 pub use upkeep::{Upkeep, SWEEP_BATCH, SWEEP_IDLE_MAX};
 pub use upload::{Part, Staged, Upload};
-pub use webhooks::Webhook;
+pub use webhooks::{Webhook, DELIVERERS};
 
 /// The ports an [`App`] runs on.
 #[derive(Clone)]

@@ -20,7 +20,7 @@ fn main() {
         policy: Policy::AllowPrivate,
         own: vec![],
     };
-    let hook = UreqWebhook::new(&receiver.url, guard, Duration::from_secs(10)).unwrap();
+    let hook = UreqWebhook::new(&receiver.url, guard, Duration::from_secs(10), 1).unwrap();
     let body = vec![b'x'; 300];
     let headers = [
         ("webhook-id", "msg_2Kq9yTt8xYzAbCdEfGhIjKlMn".to_string()),

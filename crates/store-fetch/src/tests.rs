@@ -276,7 +276,7 @@ fn webhook_deliveries_share_a_connection_when_the_receiver_answers_a_body() {
         policy: Policy::AllowPrivate,
         own: vec![],
     };
-    let hook = UreqWebhook::new(&receiver.url, guard, Duration::from_secs(5)).unwrap();
+    let hook = UreqWebhook::new(&receiver.url, guard, Duration::from_secs(5), 1).unwrap();
     for _ in 0..3 {
         hook.post(&[("webhook-id", "msg_1".into())], b"{}").unwrap();
     }
@@ -308,7 +308,7 @@ fn a_delivery_is_sent_in_one_write_and_a_closed_connection_is_not_reused() {
         policy: Policy::AllowPrivate,
         own: vec![],
     };
-    let hook = UreqWebhook::new(&url, guard, Duration::from_secs(5)).unwrap();
+    let hook = UreqWebhook::new(&url, guard, Duration::from_secs(5), 1).unwrap();
     let body = "{\"type\":\"object.created\"}".repeat(20);
     for _ in 0..3 {
         // The closed connection is seen as closed before it is reused:
@@ -339,9 +339,43 @@ fn a_silent_receiver_times_the_delivery_out() {
         policy: Policy::AllowPrivate,
         own: vec![],
     };
-    let hook = UreqWebhook::new(&url, guard, Duration::from_millis(300)).unwrap();
+    let hook = UreqWebhook::new(&url, guard, Duration::from_millis(300), 1).unwrap();
     let started = Instant::now();
     let why = hook.post(&[], b"{}").unwrap_err();
     assert!(why.contains("timeout"), "{why}");
     assert!(started.elapsed() >= Duration::from_millis(300), "{why}");
+}
+
+#[test]
+fn deliverers_posting_at_once_keep_a_connection_each() {
+    use store_core::ports::WebhookSender;
+    const AT_ONCE: usize = 6;
+    let receiver = store_testkit::origin::KeepAlive::start(
+        b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n",
+    );
+    let guard = Guard {
+        policy: Policy::AllowPrivate,
+        own: vec![],
+    };
+    let hook =
+        Arc::new(UreqWebhook::new(&receiver.url, guard, Duration::from_secs(5), AT_ONCE).unwrap());
+    let threads: Vec<_> = (0..AT_ONCE)
+        .map(|_| {
+            let hook = Arc::clone(&hook);
+            std::thread::spawn(move || {
+                for _ in 0..200 {
+                    hook.post(&[("webhook-id", "msg_1".into())], b"{}").unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(receiver.requests(), AT_ONCE * 200);
+    assert!(
+        receiver.connections() <= AT_ONCE,
+        "{} connections for {AT_ONCE} senders",
+        receiver.connections()
+    );
 }

@@ -29,8 +29,9 @@ pub struct UreqWebhook {
 impl UreqWebhook {
     /// A sender to `url` (http or https, no user info), through `guard`;
     /// a delivery taking longer than `timeout` has failed (and is tried
-    /// again later).
-    pub fn new(url: &str, guard: Guard, timeout: Duration) -> Result<Self, String> {
+    /// again later). `at_once` threads post at the same time, and the
+    /// sender keeps a connection for each.
+    pub fn new(url: &str, guard: Guard, timeout: Duration, at_once: usize) -> Result<Self, String> {
         let parsed =
             url::Url::parse(url).map_err(|e| format!("STORE_WEBHOOK_URL is not a URL: {e}"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -44,6 +45,11 @@ impl UreqWebhook {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
+            // ureq keeps 3 idle connections per host by default: a fourth
+            // deliverer's connection was closed as it came back, and the
+            // next delivery opened one again.
+            .max_idle_connections_per_host(at_once)
+            .max_idle_connections(at_once)
             .proxy(None)
             .timeout_connect(Some(timeout.min(Duration::from_secs(5))))
             .timeout_global(Some(timeout))
