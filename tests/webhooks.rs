@@ -149,7 +149,12 @@ fn deliverers_yield_to_requests_and_still_deliver() {
     let receiver = Receiver::start(vec![]);
     let s = server(&receiver, "2000");
     // Each process's deliverer threads lower their own priority as they
-    // start; its request threads keep theirs.
+    // start; its other threads keep the one the process started with
+    // (this test's own, which a `nice` run of the suite raises).
+    let started_at = nice_by_thread(std::process::id())
+        .first()
+        .map_or(0, |(_, nice)| *nice);
+    let lowered = started_at.max(10);
     for pid in s.pids() {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         loop {
@@ -159,11 +164,14 @@ fn deliverers_yield_to_requests_and_still_deliver() {
                 .filter(|(name, _)| name.starts_with("store-webhooks"))
                 .map(|(_, nice)| *nice)
                 .collect();
-            if deliverers.len() == 4 && deliverers.iter().all(|n| *n == 10) {
+            if deliverers.len() == 4 && deliverers.iter().all(|n| *n == lowered) {
                 let others = threads
                     .iter()
                     .filter(|(n, _)| !n.starts_with("store-webhooks"));
-                assert!(others.clone().all(|(_, nice)| *nice == 0), "{threads:?}");
+                assert!(
+                    others.clone().all(|(_, nice)| *nice == started_at),
+                    "{threads:?}"
+                );
                 assert!(others.count() > 0, "{threads:?}");
                 break;
             }

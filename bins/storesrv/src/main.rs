@@ -280,9 +280,9 @@ fn webhooks(app: &App, config: &Config, bound: std::net::SocketAddr) -> Result<(
 }
 
 /// The nice value of a webhook deliverer's thread: its share of a busy
-/// core is a tenth of a request thread's (weights 110 and 1024), which
-/// still delivers a full load's events (docs/PERFORMANCE.md, "The
-/// webhook's cost, profiled").
+/// core is a tenth of a request thread's (weights 110 and 1024), so under
+/// a sustained full load events are delivered late, never lost
+/// (docs/PERFORMANCE.md, "The webhook within its 10%").
 const DELIVERER_NICE: i32 = 10;
 
 /// Lowers the calling thread's scheduling priority to [`DELIVERER_NICE`]

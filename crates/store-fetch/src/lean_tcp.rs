@@ -162,11 +162,17 @@ impl Transport for LeanTcp {
         let amount = loop {
             match (&*self.stream).read(self.buffers.input_append_buf()) {
                 // Linux does not restart a socket read with a time-out
-                // after a signal; the socket's time-out starts again on
-                // the retry, so the budget is checked here.
+                // after a signal, and the socket's time-out would start
+                // again in full on the retry: the retry gets what is
+                // left of the budget.
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                    if wanted.is_some_and(|w| started.elapsed() >= w) {
-                        return Err(Error::Timeout(timeout.reason));
+                    if let Some(w) = wanted {
+                        let left = w.saturating_sub(started.elapsed());
+                        if left.is_zero() {
+                            return Err(Error::Timeout(timeout.reason));
+                        }
+                        self.stream.set_read_timeout(Some(left))?;
+                        self.read_timeout = Some(left);
                     }
                 }
                 other => break other.map_err(|e| timed_out_as(e, timeout.reason))?,
