@@ -23,21 +23,7 @@ pub fn agent() -> ureq::Agent {
         .into()
 }
 
-/// Pins the calling thread (and the threads it starts from now on) to
-/// `core`, with taskset on its kernel thread id. Panics if it cannot: a
-/// measure with load on the server's core would mislead.
-pub fn pin_this_thread(core: &str) {
-    let me = std::fs::read_link("/proc/thread-self").expect("/proc/thread-self");
-    let tid = me.file_name().expect("a thread id").to_owned();
-    let status = Command::new("taskset")
-        .arg("-pc")
-        .arg(core)
-        .arg(&tid)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("taskset");
-    assert!(status.success(), "taskset -pc {core} {tid:?} failed");
-}
+pub use store_testkit::pin::pin_this_thread;
 
 fn pinned(core: &str, program: &Path) -> Command {
     let mut cmd = Command::new("taskset");

@@ -9,6 +9,7 @@ use std::time::Duration;
 use store_core::ports::WebhookSender;
 use store_fetch::{Guard, Policy, UreqWebhook};
 use store_testkit::origin::KeepAlive;
+use store_testkit::pin::pin_this_thread;
 
 const POSTS_PER_BATCH: usize = 4000;
 const ANSWER: &[u8] = b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n";
@@ -76,18 +77,4 @@ fn median(mut post: impl FnMut()) -> f64 {
 fn thread_cpu_ns() -> u64 {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
     text.split_whitespace().next().unwrap().parse().unwrap()
-}
-
-fn pin_this_thread(core: &str) {
-    let me = std::fs::read_link("/proc/thread-self").unwrap();
-    let tid = me.file_name().unwrap().to_owned();
-    let ok = std::process::Command::new("taskset")
-        .arg("-pc")
-        .arg(core)
-        .arg(&tid)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "taskset failed");
 }

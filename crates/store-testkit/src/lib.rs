@@ -38,6 +38,7 @@ pub mod coordination;
 pub mod faults;
 pub mod origin;
 pub mod pg;
+pub mod pin;
 pub mod s3;
 pub mod suite;
 
