@@ -73,6 +73,14 @@ mkdir -p bench/results
 target/release/storebench --out bench/results/latest.md \
     --database-url "$STORE_BENCH_DATABASE_URL" "${cluster_args[@]}" "$@"
 
+# Issue 37's anchor: GET 1 KiB from one process on PostgreSQL + Garage
+# against `pgbench -S -M prepared` on the same PostgreSQL, in the same run
+# (bench/cluster-reads.sh starts its own). BENCH_CLUSTER=0 skips it too.
+if [ "${BENCH_CLUSTER:-1}" != 0 ]; then
+    echo "== cluster reads against pgbench (issue 37)"
+    bench/cluster-reads.sh 3 10 target/release/storesrv
+fi
+
 # Criterion micro benchmarks of store-core and store-media (reports in
 # target/criterion/). BENCH_MICRO=0 skips them.
 if [ "${BENCH_MICRO:-1}" != 0 ]; then

@@ -996,6 +996,63 @@ fn frozen_database_sessions_hold_no_request_for_long() {
     });
 }
 
+/// Promise (issue 37): a read waiting on the database holds no thread.
+/// Each process first opens its read connections (64 reads at once);
+/// then every session is frozen, and 64 reads more are sent to each
+/// process, more than it has threads of any kind. While they wait,
+/// `/healthz` answers at once; each read then ends within 15 s, with its
+/// bytes or 503. A read that blocked a thread of the executor while it
+/// waited would leave `/healthz` unanswered.
+#[test]
+fn reads_waiting_on_a_frozen_database_hold_no_thread() {
+    const READS: usize = 64;
+    // One address holds all of them: no per-client share here.
+    let p = Pair::start_with(&[
+        ("STORE_CONNECTIONS_PER_IP", "0"),
+        ("STORE_REQUESTS_PER_IP", "0"),
+    ]);
+    let id = json(&mut p.a.post("/?name=read.txt", b"read me"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let request = format!("GET /{id} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    std::thread::scope(|s| {
+        for server in [&p.a, &p.b] {
+            for _ in 0..READS {
+                s.spawn(|| assert!(server.raw(request.as_bytes()).starts_with("HTTP/1.1 200")));
+            }
+        }
+    });
+    let _frozen = FrozenSessions::freeze(&p.url);
+    let streams: Vec<_> = [&p.a, &p.b]
+        .iter()
+        .flat_map(|server| (0..READS).map(|_| server.send_raw(request.as_bytes())))
+        .collect();
+    for server in [&p.a, &p.b] {
+        let health = probe(&server.url("/healthz"), 3);
+        assert_eq!(
+            health,
+            Some(200),
+            "healthz answers beside the waiting reads"
+        );
+    }
+    std::thread::scope(|s| {
+        for mut stream in streams {
+            s.spawn(move || {
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(15)))
+                    .unwrap();
+                let mut answer = String::new();
+                let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+                assert!(
+                    answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.1 503"),
+                    "a read answers within 15 s: {answer:?}"
+                );
+            });
+        }
+    });
+}
+
 /// Promise (issue 33): a resumable upload abandoned on the bucket expires
 /// 24 h after its creation, and leaves nothing: its multipart upload (with
 /// the part sent) is aborted, and its room in the pool is free again.

@@ -754,7 +754,7 @@ impl Server {
     /// after 10 s. The server may answer and close before the whole
     /// request is sent (an early 413): the write's failure is ignored, so
     /// that whatever it said can still be read.
-    fn send_raw(&self, request: &[u8]) -> TcpStream {
+    pub fn send_raw(&self, request: &[u8]) -> TcpStream {
         let addr = self.base.trim_start_matches("http://");
         let mut s = TcpStream::connect(addr).expect("connect");
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();

@@ -202,6 +202,22 @@ impl BlobStore for CachedBlobs {
         Ok(Box::new(Cached::whole(bytes)))
     }
 
+    /// A cached blob is at hand wherever the store keeps it; any other
+    /// is as the store says.
+    fn open_at_hand(&self, id: &BlobId) -> Option<StorageResult<Box<dyn BlobReader>>> {
+        let cached = self.lru().get(id);
+        if let Some(bytes) = cached {
+            self.count(true);
+            return Some(Ok(Box::new(Cached::whole(bytes))));
+        }
+        if self.inner.reads_wait() {
+            // Not counted as a miss: the open that follows, where waiting
+            // is allowed, counts it (and fills the cache).
+            return None;
+        }
+        Some(self.open(id))
+    }
+
     /// A range of a cached blob is served from memory; otherwise the
     /// store reads the range alone, and the cache is left as it was.
     fn open_range(

@@ -104,6 +104,25 @@ pub struct Download {
     pub reader: Box<dyn BlobReader>,
 }
 
+impl Download {
+    /// The download of `record`'s bytes, open in `reader`; `counted` says
+    /// whether its downloads are counted (the record read before a burn
+    /// or a count, for the one who spends it).
+    pub(crate) fn of(record: FileRecord, counted: bool, reader: Box<dyn BlobReader>) -> Self {
+        Self {
+            name: record.name,
+            content_type: record.content_type,
+            text: record.text,
+            once: counted,
+            link: record.link,
+            encrypted: record.encrypted.is_some(),
+            blob: record.blob,
+            modified: record.updated_at,
+            reader,
+        }
+    }
+}
+
 impl std::fmt::Debug for Download {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Download")
@@ -406,17 +425,7 @@ impl App {
             (ReadDecision::Serve, _) => {}
             (_, None) => unreachable!("a read that writes was refused above without may_write"),
         }
-        Ok(Some(Opened::File(Download {
-            name: record.name,
-            content_type: record.content_type,
-            text: record.text,
-            once: counted,
-            link: record.link,
-            encrypted: record.encrypted.is_some(),
-            blob: record.blob,
-            modified: record.updated_at,
-            reader,
-        })))
+        Ok(Some(Opened::File(Download::of(record, counted, reader))))
     }
 
     /// The record of a live file, for pages and metadata.
@@ -741,7 +750,10 @@ fn type_and_name(req: &NewFile, body: Body<'_>) -> AppResult<(String, String)> {
     Ok((content_type, name))
 }
 
-fn live_file_or_bundle(obj: Option<Object>, now: store_core::Timestamp) -> AppResult<Object> {
+pub(crate) fn live_file_or_bundle(
+    obj: Option<Object>,
+    now: store_core::Timestamp,
+) -> AppResult<Object> {
     match obj {
         Some(obj @ (Object::File(_) | Object::Bundle(_))) if obj.lifetime().is_live(now) => Ok(obj),
         _ => Err(StoreError::not_found().into()),

@@ -59,6 +59,7 @@ mod bundles;
 mod dirs;
 mod drops;
 mod error;
+mod fetched;
 mod files;
 mod galleries;
 mod gates;
@@ -89,6 +90,7 @@ pub use blobcache::{CacheStats, CachedBlobs};
 pub use dirs::{DirQuery, DirSort, NewDir, WriteRequest};
 pub use drops::{DropRoom, Dropped};
 pub use error::{AppError, AppResult};
+pub use fetched::FetchedRead;
 pub use files::{
     BrowseQuery, BrowseSort, Download, NewFile, Opened, SortOrder, TextPreview, Uploaded,
 };
@@ -413,14 +415,7 @@ impl App {
         &self,
         blob: &store_core::BlobId,
     ) -> AppResult<Box<dyn store_core::BlobReader>> {
-        self.ports.blobs.open(blob).map_err(|e| {
-            if e.kind == store_core::StorageErrorKind::Missing {
-                tracing::warn!(error = %e, "a record points at missing bytes; answering 404");
-                AppError::Domain(store_core::StoreError::not_found())
-            } else {
-                AppError::Storage(e)
-            }
-        })
+        self.ports.blobs.open(blob).map_err(blob_error)
     }
 
     /// Starts receiving a body of at most `limit_bytes`.
@@ -644,6 +639,18 @@ impl App {
         self.ports.repo.deletes_done(&done)?;
         self.ports.repo.deletes_failed(&failed)?;
         Ok(done.len() + failed.len())
+    }
+}
+
+/// A blob that cannot be opened, as a read answers it: bytes a record
+/// points at that are gone are a 404 (and a log line), anything else a
+/// storage fault.
+pub(crate) fn blob_error(e: store_core::StorageError) -> AppError {
+    if e.kind == store_core::StorageErrorKind::Missing {
+        tracing::warn!(error = %e, "a record points at missing bytes; answering 404");
+        AppError::Domain(store_core::StoreError::not_found())
+    } else {
+        AppError::Storage(e)
     }
 }
 

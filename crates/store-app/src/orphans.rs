@@ -250,6 +250,10 @@ impl BlobStore for NotingBlobs {
         self.inner.open(id)
     }
 
+    fn open_at_hand(&self, id: &BlobId) -> Option<StorageResult<Box<dyn BlobReader>>> {
+        self.inner.open_at_hand(id)
+    }
+
     fn open_range(
         &self,
         id: &BlobId,

@@ -127,6 +127,10 @@ pub struct Rev(pub u64);
 /// and its index entries change together or not at all, and a method that
 /// returns `Ok` has made its change durable.
 ///
+/// A record read that awaits ([`Repository::get_async`]).
+pub type AsyncGet =
+    std::pin::Pin<Box<dyn std::future::Future<Output = StorageResult<Option<Object>>> + Send>>;
+
 /// Use cases change records only conditionally: they [`Repository::load`]
 /// a record with its [`Rev`] under the key's lock, and write it back with
 /// [`Repository::replace`] or [`Repository::remove_at`] at that revision.
@@ -439,6 +443,21 @@ pub trait Repository: Send + Sync {
         false
     }
 
+    /// [`Repository::get`] as a future that waits without holding a
+    /// thread, where the store has one (a database across a socket whose
+    /// client is asynchronous): a server awaits it on its executor, where
+    /// a blocking read would need a blocking thread (and, for PostgreSQL,
+    /// the adapter's own runtime) for each read. `None`: there is no such
+    /// read here, or not from this thread; call [`Repository::get`],
+    /// moved off the executor if [`Repository::reads_wait`].
+    ///
+    /// The future is bounded as `get` is: a database that stops answering
+    /// fails it within the store's own time-outs.
+    fn get_async(&self, key: &str) -> Option<AsyncGet> {
+        let _ = key;
+        None
+    }
+
     /// Whether the records can be reached now, for readiness probes. The
     /// default reads one key.
     fn ping(&self) -> StorageResult<()> {
@@ -517,6 +536,15 @@ pub trait BlobStore: Send + Sync {
             inner: whole.take(end - start),
             len: end - start,
         }))
+    }
+
+    /// [`BlobStore::open`], if it needs no wait on the network: `None`
+    /// when the bytes are across a socket and not in this process's
+    /// memory, and the caller should open them where waiting is allowed
+    /// (see [`BlobStore::reads_wait`]). The default opens whenever reads
+    /// do not wait; a cache in front of a bucket answers what it holds.
+    fn open_at_hand(&self, id: &BlobId) -> Option<StorageResult<Box<dyn BlobReader>>> {
+        (!self.reads_wait()).then(|| self.open(id))
     }
 
     /// Removes a blob; removing a missing blob is not an error.

@@ -56,6 +56,11 @@ pub use store_bridge::Bridge;
 /// Connections for records and ledgers, per process. A query holds one
 /// for one statement or one short transaction.
 const QUERY_CONNECTIONS_MAX: usize = 16;
+/// Connections for the reads a server awaits on its own runtime
+/// ([`Inner::query_here`]), per process. Each answers one primary-key
+/// lookup at a time, about a tenth of a millisecond of the database's
+/// time, so a few keep its cores busy; requests beyond wait in the pool.
+const READ_CONNECTIONS_MAX: usize = 8;
 /// Connections that hold key locks, per process: one per use case holding
 /// keys at the moment (waiters queue in memory first, see [`PgLocks`]).
 const LOCK_CONNECTIONS_MAX: usize = 24;
@@ -104,6 +109,10 @@ pub struct PgStore {
 pub(crate) struct Inner {
     pub(crate) bridge: Bridge,
     pub(crate) queries: Pool,
+    /// Connections opened and driven on the runtime of whoever reads
+    /// through them (the server's), never on the bridge: see
+    /// [`Inner::query_here`].
+    pub(crate) reads: Pool,
     pub(crate) locks: Pool,
     /// One session for this process's evictor (see [`PgLocks`]).
     pub(crate) eviction: Pool,
@@ -156,6 +165,26 @@ impl Inner {
         })
     }
 
+    /// [`Inner::query`] awaited on the caller's runtime instead of run on
+    /// the bridge, through the `reads` pool: a connection it opens is
+    /// driven by a task of that runtime, so a read crosses no thread of
+    /// this crate's (a GET on the bridge took a blocking thread, the
+    /// bridge's and back: docs/PERFORMANCE.md, issue 37). Bounded as
+    /// [`Inner::query`] is. Only from inside a tokio runtime.
+    pub(crate) async fn query_here(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> StorageResult<Vec<tokio_postgres::Row>> {
+        let client = self.reads.get().await.map_err(pool_error)?;
+        let answer = tokio::time::timeout(STATEMENT_DEADLINE, async {
+            let statement = client.prepare_cached(sql).await.map_err(db_error)?;
+            client.query(&statement, params).await.map_err(db_error)
+        })
+        .await;
+        answer.unwrap_or_else(|_| Err(gave_up(client, STATEMENT_DEADLINE)))
+    }
+
     /// [`Inner::query`] for a statement that answers one row.
     pub(crate) fn query_one(
         &self,
@@ -193,12 +222,19 @@ impl PgStore {
             Role::Queries,
             QUERY_CONNECTIONS_MAX,
         )?;
+        let reads = pool(
+            &bridge,
+            (&config, &tls),
+            Role::Queries,
+            READ_CONNECTIONS_MAX,
+        )?;
         let locks = pool(&bridge, (&config, &tls), Role::Locks, LOCK_CONNECTIONS_MAX)?;
         let eviction = pool(&bridge, (&config, &tls), Role::Locks, 1)?;
         let store = Self {
             inner: Arc::new(Inner {
                 bridge,
                 queries,
+                reads,
                 locks,
                 eviction,
                 process: std::sync::OnceLock::new(),

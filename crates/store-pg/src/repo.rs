@@ -11,13 +11,16 @@ use crate::{db_error, pool_error, Inner, Params};
 use store_core::digest::Sha256;
 use store_core::events::{event_id, Claimed, Event, EventData, EventType};
 use store_core::moderation::{AdminCursor, Block, Report};
-use store_core::ports::{Repository, Rev, Settled, StorageResult};
+use store_core::ports::{AsyncGet, Repository, Rev, Settled, StorageResult};
 use store_core::{
     BlobId, Listing, Object, ObjectKind, StorageError, StorageErrorKind, Timestamp, Totals,
 };
 
 /// Records read per page by [`Repository::for_each`] and [`Repository::listed`].
 const PAGE_ROWS: i64 = 500;
+
+/// A record by its key: what a GET reads.
+const GET: &str = "SELECT body::text FROM store_objects WHERE key = $1";
 
 const INSERT_NEW: &str = "INSERT INTO store_objects
          (key, body, expires_at, tags, pool_bytes, pics_bytes, listing, created_at, terms)
@@ -382,11 +385,20 @@ impl PgRepository {
 
 impl Repository for PgRepository {
     fn get(&self, key: &str) -> StorageResult<Option<Object>> {
-        let rows = self.query(
-            "SELECT body::text FROM store_objects WHERE key = $1",
-            vec![Box::new(key.to_string())],
-        )?;
+        let rows = self.query(GET, vec![Box::new(key.to_string())])?;
         rows.first().map(|r| decode(key, r.get(0))).transpose()
+    }
+
+    /// The same statement, awaited on the caller's runtime; `None` off
+    /// any tokio runtime (a plain thread), whose caller reads with `get`.
+    fn get_async(&self, key: &str) -> Option<AsyncGet> {
+        tokio::runtime::Handle::try_current().ok()?;
+        let inner = Arc::clone(&self.inner);
+        let key = key.to_string();
+        Some(Box::pin(async move {
+            let rows = inner.query_here(GET, &[&key]).await?;
+            rows.first().map(|r| decode(&key, r.get(0))).transpose()
+        }))
     }
 
     fn load(&self, key: &str) -> StorageResult<Option<(Object, Rev)>> {

@@ -56,6 +56,35 @@ fn pg_rate_limits_pass_the_suite() {
     });
 }
 
+/// A read awaited on the caller's runtime answers what `get` answers, on
+/// a connection that runtime drives (a task of its own, not of the
+/// bridge's); from a plain thread there is no such read.
+#[test]
+fn a_read_awaited_on_the_callers_runtime_answers_as_get() {
+    let store = fresh();
+    let repo = store.repository();
+    let file = suite::sample_file("k", Some(100), &["t"]);
+    repo.put("k", &file).unwrap();
+    assert!(repo.get_async("k").is_none(), "no runtime on this thread");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (got, missing) = runtime.block_on(async {
+        let got = repo.get_async("k").unwrap().await.unwrap();
+        let missing = repo.get_async("nothere").unwrap().await.unwrap();
+        (got, missing)
+    });
+    assert_eq!(got, repo.get("k").unwrap());
+    assert_eq!(got, Some(file));
+    assert_eq!(missing, None);
+    assert_eq!(
+        runtime.metrics().num_alive_tasks(),
+        1,
+        "the connection's task runs on the caller's runtime"
+    );
+}
+
 #[test]
 fn processes_starting_at_once_migrate_once() {
     let url = pg::fresh_database();

@@ -114,6 +114,7 @@ fn code(r: AppResult<impl std::fmt::Debug>) -> ErrorCode {
 
 mod containers;
 mod fenced;
+mod fetched;
 mod files;
 mod imports;
 mod model;

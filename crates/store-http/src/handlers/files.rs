@@ -3,7 +3,8 @@
 use crate::body::RequestBody;
 use http::{header, HeaderValue, StatusCode};
 use store_app::{
-    AppResult, AsOf, Download, ImportRequest, NewDir, NewFile, Opened, Part, ReadKey, Uploaded,
+    AppResult, AsOf, Download, FetchedRead, ImportRequest, NewDir, NewFile, Opened, Part, ReadKey,
+    Uploaded,
 };
 use store_core::{FileRecord, Object, ReadIntent, StoreError};
 
@@ -215,6 +216,10 @@ async fn open(
     download: bool,
     key: &ReadKey,
 ) -> AppResult<Option<Opened>> {
+    if let Some(fetch) = ctx.app.fetch_object(&id) {
+        let fetched = fetch.await?;
+        return open_fetched(ctx, id, fetched, (intent, download), key).await;
+    }
     if ctx.app.reads_wait() {
         let page_first = page_first(ctx, download);
         let key = key.clone();
@@ -233,6 +238,33 @@ async fn open(
         Some(opened) => Ok(Some(opened)),
         None if page_first(ctx, download) => Ok(None),
         None => {
+            let key = key.clone();
+            blocking(ctx, move |app| app.read(&id, intent, &key))
+                .await
+                .map(Some)
+        }
+    }
+}
+
+/// [`open`] with the record read on the executor, without a thread
+/// ([`App::fetch_object`]): it is decided here too, and only what may
+/// wait (bytes across a socket, a burn or a count) goes to the pool.
+///
+/// [`App::fetch_object`]: store_app::App::fetch_object
+async fn open_fetched(
+    ctx: &Ctx,
+    id: String,
+    fetched: Option<Object>,
+    (intent, download): (ReadIntent, bool),
+    key: &ReadKey,
+) -> AppResult<Option<Opened>> {
+    match ctx.app.read_fetched(&id, fetched, intent, key)? {
+        FetchedRead::Opened(opened) => Ok(Some(opened)),
+        FetchedRead::BytesWait(record) => blocking(ctx, move |app| app.open_fetched(record))
+            .await
+            .map(Some),
+        FetchedRead::Writes if page_first(ctx, download) => Ok(None),
+        FetchedRead::Writes => {
             let key = key.clone();
             blocking(ctx, move |app| app.read(&id, intent, &key))
                 .await
