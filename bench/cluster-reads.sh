@@ -9,7 +9,10 @@
 #   - for each storesrv binary given (before and after a change), one
 #     storesrv process with its records in that PostgreSQL and its bytes
 #     in Garage: wrk with 64 connections on `GET /<id>` of a 1 KiB file,
-#     and with 8 on a 5 MiB file;
+#     and with 8 on a 5 MiB file (read once before, so that a disk cache
+#     holds it: STORE_DISK_CACHE_BYTES);
+#   - the last binary on its embedded default (sled and files), the same
+#     5 MiB GET: what the disk cache is measured against;
 #
 # and the context switches of storesrv's and PostgreSQL's threads per GET.
 # PostgreSQL (durable), Garage (durable) and storesrv run on core 0, the
@@ -67,6 +70,12 @@ csw() {
 }
 pgpids() { pgrep -u postgres | tr '\n' ' '; }
 
+# GET 5 MiB of URL, 8 connections, after one whole read: requests/s.
+get_large() {
+    curl -sf -o /dev/null "$1"
+    taskset -c 1 wrk -t1 -c8 -d"${secs}s" "$1" | awk '/Requests\/sec/{print $2}'
+}
+
 results=$d/results
 : >"$results"
 for round in $(seq 1 "$rounds"); do
@@ -108,13 +117,29 @@ for round in $(seq 1 "$rounds"); do
         echo "bin$i $rps" >>"$results"
         big=$(curl -sf --data-binary @"$d/5m.bin" "$base/?name=b.bin" |
             python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
-        large=$(taskset -c 1 wrk -t1 -c8 -d"${secs}s" "$base/$big" | awk '/Requests\/sec/{print $2}')
+        large=$(get_large "$base/$big")
         echo "round $round $bin: GET 5 MiB $large/s"
         echo "large$i $large" >>"$results"
         kill "$srv"
         wait "$srv" 2>/dev/null || true
         srv=
     done
+    env STORE_RATE_LIMIT_PER_MIN=0 STORE_CONNECTIONS_PER_IP=0 STORE_REQUESTS_PER_IP=0 \
+        taskset -c 0 "$bin" --listen 127.0.0.1:0 --data "$d/sled-$round" >"$d/out" 2>"$d/log" &
+    srv=$!
+    until grep -q listening "$d/out" 2>/dev/null; do
+        kill -0 "$srv" 2>/dev/null || { tail "$d/log"; exit 1; }
+        sleep 0.1
+    done
+    base=$(sed 's/.*listening on //' "$d/out")
+    big=$(curl -sf --data-binary @"$d/5m.bin" "$base/?name=b.bin" |
+        python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
+    large=$(get_large "$base/$big")
+    echo "round $round sled + files: GET 5 MiB $large/s"
+    echo "sled $large" >>"$results"
+    kill "$srv"
+    wait "$srv" 2>/dev/null || true
+    srv=
 done
 
 python3 - "$results" "${bins[@]}" <<'EOF'
@@ -132,4 +157,5 @@ print(f"presigned GET 5 MiB from Garage, 8 connections: median {statistics.media
 for i, b in enumerate(sys.argv[2:], 1):
     line(f"{b} GET 1 KiB / pgbench", of(f"bin{i}"), pg, "GET/s")
     line(f"{b} GET 5 MiB / presigned", of(f"large{i}"), presigned, "GET/s")
+    line(f"{b} GET 5 MiB / sled + files", of(f"large{i}"), of("sled"), "GET/s")
 EOF

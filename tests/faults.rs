@@ -1053,6 +1053,54 @@ fn reads_waiting_on_a_frozen_database_hold_no_thread() {
     });
 }
 
+/// Promise (issue 37): a large file read whole through a process is read
+/// again from that process's copy on its local disk, not the bucket: with
+/// every GET to the bucket failing, the process that read it serves it
+/// whole, byte for byte, and sends the bucket nothing; the other, which
+/// never read it, fails (5xx). A burn-after-reading file read once leaves
+/// no copy: after it, nothing serves it.
+#[test]
+fn a_large_file_read_before_is_served_from_the_disk_cache() {
+    let p = Pair::start();
+    let bytes = noise(3 << 20, 37);
+    let id = p.a.upload("big.bin", &bytes)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/{id}");
+    let (status, body) = status_and_body(p.a.get(&path));
+    assert_eq!((status, body == bytes), (200, true), "the first read");
+    let gets = p.proxy.seen("GET");
+    p.proxy.set("GET", Some(Fault::Fail(500)));
+    let (status, body) = status_and_body(p.a.get(&path));
+    assert_eq!((status, body == bytes), (200, true), "read from the copy");
+    assert_eq!(p.proxy.seen("GET"), gets, "the bucket saw no GET");
+    let other = p.b.get(&path).status().as_u16();
+    assert!(other >= 500, "no copy in the other process: {other}");
+    p.proxy.set("GET", None);
+    let once = p.a.post("/?name=once.bin&once=1", &bytes);
+    let once = format!("/{}", json(&mut { once })["id"].as_str().unwrap());
+    let (status, body) = status_and_body(p.a.get(&once));
+    assert_eq!((status, body == bytes), (200, true), "the one read");
+    let dir = p.a.data_dir().join("blob-cache");
+    let copies = walk_files(&dir);
+    assert_eq!(copies, 1, "only the first file's copy is in {dir:?}");
+}
+
+/// Regular files under `dir`, at any depth.
+fn walk_files(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => walk_files(&e.path()),
+            Ok(t) if t.is_file() => 1,
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Promise (issue 33): a resumable upload abandoned on the bucket expires
 /// 24 h after its creation, and leaves nothing: its multipart upload (with
 /// the part sent) is aborted, and its room in the pool is free again.

@@ -43,6 +43,9 @@ pub struct Config {
     /// STORE_DELETE_GRACE_SECS: how long bytes that records stopped naming
     /// wait in PostgreSQL's deletion queue before they are deleted.
     pub delete_grace_secs: u64,
+    /// STORE_DISK_CACHE_BYTES: with STORE_S3_*, how many bytes of large
+    /// blobs each process keeps copies of under `data` (0: none).
+    pub disk_cache_bytes: u64,
     /// STORE_S3_*: bytes in an S3-compatible store instead of under `data`
     /// (CONTRACT.md, "More than one machine"). Its Debug never shows the
     /// secret.
@@ -200,6 +203,8 @@ environment only:
   STORE_DELETE_GRACE_SECS   with STORE_DATABASE_URL: how long bytes no record names any more
                             wait before they are deleted, so that downloads which began
                             before outlive them (default {grace})
+  STORE_DISK_CACHE_BYTES    with STORE_S3_*: bytes of copies of large files kept under --data,
+                            read instead of the bucket (default {disk_cache}; 0 for none)
 
 migrate: copies the sled store in --from-data (stopped) into the PostgreSQL
 database of STORE_DATABASE_URL, and its bytes into the bucket of STORE_S3_*
@@ -229,6 +234,7 @@ guards against greedy clients (0 turns a cap off):
         ttl_min = hours_or_days(l.file_ttl_min_secs),
         ttl_max = hours_or_days(l.file_ttl_max_secs),
         grace = store_pg::DELETE_GRACE.as_secs(),
+        disk_cache = DISK_CACHE_BYTES,
         conns = g.connections_per_client_max,
         reqs = g.requests_per_client_max,
         header = g.header_timeout_secs,
@@ -425,9 +431,14 @@ fn settings(flags: Flags, env: &dyn Fn(&str) -> Option<String>) -> Result<Box<Co
             "STORE_DELETE_GRACE_SECS",
             store_pg::DELETE_GRACE.as_secs(),
         )?,
+        disk_cache_bytes: env_number(env, "STORE_DISK_CACHE_BYTES", DISK_CACHE_BYTES)?,
         s3: s3_settings(env)?,
     }))
 }
+
+/// Copies of large blobs of a bucket kept under `--data` by default: a
+/// gigabyte holds 200 files of 5 MiB, and a disk has it to spare.
+pub const DISK_CACHE_BYTES: u64 = 1 << 30;
 
 /// The limits the settings change (CONTRACT.md's configuration table and
 /// "self-hoster settings"), SPEC.md's elsewhere. `max_file_bytes` is the

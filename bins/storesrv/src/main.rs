@@ -96,7 +96,7 @@ fn main() -> ExitCode {
 
 /// The small-file read cache: 32 MiB of files up to 64 KiB each.
 const BLOB_CACHE_BYTES: u64 = 32 * 1024 * 1024;
-const BLOB_CACHE_ITEM_BYTES: u64 = 64 * 1024;
+pub(crate) const BLOB_CACHE_ITEM_BYTES: u64 = 64 * 1024;
 
 /// How long shutdown waits for the database's file lock to be released
 /// before folding its log (see `SledRepository::fold_log`).

@@ -39,7 +39,7 @@ impl Records {
     pub fn blob_store(&self, config: &Config) -> Result<Arc<dyn BlobStore>, String> {
         let random = Arc::new(OsRandom);
         if let Some(s3) = &config.s3 {
-            let blobs = s3_blobs(s3, random)?;
+            let blobs = s3_blobs(s3, random.clone())?;
             // With the records in a database, the prefix is that
             // database's: another service may not share it.
             if let Self::Pg(pg) = self {
@@ -50,7 +50,7 @@ impl Records {
                     .claim(&owner)
                     .map_err(|e| format!("STORE_S3_PREFIX: {}", e.message))?;
             }
-            return Ok(Arc::new(blobs));
+            return disk_cached(Arc::new(blobs), config, random);
         }
         match self {
             Self::Sled(_) => FsBlobStore::open(&config.data, random),
@@ -105,6 +105,28 @@ impl Records {
 }
 
 /// The bucket of the configuration's STORE_S3_* settings.
+/// The bucket's large blobs copied to `--data/blob-cache` as they are
+/// read, up to STORE_DISK_CACHE_BYTES (issue 37): a GET of a large file
+/// read before reads a local file instead of the bucket.
+fn disk_cached(
+    bucket: Arc<dyn BlobStore>,
+    config: &Config,
+    random: Arc<OsRandom>,
+) -> Result<Arc<dyn BlobStore>, String> {
+    if config.disk_cache_bytes == 0 {
+        return Ok(bucket);
+    }
+    let dir = config.data.join("blob-cache");
+    let local = FsBlobStore::open_cache(&dir, random)
+        .map_err(|e| format!("STORE_DISK_CACHE_BYTES: {}", e.message))?;
+    Ok(Arc::new(store_app::DiskCachedBlobs::new(
+        bucket,
+        Arc::new(local),
+        config.disk_cache_bytes,
+        crate::BLOB_CACHE_ITEM_BYTES,
+    )))
+}
+
 pub fn s3_blobs(s3: &S3Config, random: Arc<dyn Random>) -> Result<S3Blobs, String> {
     S3Blobs::connect(s3, random).map_err(|e| format!("STORE_S3_*: {}", e.message))
 }

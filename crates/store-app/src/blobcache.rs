@@ -202,6 +202,17 @@ impl BlobStore for CachedBlobs {
         Ok(Box::new(Cached::whole(bytes)))
     }
 
+    /// Bytes read once are served from memory if they are there, and
+    /// otherwise not kept.
+    fn open_once(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {
+        let cached = self.lru().get(id);
+        self.count(cached.is_some());
+        match cached {
+            Some(bytes) => Ok(Box::new(Cached::whole(bytes))),
+            None => self.inner.open_once(id),
+        }
+    }
+
     /// A cached blob is at hand wherever the store keeps it; any other
     /// is as the store says.
     fn open_at_hand(&self, id: &BlobId) -> Option<StorageResult<Box<dyn BlobReader>>> {
@@ -210,12 +221,17 @@ impl BlobStore for CachedBlobs {
             self.count(true);
             return Some(Ok(Box::new(Cached::whole(bytes))));
         }
-        if self.inner.reads_wait() {
-            // Not counted as a miss: the open that follows, where waiting
-            // is allowed, counts it (and fills the cache).
-            return None;
+        if !self.inner.reads_wait() {
+            return Some(self.open(id));
         }
-        Some(self.open(id))
+        // Bytes across a socket are at hand only where the store beneath
+        // keeps a copy (a disk cache, whose blobs are larger than this
+        // cache's). Otherwise not counted as a miss: the open that
+        // follows, where waiting is allowed, counts it (and fills this
+        // cache).
+        let copy = self.inner.open_at_hand(id)?;
+        self.count(false);
+        Some(copy)
     }
 
     /// A range of a cached blob is served from memory; otherwise the

@@ -76,8 +76,8 @@ impl App {
     /// Opens the bytes of a record [`App::read_fetched`] decided to
     /// serve: it may wait on the network, so never on an executor.
     pub fn open_fetched(&self, record: FileRecord) -> AppResult<Opened> {
-        let reader = self.open_record_blob(&record.blob)?;
         let counted = record.is_counted();
+        let reader = self.open_file_blob(&record.blob, counted)?;
         Ok(Opened::File(Download::of(record, counted, reader)))
     }
 }

@@ -403,8 +403,8 @@ impl App {
         if decision != ReadDecision::Serve && !may_write {
             return Ok(None);
         }
-        let reader = self.open_record_blob(&record.blob)?;
         let counted = record.is_counted();
+        let reader = self.open_file_blob(&record.blob, counted)?;
         // The burn or the count is a write at the revision read: only if it
         // took effect are the bytes served, so a process whose lock was
         // lost meanwhile serves nothing (its write fails) and a once file

@@ -57,6 +57,7 @@ mod access;
 mod blobcache;
 mod bundles;
 mod dirs;
+mod diskcache;
 mod drops;
 mod error;
 mod fetched;
@@ -88,6 +89,7 @@ use store_core::{Limits, Object, RetainAuth, RetainTokens, StoreError, Timestamp
 pub use access::Access;
 pub use blobcache::{CacheStats, CachedBlobs};
 pub use dirs::{DirQuery, DirSort, NewDir, WriteRequest};
+pub use diskcache::DiskCachedBlobs;
 pub use drops::{DropRoom, Dropped};
 pub use error::{AppError, AppResult};
 pub use fetched::FetchedRead;
@@ -416,6 +418,19 @@ impl App {
         blob: &store_core::BlobId,
     ) -> AppResult<Box<dyn store_core::BlobReader>> {
         self.ports.blobs.open(blob).map_err(blob_error)
+    }
+
+    /// [`App::open_record_blob`] for a file whose downloads are counted:
+    /// its bytes are not read again, so no cache keeps them.
+    pub(crate) fn open_file_blob(
+        &self,
+        blob: &store_core::BlobId,
+        counted: bool,
+    ) -> AppResult<Box<dyn store_core::BlobReader>> {
+        if counted {
+            return self.ports.blobs.open_once(blob).map_err(blob_error);
+        }
+        self.open_record_blob(blob)
     }
 
     /// Starts receiving a body of at most `limit_bytes`.

@@ -254,6 +254,10 @@ impl BlobStore for NotingBlobs {
         self.inner.open_at_hand(id)
     }
 
+    fn open_once(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {
+        self.inner.open_once(id)
+    }
+
     fn open_range(
         &self,
         id: &BlobId,

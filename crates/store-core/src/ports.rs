@@ -538,6 +538,13 @@ pub trait BlobStore: Send + Sync {
         }))
     }
 
+    /// [`BlobStore::open`] for bytes that will not be read again through
+    /// their record (a burnt or counted download): a cache in front
+    /// serves what it holds but keeps no copy of them. The default opens.
+    fn open_once(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {
+        self.open(id)
+    }
+
     /// [`BlobStore::open`], if it needs no wait on the network: `None`
     /// when the bytes are across a socket and not in this process's
     /// memory, and the caller should open them where waiting is allowed

@@ -25,6 +25,9 @@ pub struct FsBlobStore {
     /// reader (see `handles.rs`); none for a store shared by several
     /// processes.
     handles: Option<Arc<Handles>>,
+    /// Whether a commit is made durable (fsync of the file and its
+    /// directory): always, but for a cache ([`FsBlobStore::open_cache`]).
+    durable: bool,
 }
 
 impl std::fmt::Debug for FsBlobStore {
@@ -61,6 +64,22 @@ impl FsBlobStore {
         Self::open_with(dir, random, SHARED_TEMP_GRACE)
     }
 
+    /// Opens a cache of copies under `dir` (issue 37: large blobs of a
+    /// bucket kept on local disk): whatever the directory held is wiped,
+    /// since nothing says it is current, and commits are not fsynced, since
+    /// a copy lost in a crash is only read again from where it came from.
+    pub fn open_cache(dir: &Path, random: Arc<dyn Random>) -> StorageResult<Self> {
+        match fs::remove_dir_all(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io("cannot wipe", dir, e))
+            }
+            _ => {}
+        }
+        let mut store = Self::open_with(dir, random, Duration::ZERO)?;
+        store.durable = false;
+        Ok(store)
+    }
+
     fn open_with(dir: &Path, random: Arc<dyn Random>, grace: Duration) -> StorageResult<Self> {
         let blobs = dir.join("blobs");
         let tmp = dir.join("tmp");
@@ -92,6 +111,7 @@ impl FsBlobStore {
             tmp,
             random,
             handles: (!shared).then(Arc::default),
+            durable: true,
         })
     }
 
@@ -143,8 +163,10 @@ impl BlobWriter for FsWriter {
 
     fn commit(mut self: Box<Self>) -> StorageResult<BlobId> {
         let file = self.file.take().expect("commit happens once");
-        file.sync_all()
-            .map_err(|e| io("cannot sync", &self.tmp_path, e))?;
+        if self.store.durable {
+            file.sync_all()
+                .map_err(|e| io("cannot sync", &self.tmp_path, e))?;
+        }
         drop(file);
         let given = self.id.take();
         let replaces = given.is_some();
@@ -161,7 +183,9 @@ impl BlobWriter for FsWriter {
         }
         // The temp file is now the blob: nothing is left for Drop to clean.
         self.tmp_path = PathBuf::new();
-        sync_dir(parent)?;
+        if self.store.durable {
+            sync_dir(parent)?;
+        }
         Ok(id)
     }
 }
@@ -457,6 +481,23 @@ mod tests {
             .read_to_end(&mut out)
             .unwrap();
         out
+    }
+
+    /// A cache's store starts empty whatever its directory held, and
+    /// keeps what is committed to it, until the next start.
+    #[test]
+    fn a_cache_is_wiped_at_each_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("cache");
+        let open = || FsBlobStore::open_cache(&at, Arc::new(SeededRandom::new(7))).unwrap();
+        let cache = open();
+        let id = put(&cache, b"copy");
+        assert_eq!(read(&cache, &id, 0..4), b"copy");
+        assert_eq!(cache.list().unwrap(), vec![id.clone()]);
+        drop(cache);
+        let cache = open();
+        assert!(cache.list().unwrap().is_empty());
+        assert!(cache.open(&id).is_err());
     }
 
     #[test]

@@ -4,9 +4,7 @@
 
 use super::*;
 use crate::FetchedRead;
-use store_core::ports::{BlobReader, BlobStore, BlobWriter, StagedWriter, StorageResult};
-use store_core::resumable::Staging;
-use store_core::{BlobId, Object};
+use store_core::Object;
 
 /// What a read came to, comparable across the two ways of reading.
 #[derive(Debug, PartialEq, Eq)]
@@ -104,46 +102,6 @@ fn a_fetched_bundle_is_opened_as_a_bundle() {
     assert_eq!(fetched_outcome(&w, &b.id, ReadIntent::Get), Outcome::Bundle);
 }
 
-/// Memory blobs that say their reads wait, as a bucket's do.
-#[derive(Debug)]
-struct Remote(Arc<MemoryBlobStore>);
-
-impl BlobStore for Remote {
-    fn create(&self) -> StorageResult<Box<dyn BlobWriter>> {
-        self.0.create()
-    }
-    fn create_with_id(&self, id: &BlobId) -> StorageResult<Box<dyn BlobWriter>> {
-        self.0.create_with_id(id)
-    }
-    fn open(&self, id: &BlobId) -> StorageResult<Box<dyn BlobReader>> {
-        self.0.open(id)
-    }
-    fn remove(&self, id: &BlobId) -> StorageResult<()> {
-        self.0.remove(id)
-    }
-    fn list(&self) -> StorageResult<Vec<BlobId>> {
-        self.0.list()
-    }
-    fn ping(&self) -> StorageResult<()> {
-        self.0.ping()
-    }
-    fn reads_wait(&self) -> bool {
-        true
-    }
-    fn stages(&self) -> bool {
-        false
-    }
-    fn stage(&self) -> StorageResult<Staging> {
-        self.0.stage()
-    }
-    fn resume(&self, staging: &Staging, offset: u64) -> StorageResult<Box<dyn StagedWriter>> {
-        self.0.resume(staging, offset)
-    }
-    fn discard(&self, staging: &Staging) -> StorageResult<()> {
-        self.0.discard(staging)
-    }
-}
-
 /// Bytes across a socket are left to `open_fetched`, which the server
 /// runs where it may wait; once the cache holds them, they are at hand.
 #[test]
@@ -152,7 +110,7 @@ fn bytes_across_a_socket_are_opened_where_waiting_is_allowed() {
     let memory = Arc::new(MemoryBlobStore::new());
     let repo = Arc::new(MemoryRepository::new());
     let cached = Arc::new(crate::CachedBlobs::new(
-        Arc::new(Remote(Arc::clone(&memory))),
+        Arc::new(Remote::new(Arc::clone(&memory))),
         1 << 20,
         64 << 10,
     ));

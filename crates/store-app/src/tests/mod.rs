@@ -113,6 +113,7 @@ fn code(r: AppResult<impl std::fmt::Debug>) -> ErrorCode {
 }
 
 mod containers;
+mod diskcache;
 mod fenced;
 mod fetched;
 mod files;
@@ -123,3 +124,68 @@ mod owners;
 mod pics;
 mod resumable;
 mod upkeep;
+
+/// Memory blobs that say their reads wait, as a bucket's do.
+#[derive(Debug)]
+struct Remote(Arc<MemoryBlobStore>, std::sync::atomic::AtomicUsize);
+
+impl Remote {
+    fn new(memory: Arc<MemoryBlobStore>) -> Self {
+        Self(memory, Default::default())
+    }
+
+    /// Blobs opened so far, whole or in part.
+    fn opens(&self) -> usize {
+        self.1.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl store_core::ports::BlobStore for Remote {
+    fn create(&self) -> store_core::ports::StorageResult<Box<dyn store_core::ports::BlobWriter>> {
+        self.0.create()
+    }
+    fn create_with_id(
+        &self,
+        id: &store_core::BlobId,
+    ) -> store_core::ports::StorageResult<Box<dyn store_core::ports::BlobWriter>> {
+        self.0.create_with_id(id)
+    }
+    fn open(
+        &self,
+        id: &store_core::BlobId,
+    ) -> store_core::ports::StorageResult<Box<dyn store_core::ports::BlobReader>> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.open(id)
+    }
+    fn remove(&self, id: &store_core::BlobId) -> store_core::ports::StorageResult<()> {
+        self.0.remove(id)
+    }
+    fn list(&self) -> store_core::ports::StorageResult<Vec<store_core::BlobId>> {
+        self.0.list()
+    }
+    fn ping(&self) -> store_core::ports::StorageResult<()> {
+        self.0.ping()
+    }
+    fn reads_wait(&self) -> bool {
+        true
+    }
+    fn stages(&self) -> bool {
+        false
+    }
+    fn stage(&self) -> store_core::ports::StorageResult<store_core::resumable::Staging> {
+        self.0.stage()
+    }
+    fn resume(
+        &self,
+        staging: &store_core::resumable::Staging,
+        offset: u64,
+    ) -> store_core::ports::StorageResult<Box<dyn store_core::ports::StagedWriter>> {
+        self.0.resume(staging, offset)
+    }
+    fn discard(
+        &self,
+        staging: &store_core::resumable::Staging,
+    ) -> store_core::ports::StorageResult<()> {
+        self.0.discard(staging)
+    }
+}
