@@ -61,10 +61,17 @@ impl App {
         if record.decide_read(now, intent)? != ReadDecision::Serve {
             return Ok(FetchedRead::Writes);
         }
-        match self.ports.blobs.open_at_hand(&record.blob) {
+        // A counted file's bytes (here a HEAD's) go through no cache.
+        let counted = record.is_counted();
+        let blobs = &self.ports.blobs;
+        let at_hand = if counted {
+            (!blobs.reads_wait()).then(|| blobs.open_once(&record.blob))
+        } else {
+            blobs.open_at_hand(&record.blob)
+        };
+        match at_hand {
             Some(reader) => {
                 let reader = reader.map_err(blob_error)?;
-                let counted = record.is_counted();
                 Ok(FetchedRead::Opened(Opened::File(Download::of(
                     record, counted, reader,
                 ))))

@@ -123,14 +123,14 @@ pub trait Random: Send + Sync {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Rev(pub u64);
 
-/// Records and their indexes. Each method is atomic on its own: a record
-/// and its index entries change together or not at all, and a method that
-/// returns `Ok` has made its change durable.
-///
 /// A record read that awaits ([`Repository::get_async`]).
 pub type AsyncGet =
     std::pin::Pin<Box<dyn std::future::Future<Output = StorageResult<Option<Object>>> + Send>>;
 
+/// Records and their indexes. Each method is atomic on its own: a record
+/// and its index entries change together or not at all, and a method that
+/// returns `Ok` has made its change durable.
+///
 /// Use cases change records only conditionally: they [`Repository::load`]
 /// a record with its [`Rev`] under the key's lock, and write it back with
 /// [`Repository::replace`] or [`Repository::remove_at`] at that revision.
@@ -452,7 +452,9 @@ pub trait Repository: Send + Sync {
     /// moved off the executor if [`Repository::reads_wait`].
     ///
     /// The future is bounded as `get` is: a database that stops answering
-    /// fails it within the store's own time-outs.
+    /// fails it within the store's own time-outs. A store may tie its
+    /// connections to the runtime the first read ran on: a server awaits
+    /// these on one runtime, which keeps running.
     fn get_async(&self, key: &str) -> Option<AsyncGet> {
         let _ = key;
         None

@@ -174,15 +174,27 @@ impl Inner {
     pub(crate) async fn query_here(
         &self,
         sql: &'static str,
-        params: &[&(dyn ToSql + Sync)],
+        params: &[String],
     ) -> StorageResult<Vec<tokio_postgres::Row>> {
-        let client = self.reads.get().await.map_err(pool_error)?;
-        let answer = tokio::time::timeout(STATEMENT_DEADLINE, async {
-            let statement = client.prepare_cached(sql).await.map_err(db_error)?;
-            client.query(&statement, params).await.map_err(db_error)
-        })
-        .await;
-        answer.unwrap_or_else(|_| Err(gave_up(client, STATEMENT_DEADLINE)))
+        let pool = self.reads.clone();
+        let params: Vec<String> = params.to_vec();
+        // A task of its own, awaited: a request dropped mid-statement (its
+        // client went away) must not give the connection back to the pool
+        // with the statement still on it; the task runs it to its end or
+        // to the deadline, which closes the connection.
+        let job = tokio::spawn(async move {
+            let client = pool.get().await.map_err(pool_error)?;
+            let answer = tokio::time::timeout(STATEMENT_DEADLINE, async {
+                let statement = client.prepare_cached(sql).await.map_err(db_error)?;
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+                client.query(&statement, &refs).await.map_err(db_error)
+            })
+            .await;
+            answer.unwrap_or_else(|_| Err(gave_up(client, STATEMENT_DEADLINE)))
+        });
+        job.await
+            .map_err(|e| StorageError::new(format!("a database read ended: {e}")))?
     }
 
     /// [`Inner::query`] for a statement that answers one row.

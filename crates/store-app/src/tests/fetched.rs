@@ -9,7 +9,8 @@ use store_core::Object;
 /// What a read came to, comparable across the two ways of reading.
 #[derive(Debug, PartialEq, Eq)]
 enum Outcome {
-    Bytes(Vec<u8>),
+    /// The bytes, and whether their downloads are counted.
+    Bytes(Vec<u8>, bool),
     Bundle,
     Writes,
     Refused(ErrorCode),
@@ -20,7 +21,7 @@ fn outcome(r: AppResult<Option<Opened>>) -> Outcome {
         Ok(Some(Opened::File(mut d))) => {
             let mut out = vec![];
             d.reader.read_to_end(&mut out).unwrap();
-            Outcome::Bytes(out)
+            Outcome::Bytes(out, d.once)
         }
         Ok(Some(Opened::Bundle(_))) => Outcome::Bundle,
         Ok(None) => Outcome::Writes,
@@ -133,13 +134,13 @@ fn bytes_across_a_socket_are_opened_where_waiting_is_allowed() {
     let opened = app.open_fetched(record);
     assert_eq!(
         outcome(opened.map(Some)),
-        Outcome::Bytes(b"far away".to_vec())
+        Outcome::Bytes(b"far away".to_vec(), false)
     );
     let FetchedRead::Opened(cached) = decide() else {
         panic!("the bytes just read are cached, so at hand");
     };
     assert_eq!(
         outcome(Ok(Some(cached))),
-        Outcome::Bytes(b"far away".to_vec())
+        Outcome::Bytes(b"far away".to_vec(), false)
     );
 }
