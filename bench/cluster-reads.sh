@@ -70,6 +70,33 @@ csw() {
 }
 pgpids() { pgrep -u postgres | tr '\n' ' '; }
 
+# start_server BIN DATA [VAR=VALUE...]: storesrv on core 0, with the
+# benchmarks' settings and VARs; its pid in srv, its URL in base.
+start_server() {
+    local bin=$1 data=$2
+    shift 2
+    env STORE_RATE_LIMIT_PER_MIN=0 STORE_CONNECTIONS_PER_IP=0 STORE_REQUESTS_PER_IP=0 "$@" \
+        taskset -c 0 "$bin" --listen 127.0.0.1:0 --data "$data" >"$d/out" 2>"$d/log" &
+    srv=$!
+    until grep -q listening "$d/out" 2>/dev/null; do
+        kill -0 "$srv" 2>/dev/null || { tail "$d/log"; exit 1; }
+        sleep 0.1
+    done
+    base=$(sed 's/.*listening on //' "$d/out")
+}
+
+stop_server() {
+    kill "$srv"
+    wait "$srv" 2>/dev/null || true
+    srv=
+}
+
+# upload FILE NAME: its id.
+upload() {
+    curl -sf --data-binary @"$1" "$base/?name=$2" |
+        python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])'
+}
+
 # GET 5 MiB of URL, 8 connections, after one whole read: requests/s.
 get_large() {
     curl -sf -o /dev/null "$1"
@@ -92,19 +119,10 @@ for round in $(seq 1 "$rounds"); do
         # Each binary gets a fresh database, bucket prefix and data
         # directory.
         psql "$url" -qc "create database store_${round}_$i"
-        env STORE_DATABASE_URL="${url%/postgres}/store_${round}_$i" STORE_S3_PREFIX="r$round-b$i" \
-            STORE_RATE_LIMIT_PER_MIN=0 STORE_CONNECTIONS_PER_IP=0 STORE_REQUESTS_PER_IP=0 \
-            taskset -c 0 "$bin" --listen 127.0.0.1:0 --data "$d/data-$round-$i" \
-            >"$d/out" 2>"$d/log" &
-        srv=$!
-        until grep -q listening "$d/out" 2>/dev/null; do
-            kill -0 "$srv" 2>/dev/null || { tail "$d/log"; exit 1; }
-            sleep 0.1
-        done
-        base=$(sed 's/.*listening on //' "$d/out")
-        id=$(head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 |
-            curl -sf --data-binary @- "$base/?name=a.txt" |
-            python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
+        start_server "$bin" "$d/data-$round-$i" \
+            STORE_DATABASE_URL="${url%/postgres}/store_${round}_$i" STORE_S3_PREFIX="r$round-b$i"
+        head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 >"$d/1k.txt"
+        id=$(upload "$d/1k.txt" a.txt)
         taskset -c 1 wrk -t1 -c$conns -d2s "$base/$id" >/dev/null
         before=$(csw "$srv" $(pgpids))
         out=$(taskset -c 1 wrk -t1 -c$conns -d"${secs}s" "$base/$id")
@@ -115,31 +133,16 @@ for round in $(seq 1 "$rounds"); do
         p=$(echo "$out" | awk '/Latency/{print $2}')
         echo "round $round $bin: $rps GET/s, avg $p, $(( (after - before) / n )) switches per GET${non2xx:+, $non2xx non-2xx}"
         echo "bin$i $rps" >>"$results"
-        big=$(curl -sf --data-binary @"$d/5m.bin" "$base/?name=b.bin" |
-            python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
-        large=$(get_large "$base/$big")
+        large=$(get_large "$base/$(upload "$d/5m.bin" b.bin)")
         echo "round $round $bin: GET 5 MiB $large/s"
         echo "large$i $large" >>"$results"
-        kill "$srv"
-        wait "$srv" 2>/dev/null || true
-        srv=
+        stop_server
     done
-    env STORE_RATE_LIMIT_PER_MIN=0 STORE_CONNECTIONS_PER_IP=0 STORE_REQUESTS_PER_IP=0 \
-        taskset -c 0 "$bin" --listen 127.0.0.1:0 --data "$d/sled-$round" >"$d/out" 2>"$d/log" &
-    srv=$!
-    until grep -q listening "$d/out" 2>/dev/null; do
-        kill -0 "$srv" 2>/dev/null || { tail "$d/log"; exit 1; }
-        sleep 0.1
-    done
-    base=$(sed 's/.*listening on //' "$d/out")
-    big=$(curl -sf --data-binary @"$d/5m.bin" "$base/?name=b.bin" |
-        python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
-    large=$(get_large "$base/$big")
+    start_server "$bin" "$d/sled-$round"
+    large=$(get_large "$base/$(upload "$d/5m.bin" b.bin)")
     echo "round $round sled + files: GET 5 MiB $large/s"
     echo "sled $large" >>"$results"
-    kill "$srv"
-    wait "$srv" 2>/dev/null || true
-    srv=
+    stop_server
 done
 
 python3 - "$results" "${bins[@]}" <<'EOF'

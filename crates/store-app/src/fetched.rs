@@ -12,8 +12,8 @@
 use store_core::ports::AsyncGet;
 use store_core::{FileRecord, Object, ReadDecision, ReadIntent};
 
-use crate::files::{live_file_or_bundle, Download, Opened};
-use crate::{blob_error, App, AppResult, ReadKey};
+use crate::files::{live_file_or_bundle, Admitted, Download, Opened};
+use crate::{App, AppResult, ReadKey};
 
 /// What a read whose record was fetched may do next.
 #[derive(Debug)]
@@ -50,32 +50,16 @@ impl App {
     ) -> AppResult<FetchedRead> {
         let now = self.now();
         let object = live_file_or_bundle(fetched, now)?;
-        self.check_read(id, (object.protection(), object.owner()), key, now)?;
-        let record = match object {
-            Object::File(f) => f,
-            Object::Bundle(b) => return Ok(FetchedRead::Opened(Opened::Bundle(b))),
-            Object::Dir(_) | Object::Gallery(_) | Object::Image(_) | Object::Upload(_) => {
-                unreachable!("live_file_or_bundle only returns files and bundles")
-            }
+        let record = match self.admit_read(id, object, intent, key, now)? {
+            Admitted::File(record, ReadDecision::Serve) => record,
+            Admitted::File(..) => return Ok(FetchedRead::Writes),
+            Admitted::Bundle(b) => return Ok(FetchedRead::Opened(Opened::Bundle(b))),
         };
-        if record.decide_read(now, intent)? != ReadDecision::Serve {
-            return Ok(FetchedRead::Writes);
-        }
-        // A counted file's bytes (here a HEAD's) go through no cache.
         let counted = record.is_counted();
-        let blobs = &self.ports.blobs;
-        let at_hand = if counted {
-            (!blobs.reads_wait()).then(|| blobs.open_once(&record.blob))
-        } else {
-            blobs.open_at_hand(&record.blob)
-        };
-        match at_hand {
-            Some(reader) => {
-                let reader = reader.map_err(blob_error)?;
-                Ok(FetchedRead::Opened(Opened::File(Download::of(
-                    record, counted, reader,
-                ))))
-            }
+        match self.file_blob_at_hand(&record.blob, counted) {
+            Some(reader) => Ok(FetchedRead::Opened(Opened::File(Download::of(
+                record, counted, reader?,
+            )))),
             None => Ok(FetchedRead::BytesWait(record)),
         }
     }

@@ -104,6 +104,14 @@ pub struct Download {
     pub reader: Box<dyn BlobReader>,
 }
 
+/// A read let past its gates ([`App::admit_read`]).
+pub(crate) enum Admitted {
+    /// A file, and how the read is served.
+    File(FileRecord, ReadDecision),
+    /// A bundle's record.
+    Bundle(BundleRecord),
+}
+
 impl Download {
     /// The download of `record`'s bytes, open in `reader`; `counted` says
     /// whether its downloads are counted (the record read before a burn
@@ -389,17 +397,10 @@ impl App {
         } else {
             (self.live_object(id, now)?, None)
         };
-        // Before anything is counted: a read the password gate refuses
-        // spends nothing.
-        self.check_read(id, (object.protection(), object.owner()), key, now)?;
-        let record = match object {
-            Object::File(f) => f,
-            Object::Bundle(b) => return Ok(Some(Opened::Bundle(b))),
-            Object::Dir(_) | Object::Gallery(_) | Object::Image(_) | Object::Upload(_) => {
-                unreachable!("live_object only returns files and bundles")
-            }
+        let (record, decision) = match self.admit_read(id, object, intent, key, now)? {
+            Admitted::File(record, decision) => (record, decision),
+            Admitted::Bundle(b) => return Ok(Some(Opened::Bundle(b))),
         };
-        let decision = record.decide_read(now, intent)?;
         if decision != ReadDecision::Serve && !may_write {
             return Ok(None);
         }
@@ -426,6 +427,30 @@ impl App {
             (_, None) => unreachable!("a read that writes was refused above without may_write"),
         }
         Ok(Some(Opened::File(Download::of(record, counted, reader))))
+    }
+
+    /// A live file or bundle past its gates, and for a file how a read
+    /// of `intent` is served. Before anything is counted: a read the
+    /// password gate refuses spends nothing.
+    pub(crate) fn admit_read(
+        &self,
+        id: &str,
+        object: Object,
+        intent: ReadIntent,
+        key: &ReadKey,
+        now: store_core::Timestamp,
+    ) -> AppResult<Admitted> {
+        self.check_read(id, (object.protection(), object.owner()), key, now)?;
+        match object {
+            Object::File(f) => {
+                let decision = f.decide_read(now, intent)?;
+                Ok(Admitted::File(f, decision))
+            }
+            Object::Bundle(b) => Ok(Admitted::Bundle(b)),
+            Object::Dir(_) | Object::Gallery(_) | Object::Image(_) | Object::Upload(_) => {
+                unreachable!("reads admit only live files and bundles")
+            }
+        }
     }
 
     /// The record of a live file, for pages and metadata.

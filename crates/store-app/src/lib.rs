@@ -433,6 +433,22 @@ impl App {
         self.open_record_blob(blob)
     }
 
+    /// [`App::open_file_blob`] if it needs no wait on the network
+    /// ([`store_core::BlobStore::open_at_hand`]); `None` otherwise.
+    pub(crate) fn file_blob_at_hand(
+        &self,
+        blob: &store_core::BlobId,
+        counted: bool,
+    ) -> Option<AppResult<Box<dyn store_core::BlobReader>>> {
+        let blobs = &self.ports.blobs;
+        let opened = if counted {
+            (!blobs.reads_wait()).then(|| blobs.open_once(blob))?
+        } else {
+            blobs.open_at_hand(blob)?
+        };
+        Some(opened.map_err(blob_error))
+    }
+
     /// Starts receiving a body of at most `limit_bytes`.
     pub fn begin_upload(&self, limit_bytes: u64) -> AppResult<Upload> {
         let scan = self.begin_scan()?;
