@@ -117,8 +117,17 @@ fn disk_cached(
         return Ok(bucket);
     }
     let dir = config.data.join("blob-cache");
-    let local = FsBlobStore::open_cache(&dir, random)
-        .map_err(|e| format!("STORE_DISK_CACHE_BYTES: {}", e.message))?;
+    // Processes may share one `--data` and start at once, wiping the same
+    // directory: one that loses that race serves from the bucket alone
+    // rather than not at all (a copy the other wipes later is only read
+    // from the bucket again).
+    let local = match FsBlobStore::open_cache(&dir, random) {
+        Ok(local) => local,
+        Err(e) => {
+            tracing::warn!(error = %e, "no disk cache: every read goes to the bucket");
+            return Ok(bucket);
+        }
+    };
     Ok(Arc::new(store_app::DiskCachedBlobs::new(
         bucket,
         Arc::new(local),
