@@ -79,6 +79,10 @@ target/release/storebench --out bench/results/latest.md \
 if [ "${BENCH_CLUSTER:-1}" != 0 ]; then
     echo "== cluster reads against pgbench (issue 37)"
     bench/cluster-reads.sh 3 10 target/release/storesrv
+    # The uploads' side: a fresh scripts/cluster per round, against sled
+    # and files, with PostgreSQL's and Garage's own ceilings.
+    echo "== cluster uploads against sled, pgbench and Garage (issue 37)"
+    bench/cluster-uploads.sh 3 10 target/release/storesrv
 fi
 
 # Criterion micro benchmarks of store-core and store-media (reports in

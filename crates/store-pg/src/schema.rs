@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0008_identity.sql"),
     include_str!("../migrations/0009_intents.sql"),
     include_str!("../migrations/0010_moderation.sql"),
+    include_str!("../migrations/0011_cheaper_upload_statements.sql"),
 ];
 
 /// Rows the listings backfill reads per statement.

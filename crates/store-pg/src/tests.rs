@@ -142,7 +142,8 @@ fn the_listings_migration_indexes_the_records_written_before_it() {
     // version 1's per-record trigger (migration 5 replaced it), no
     // revisions (migration 6), no deletion queue (migration 7), no
     // identity (migration 8), no intents (migration 9), no search terms
-    // nor blocklist (migration 10).
+    // nor blocklist (migration 10), nor the row trigger counting inserts
+    // (migration 11).
     execute(
         &store,
         "ALTER TABLE store_objects DROP COLUMN listing;
@@ -160,7 +161,8 @@ fn the_listings_migration_indexes_the_records_written_before_it() {
          DROP TABLE store_identity;
          DROP TABLE store_intents;
          DROP TABLE store_kind_totals;
-         DROP TRIGGER store_objects_count_insert ON store_objects;
+         DROP TRIGGER store_objects_count_insert_row ON store_objects;
+         DROP FUNCTION store_count_insert();
          DROP TRIGGER store_objects_count_update ON store_objects;
          DROP TRIGGER store_objects_count_delete ON store_objects;
          DROP FUNCTION store_count_statement();
@@ -236,6 +238,94 @@ fn a_sweep_in_two_processes_removes_each_object_once() {
         assert_eq!(removed, 200, "every expired object removed exactly once");
     }
     assert_eq!(a.totals().unwrap(), a.totals_by_scan().unwrap());
+}
+
+/// Inserts count themselves by a row trigger (migration 11) while
+/// sweepers remove batches by statement triggers: neither may deadlock the
+/// other, and the totals stay those of the rows.
+#[test]
+fn inserts_beside_two_sweepers_keep_the_totals_exact() {
+    let (a, b) = pair();
+    let (a, b) = (Arc::new(a.repository()), Arc::new(b.repository()));
+    let doomed: Vec<String> = (0..300).map(|i| format!("e{i}")).collect();
+    for k in &doomed {
+        a.put(k, &suite::sample_file(k, Some(10), &[])).unwrap();
+    }
+    let now = store_core::Timestamp::from_secs(20);
+    let sweepers: Vec<_> = [a.clone(), b.clone()]
+        .into_iter()
+        .map(|repo| {
+            let keys = doomed.clone();
+            std::thread::spawn(move || {
+                keys.chunks(16)
+                    .flat_map(|c| repo.remove_dead_many(c, now).unwrap())
+                    .filter(Option::is_some)
+                    .count()
+            })
+        })
+        .collect();
+    let writers: Vec<_> = [a.clone(), b.clone()]
+        .into_iter()
+        .enumerate()
+        .map(|(w, repo)| {
+            std::thread::spawn(move || {
+                for i in 0..150 {
+                    let k = format!("n{w}-{i}");
+                    let file = suite::sample_file(&k, Some(4_000_000_000), &[]);
+                    assert!(repo.insert_new(&k, &file).unwrap());
+                }
+            })
+        })
+        .collect();
+    writers.into_iter().for_each(|w| w.join().unwrap());
+    let removed: usize = sweepers.into_iter().map(|s| s.join().unwrap()).sum();
+    assert_eq!(removed, 300, "every expired object removed exactly once");
+    let totals = a.totals().unwrap();
+    assert_eq!(totals, a.totals_by_scan().unwrap());
+    assert_eq!(totals.objects, 300, "the new records, counted once each");
+}
+
+/// A reservation does not wait for the WAL flush (migration 11), and the
+/// setting ends with its transaction: the next statement on the same
+/// pooled connection commits durably again.
+#[test]
+fn a_reservation_alone_commits_without_waiting_for_the_disk() {
+    let store = fresh();
+    let pool = store.inner.queries.clone();
+    let (during, after) = store.inner.bridge.run(async move {
+        let mut client = pool.get().await.unwrap();
+        // The test cluster runs with it off (scripts/pg-cluster); a
+        // deployment runs with PostgreSQL's default.
+        client
+            .batch_execute("SET synchronous_commit = on")
+            .await
+            .unwrap();
+        let tx = client.transaction().await.unwrap();
+        let short: i64 = tx
+            .query_one("SELECT store_reserve('store', 't', 0, 1, 1000)", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(short, 0, "reserved");
+        let during: String = tx
+            .query_one("SHOW synchronous_commit", &[])
+            .await
+            .unwrap()
+            .get(0);
+        tx.commit().await.unwrap();
+        let after: String = client
+            .query_one("SHOW synchronous_commit", &[])
+            .await
+            .unwrap()
+            .get(0);
+        client
+            .batch_execute("RESET synchronous_commit")
+            .await
+            .unwrap();
+        (during, after)
+    });
+    assert_eq!(during, "off");
+    assert_eq!(after, "on");
 }
 
 #[test]
