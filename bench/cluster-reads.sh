@@ -17,7 +17,10 @@
 # and the context switches of storesrv's and PostgreSQL's threads per GET.
 # PostgreSQL (durable), Garage (durable) and storesrv run on core 0, the
 # load generators on core 1; PG_CORES=0,1 lets PostgreSQL run on both
-# cores instead (as the first table was measured). Needs the
+# cores instead (as the first table was measured).
+# RATE_LIMIT_PER_MIN sets storesrv's rate limit (0, off, unless given; a
+# limit far above what wrk sends measures the check each request makes in
+# PostgreSQL, as the default settings do). Needs the
 # release build (or the binaries named), wrk, PostgreSQL and Garage, as
 # bench/run.sh installs them.
 #
@@ -75,7 +78,7 @@ pgpids() { pgrep -u postgres | tr '\n' ' '; }
 start_server() {
     local bin=$1 data=$2
     shift 2
-    env STORE_RATE_LIMIT_PER_MIN=0 STORE_CONNECTIONS_PER_IP=0 STORE_REQUESTS_PER_IP=0 "$@" \
+    env STORE_RATE_LIMIT_PER_MIN="${RATE_LIMIT_PER_MIN:-0}" STORE_CONNECTIONS_PER_IP=0 STORE_REQUESTS_PER_IP=0 "$@" \
         taskset -c 0 "$bin" --listen 127.0.0.1:0 --data "$data" >"$d/out" 2>"$d/log" &
     srv=$!
     until grep -q listening "$d/out" 2>/dev/null; do

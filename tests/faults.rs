@@ -1002,7 +1002,9 @@ fn frozen_database_sessions_hold_no_request_for_long() {
 /// each process, far more than its executor has threads. While they
 /// wait, `/healthz` answers at once; each read then ends within 15 s,
 /// with its bytes or 503. A read that blocked an executor thread while it
-/// waited (checked by making it do so) leaves `/healthz` unanswered.
+/// waited (checked by making it do so) leaves `/healthz` unanswered. The
+/// rate limit is on (far above what is sent), so that each request's
+/// count in the database is awaited on the executor too, and bounded.
 #[test]
 fn reads_waiting_on_a_frozen_database_hold_no_thread() {
     const READS: usize = 64;
@@ -1010,6 +1012,7 @@ fn reads_waiting_on_a_frozen_database_hold_no_thread() {
     let p = Pair::start_with(&[
         ("STORE_CONNECTIONS_PER_IP", "0"),
         ("STORE_REQUESTS_PER_IP", "0"),
+        ("STORE_RATE_LIMIT_PER_MIN", "1000000"),
     ]);
     let id = json(&mut p.a.post("/?name=read.txt", b"read me"))["id"]
         .as_str()

@@ -827,6 +827,11 @@ pub trait Ledgers: Send + Sync + std::fmt::Debug {
     fn usage(&self, pool: Pool) -> StorageResult<PoolUsage>;
 }
 
+/// A rate check that awaits ([`RateLimits::check_async`]): what
+/// [`RateLimits::check`] answers.
+pub type AsyncCheck =
+    std::pin::Pin<Box<dyn std::future::Future<Output = StorageResult<Result<(), u64>>> + Send>>;
+
 /// The per-client request rate, counted over every process.
 pub trait RateLimits: Send + Sync + std::fmt::Debug {
     /// Admits one request from `client` (an address, IPv6 already cut to
@@ -835,6 +840,17 @@ pub trait RateLimits: Send + Sync + std::fmt::Debug {
     fn check(&self, client: std::net::IpAddr, now: Timestamp) -> StorageResult<Result<(), u64>>;
 
     /// True if [`RateLimits::check`] may wait on the network: callers on
-    /// an async executor then run it on a blocking thread.
+    /// an async executor then run it on a blocking thread, unless
+    /// [`RateLimits::check_async`] offers a check to await.
     fn blocks(&self) -> bool;
+
+    /// [`RateLimits::check`] as a future the caller's executor awaits,
+    /// holding no thread while the count is read, when the limiter can
+    /// give one here (`None` by default, and where it cannot). As with
+    /// [`Repository::get_async`], a limiter may tie its connections to
+    /// the runtime the first check ran on.
+    fn check_async(&self, client: std::net::IpAddr, now: Timestamp) -> Option<AsyncCheck> {
+        let _ = (client, now);
+        None
+    }
 }

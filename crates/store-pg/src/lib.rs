@@ -56,10 +56,11 @@ pub use store_bridge::Bridge;
 /// Connections for records and ledgers, per process. A query holds one
 /// for one statement or one short transaction.
 const QUERY_CONNECTIONS_MAX: usize = 16;
-/// Connections for the reads a server awaits on its own runtime
-/// ([`Inner::query_here`]), per process. Each answers one primary-key
-/// lookup at a time, about a tenth of a millisecond of the database's
-/// time, so a few keep its cores busy; requests beyond wait in the pool.
+/// Connections for the statements a server awaits on its own runtime
+/// ([`Inner::query_here`]: a GET's record, a request's rate check), per
+/// process. Each answers one primary-key lookup or one client's count at
+/// a time, about a tenth of a millisecond of the database's time, so a
+/// few keep its cores busy; requests beyond wait in the pool.
 const READ_CONNECTIONS_MAX: usize = 8;
 /// Connections that hold key locks, per process: one per use case holding
 /// keys at the moment (waiters queue in memory first, see [`PgLocks`]).
@@ -174,10 +175,9 @@ impl Inner {
     pub(crate) async fn query_here(
         &self,
         sql: &'static str,
-        params: &[String],
+        params: Params,
     ) -> StorageResult<Vec<tokio_postgres::Row>> {
         let pool = self.reads.clone();
-        let params: Vec<String> = params.to_vec();
         // A task of its own, awaited: a request dropped mid-statement (its
         // client went away) must not give the connection back to the pool
         // with the statement still on it; the task runs it to its end or
@@ -186,8 +186,10 @@ impl Inner {
             let client = pool.get().await.map_err(pool_error)?;
             let answer = tokio::time::timeout(STATEMENT_DEADLINE, async {
                 let statement = client.prepare_cached(sql).await.map_err(db_error)?;
-                let refs: Vec<&(dyn ToSql + Sync)> =
-                    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+                let refs: Vec<&(dyn ToSql + Sync)> = params
+                    .iter()
+                    .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+                    .collect();
                 client.query(&statement, &refs).await.map_err(db_error)
             })
             .await;

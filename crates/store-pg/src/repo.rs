@@ -396,7 +396,7 @@ impl Repository for PgRepository {
         let inner = Arc::clone(&self.inner);
         let key = key.to_string();
         Some(Box::pin(async move {
-            let rows = inner.query_here(GET, std::slice::from_ref(&key)).await?;
+            let rows = inner.query_here(GET, vec![Box::new(key.clone())]).await?;
             rows.first().map(|r| decode(&key, r.get(0))).transpose()
         }))
     }

@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0009_intents.sql"),
     include_str!("../migrations/0010_moderation.sql"),
     include_str!("../migrations/0011_cheaper_upload_statements.sql"),
+    include_str!("../migrations/0012_rate_check_without_flush.sql"),
 ];
 
 /// Rows the listings backfill reads per statement.

@@ -85,6 +85,42 @@ fn a_read_awaited_on_the_callers_runtime_answers_as_get() {
     );
 }
 
+/// A rate check awaited on the caller's runtime counts in the same rows
+/// as `check`: the two, interleaved on one client, admit exactly the
+/// limit, and the connection's task runs on that runtime.
+#[test]
+fn a_rate_check_awaited_on_the_callers_runtime_counts_with_check() {
+    use store_core::ports::RateLimits;
+    let store = fresh();
+    let limits = store.rate_limits(3);
+    let client: std::net::IpAddr = "192.0.2.7".parse().unwrap();
+    let now = store_core::Timestamp::from_secs(1_000);
+    assert!(limits.check_async(client, now).is_none(), "no runtime here");
+    assert!(
+        store.rate_limits(0).check_async(client, now).is_none(),
+        "no limit, nothing to await"
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut answers = Vec::new();
+    for i in 0..5 {
+        let answer = if i % 2 == 0 {
+            runtime.block_on(async { limits.check_async(client, now).unwrap().await })
+        } else {
+            limits.check(client, now)
+        };
+        answers.push(answer.unwrap().is_ok());
+    }
+    assert_eq!(answers, [true, true, true, false, false], "3 a minute");
+    assert_eq!(
+        runtime.metrics().num_alive_tasks(),
+        1,
+        "the connection's task runs on the caller's runtime"
+    );
+}
+
 #[test]
 fn processes_starting_at_once_migrate_once() {
     let url = pg::fresh_database();
@@ -285,11 +321,22 @@ fn inserts_beside_two_sweepers_keep_the_totals_exact() {
     assert_eq!(totals.objects, 300, "the new records, counted once each");
 }
 
-/// A reservation does not wait for the WAL flush (migration 11), and the
-/// setting ends with its transaction: the next statement on the same
-/// pooled connection commits durably again.
+/// A reservation (migration 11) and a rate check (migration 12) do not
+/// wait for the WAL flush, and the setting ends with the transaction: the
+/// next statement on the same pooled connection commits durably again.
 #[test]
 fn a_reservation_alone_commits_without_waiting_for_the_disk() {
+    commits_without_waiting("SELECT store_reserve('store', 't', 0, 1, 1000)");
+}
+
+#[test]
+fn a_rate_check_alone_commits_without_waiting_for_the_disk() {
+    commits_without_waiting("SELECT store_rate_check('192.0.2.1', 1000, 60)");
+}
+
+/// Runs `call` (a function answering 0 when it let the caller through)
+/// alone in a transaction, and answers the setting during and after it.
+fn commits_without_waiting(call: &'static str) {
     let store = fresh();
     let pool = store.inner.queries.clone();
     let (during, after) = store.inner.bridge.run(async move {
@@ -301,12 +348,8 @@ fn a_reservation_alone_commits_without_waiting_for_the_disk() {
             .await
             .unwrap();
         let tx = client.transaction().await.unwrap();
-        let short: i64 = tx
-            .query_one("SELECT store_reserve('store', 't', 0, 1, 1000)", &[])
-            .await
-            .unwrap()
-            .get(0);
-        assert_eq!(short, 0, "reserved");
+        let answer: i64 = tx.query_one(call, &[]).await.unwrap().get(0);
+        assert_eq!(answer, 0, "let through");
         let during: String = tx
             .query_one("SHOW synchronous_commit", &[])
             .await

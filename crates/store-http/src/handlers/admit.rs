@@ -57,13 +57,17 @@ pub(crate) async fn handle(
     (res, name)
 }
 
-/// Counts one request of `client`: in memory at once, or on a blocking
-/// thread when the count lives in a shared database.
+/// Counts one request of `client`: in memory at once, awaited on this
+/// executor when the count lives in a shared database that offers it,
+/// on a blocking thread otherwise.
 pub(super) async fn check_rate(
     shared: &Arc<Shared>,
     client: std::net::IpAddr,
     now: store_core::Timestamp,
 ) -> AppResult<Result<(), u64>> {
+    if let Some(check) = shared.limiter.check_async(client, now) {
+        return Ok(check.await?);
+    }
     if !shared.limiter.blocks() {
         return Ok(shared.limiter.check(client, now)?);
     }
