@@ -150,20 +150,8 @@ impl Inner {
         sql: &'static str,
         params: Params,
     ) -> StorageResult<Vec<tokio_postgres::Row>> {
-        let pool = self.queries.clone();
-        self.bridge.run(async move {
-            let client = pool.get().await.map_err(pool_error)?;
-            let answer = tokio::time::timeout(STATEMENT_DEADLINE, async {
-                let statement = client.prepare_cached(sql).await.map_err(db_error)?;
-                let refs: Vec<&(dyn ToSql + Sync)> = params
-                    .iter()
-                    .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-                    .collect();
-                client.query(&statement, &refs).await.map_err(db_error)
-            })
-            .await;
-            answer.unwrap_or_else(|_| Err(gave_up(client, STATEMENT_DEADLINE)))
-        })
+        self.bridge
+            .run(run_statement(self.queries.clone(), sql, params))
     }
 
     /// [`Inner::query`] awaited on the caller's runtime instead of run on
@@ -177,24 +165,11 @@ impl Inner {
         sql: &'static str,
         params: Params,
     ) -> StorageResult<Vec<tokio_postgres::Row>> {
-        let pool = self.reads.clone();
         // A task of its own, awaited: a request dropped mid-statement (its
         // client went away) must not give the connection back to the pool
         // with the statement still on it; the task runs it to its end or
         // to the deadline, which closes the connection.
-        let job = tokio::spawn(async move {
-            let client = pool.get().await.map_err(pool_error)?;
-            let answer = tokio::time::timeout(STATEMENT_DEADLINE, async {
-                let statement = client.prepare_cached(sql).await.map_err(db_error)?;
-                let refs: Vec<&(dyn ToSql + Sync)> = params
-                    .iter()
-                    .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-                    .collect();
-                client.query(&statement, &refs).await.map_err(db_error)
-            })
-            .await;
-            answer.unwrap_or_else(|_| Err(gave_up(client, STATEMENT_DEADLINE)))
-        });
+        let job = tokio::spawn(run_statement(self.reads.clone(), sql, params));
         job.await
             .map_err(|e| StorageError::new(format!("a database read ended: {e}")))?
     }
@@ -332,6 +307,28 @@ impl Role {
             ),
         }
     }
+}
+
+/// Runs one statement, prepared once per connection, on a connection of
+/// `pool`, within [`STATEMENT_DEADLINE`]: what [`Inner::query`] and
+/// [`Inner::query_here`] each run, on the bridge and on the caller's
+/// runtime.
+async fn run_statement(
+    pool: Pool,
+    sql: &'static str,
+    params: Params,
+) -> StorageResult<Vec<tokio_postgres::Row>> {
+    let client = pool.get().await.map_err(pool_error)?;
+    let answer = tokio::time::timeout(STATEMENT_DEADLINE, async {
+        let statement = client.prepare_cached(sql).await.map_err(db_error)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params
+            .iter()
+            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+            .collect();
+        client.query(&statement, &refs).await.map_err(db_error)
+    })
+    .await;
+    answer.unwrap_or_else(|_| Err(gave_up(client, STATEMENT_DEADLINE)))
 }
 
 /// What a job on `client` that gave no answer within its deadline

@@ -244,6 +244,28 @@ fn totals_follow_records_written_through_two_handles() {
     assert_eq!(a.totals().unwrap().objects, 19);
 }
 
+/// Two sweepers, one per handle, each removing `keys` (expired by then)
+/// 16 at a time, one DELETE a batch; each thread answers how many it
+/// removed.
+fn sweep_in_two(
+    repos: [&Arc<repo::PgRepository>; 2],
+    keys: &[String],
+) -> Vec<std::thread::JoinHandle<usize>> {
+    let now = store_core::Timestamp::from_secs(20);
+    repos
+        .into_iter()
+        .map(|repo| {
+            let (repo, keys) = (Arc::clone(repo), keys.to_vec());
+            std::thread::spawn(move || {
+                keys.chunks(16)
+                    .flat_map(|c| repo.remove_dead_many(c, now).unwrap())
+                    .filter(Option::is_some)
+                    .count()
+            })
+        })
+        .collect()
+}
+
 /// Several rounds, because a lock-order deadlock between the two sweepers
 /// (each removing a batch in one DELETE) showed in about one round in
 /// three before the totals were applied per statement in shard order.
@@ -257,19 +279,7 @@ fn a_sweep_in_two_processes_removes_each_object_once() {
         for k in &keys {
             a.put(k, &suite::sample_file(k, Some(10), &[])).unwrap();
         }
-        let now = store_core::Timestamp::from_secs(20);
-        let sweepers: Vec<_> = [a.clone(), b.clone()]
-            .into_iter()
-            .map(|repo| {
-                let keys = keys.clone();
-                std::thread::spawn(move || {
-                    keys.chunks(16)
-                        .flat_map(|c| repo.remove_dead_many(c, now).unwrap())
-                        .filter(Option::is_some)
-                        .count()
-                })
-            })
-            .collect();
+        let sweepers = sweep_in_two([&a, &b], &keys);
         let removed: usize = sweepers.into_iter().map(|s| s.join().unwrap()).sum();
         assert_eq!(removed, 200, "every expired object removed exactly once");
     }
@@ -287,19 +297,7 @@ fn inserts_beside_two_sweepers_keep_the_totals_exact() {
     for k in &doomed {
         a.put(k, &suite::sample_file(k, Some(10), &[])).unwrap();
     }
-    let now = store_core::Timestamp::from_secs(20);
-    let sweepers: Vec<_> = [a.clone(), b.clone()]
-        .into_iter()
-        .map(|repo| {
-            let keys = doomed.clone();
-            std::thread::spawn(move || {
-                keys.chunks(16)
-                    .flat_map(|c| repo.remove_dead_many(c, now).unwrap())
-                    .filter(Option::is_some)
-                    .count()
-            })
-        })
-        .collect();
+    let sweepers = sweep_in_two([&a, &b], &doomed);
     let writers: Vec<_> = [a.clone(), b.clone()]
         .into_iter()
         .enumerate()
