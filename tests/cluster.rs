@@ -723,3 +723,54 @@ fn an_event_whose_deliverer_is_killed_is_delivered_by_the_other() {
     assert!(again.verified);
     assert!(resender.is_some(), "the other process delivered it");
 }
+
+/// Promise (issue 37): processes that share one `--data` keep disk caches
+/// of their own, side by side under `blob-cache`, and neither wipes the
+/// other's as it starts; the directory of a process that was killed is
+/// removed when a process next starts there.
+#[test]
+fn processes_on_one_data_dir_keep_disk_caches_of_their_own() {
+    let bucket = store_testkit::s3::bucket();
+    let prefix = store_testkit::s3::fresh_prefix();
+    let mut c = Cluster::start(&[
+        ("STORE_S3_ENDPOINT", &bucket.endpoint),
+        ("STORE_S3_BUCKET", &bucket.bucket),
+        ("STORE_S3_REGION", &bucket.region),
+        ("STORE_S3_ACCESS_KEY_ID", &bucket.access_key_id),
+        ("STORE_S3_SECRET_ACCESS_KEY", &bucket.secret_access_key),
+        ("STORE_S3_PREFIX", &prefix),
+    ]);
+    // Over the memory cache's 64 KiB, so that a read is copied to disk.
+    let large = noise(200 << 10, 7);
+    let id = c.a.upload("large.bin", &large)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for s in [&c.a, &c.b] {
+        assert_eq!(bytes(&mut s.get(&format!("/{id}"))), large, "served whole");
+    }
+    let root = c.a.data_dir().join("blob-cache");
+    // A copy is committed as its reader reaches the last byte, which the
+    // client may see a moment before.
+    wait_for_cache(&root, 2, 2, "a copy in each process's own directory");
+    c.a.kill();
+    c.a.start_again();
+    wait_for_cache(&root, 2, 1, "the killed process's copies removed");
+}
+
+/// Waits until the disk caches under `root` hold `locks` claims and
+/// `copies` copies in all.
+fn wait_for_cache(root: &std::path::Path, locks: usize, copies: usize, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let seen = disk_cache(root);
+        if seen == (locks, copies) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: (claims, copies) = {seen:?} in {root:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -883,3 +883,32 @@ pub fn multipart(parts: &[(&str, Option<&str>, &[u8])]) -> (String, Vec<u8>) {
     body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
+
+/// The claims (lock files) and the copies (files below a `blobs`
+/// directory) of the disk caches under `root` (`--data/blob-cache`), one
+/// directory for each process (store-sled's cachedir.rs).
+pub fn disk_cache(root: &Path) -> (usize, usize) {
+    let mut found = (0, 0);
+    for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "lock") {
+            found.0 += 1;
+        } else if path.is_dir() {
+            found.1 += files_below(&path.join("blobs"));
+        }
+    }
+    found
+}
+
+fn files_below(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => files_below(&e.path()),
+            Ok(t) if t.is_file() => 1,
+            _ => 0,
+        })
+        .sum()
+}

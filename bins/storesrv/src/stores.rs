@@ -105,9 +105,9 @@ impl Records {
 }
 
 /// The bucket of the configuration's STORE_S3_* settings.
-/// The bucket's large blobs copied to `--data/blob-cache` as they are
-/// read, up to STORE_DISK_CACHE_BYTES (issue 37): a GET of a large file
-/// read before reads a local file instead of the bucket.
+/// The bucket's large blobs copied to `--data/blob-cache/<this process's
+/// own>` as they are read, up to STORE_DISK_CACHE_BYTES (issue 37): a GET
+/// of a large file read before reads a local file instead of the bucket.
 fn disk_cached(
     bucket: Arc<dyn BlobStore>,
     config: &Config,
@@ -117,10 +117,10 @@ fn disk_cached(
         return Ok(bucket);
     }
     let dir = config.data.join("blob-cache");
-    // Processes may share one `--data` and start at once, wiping the same
-    // directory: one that loses that race serves from the bucket alone
-    // rather than not at all (a copy the other wipes later is only read
-    // from the bucket again).
+    // Each process claims a directory of its own under it, so processes
+    // sharing one `--data` keep their copies apart. A cache that cannot be
+    // opened (a full or read-only disk) is no reason not to serve: then
+    // every read goes to the bucket.
     let local = match FsBlobStore::open_cache(&dir, random) {
         Ok(local) => local,
         Err(e) => {

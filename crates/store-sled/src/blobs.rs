@@ -8,6 +8,7 @@ use store_core::ports::{BlobReader, BlobStore, BlobWriter, Random, StagedWriter,
 use store_core::resumable::Staging;
 use store_core::{ids, BlobId, StorageError};
 
+use crate::cachedir::{self, Claim};
 use crate::handles::{Handles, Lease};
 
 /// How old a temp file must be before a store shared by several processes
@@ -28,6 +29,9 @@ pub struct FsBlobStore {
     /// Whether a commit is made durable (fsync of the file and its
     /// directory): always, but for a cache ([`FsBlobStore::open_cache`]).
     durable: bool,
+    /// A cache's hold on its directory, released when the last clone of
+    /// the store is dropped (or the process ends).
+    _claim: Option<Arc<Claim>>,
 }
 
 impl std::fmt::Debug for FsBlobStore {
@@ -64,19 +68,17 @@ impl FsBlobStore {
         Self::open_with(dir, random, SHARED_TEMP_GRACE)
     }
 
-    /// Opens a cache of copies under `dir` (issue 37: large blobs of a
-    /// bucket kept on local disk): whatever the directory held is wiped,
-    /// since nothing says it is current, and commits are not fsynced, since
-    /// a copy lost in a crash is only read again from where it came from.
-    pub fn open_cache(dir: &Path, random: Arc<dyn Random>) -> StorageResult<Self> {
-        match fs::remove_dir_all(dir) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(io("cannot wipe", dir, e))
-            }
-            _ => {}
-        }
-        let mut store = Self::open_with(dir, random, Duration::ZERO)?;
+    /// Opens a cache of copies under `root` (issue 37: large blobs of a
+    /// bucket kept on local disk), in a directory of this process's own
+    /// (`cachedir.rs`): it starts empty, since nothing says what a
+    /// directory held is current, and the directories of processes that
+    /// have ended are removed. Commits are not fsynced, since a copy lost in
+    /// a crash is only read again from where it came from.
+    pub fn open_cache(root: &Path, random: Arc<dyn Random>) -> StorageResult<Self> {
+        let claim = cachedir::claim(root, random.as_ref())?;
+        let mut store = Self::open_with(claim.dir(), random, Duration::ZERO)?;
         store.durable = false;
+        store._claim = Some(Arc::new(claim));
         Ok(store)
     }
 
@@ -112,6 +114,7 @@ impl FsBlobStore {
             random,
             handles: (!shared).then(Arc::default),
             durable: true,
+            _claim: None,
         })
     }
 
@@ -483,21 +486,28 @@ mod tests {
         out
     }
 
-    /// A cache's store starts empty whatever its directory held, and
-    /// keeps what is committed to it, until the next start.
+    /// A cache's store starts empty whatever its root held, and keeps
+    /// what is committed to it until it ends; another cache opened on the
+    /// same root meanwhile (another process on one `--data`) neither sees
+    /// nor removes its copies.
     #[test]
-    fn a_cache_is_wiped_at_each_start() {
+    fn a_cache_starts_empty_and_keeps_its_copies_from_another() {
         let dir = tempfile::tempdir().unwrap();
         let at = dir.path().join("cache");
-        let open = || FsBlobStore::open_cache(&at, Arc::new(SeededRandom::new(7))).unwrap();
+        let random = Arc::new(SeededRandom::new(7));
+        let open = || FsBlobStore::open_cache(&at, random.clone()).unwrap();
         let cache = open();
         let id = put(&cache, b"copy");
         assert_eq!(read(&cache, &id, 0..4), b"copy");
         assert_eq!(cache.list().unwrap(), vec![id.clone()]);
+        let other = open();
+        assert!(other.list().unwrap().is_empty());
+        assert_eq!(read(&cache, &id, 0..4), b"copy", "the first kept its copy");
         drop(cache);
         let cache = open();
         assert!(cache.list().unwrap().is_empty());
         assert!(cache.open(&id).is_err());
+        drop((cache, other));
     }
 
     #[test]

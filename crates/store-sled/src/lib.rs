@@ -42,6 +42,7 @@
 //! ```
 
 mod blobs;
+mod cachedir;
 mod generations;
 mod group;
 mod handles;
