@@ -753,15 +753,34 @@ fn processes_on_one_data_dir_keep_disk_caches_of_their_own() {
     // A copy is committed as its reader reaches the last byte, which the
     // client may see a moment before.
     wait_for_cache(&root, 2, 2, "a copy in each process's own directory");
+    let (a_dir, b_dir) = (cache_dir_of(&c.a, &root), cache_dir_of(&c.b, &root));
+    assert_ne!(a_dir, b_dir);
     c.a.kill();
     c.a.start_again();
     wait_for_cache(&root, 2, 1, "the killed process's copies removed");
+    assert!(!a_dir.exists(), "the killed process's directory is gone");
+    assert!(
+        b_dir.join("blobs").is_dir(),
+        "the live one's directory is kept"
+    );
+}
+
+/// The disk cache directory `server`'s process holds: the one beside the
+/// lock file it has open.
+fn cache_dir_of(server: &Server, root: &std::path::Path) -> std::path::PathBuf {
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", server.pid())).unwrap();
+    let lock = fds
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .find(|target| target.starts_with(root) && target.extension().is_some_and(|e| e == "lock"))
+        .expect("the process holds a lock file under the cache's root");
+    lock.with_extension("")
 }
 
 /// Waits until the disk caches under `root` hold `locks` claims and
 /// `copies` copies in all.
 fn wait_for_cache(root: &std::path::Path, locks: usize, copies: usize, what: &str) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let seen = disk_cache(root);
         if seen == (locks, copies) {

@@ -104,7 +104,6 @@ impl Records {
     }
 }
 
-/// The bucket of the configuration's STORE_S3_* settings.
 /// The bucket's large blobs copied to `--data/blob-cache/<this process's
 /// own>` as they are read, up to STORE_DISK_CACHE_BYTES (issue 37): a GET
 /// of a large file read before reads a local file instead of the bucket.
@@ -136,6 +135,7 @@ fn disk_cached(
     )))
 }
 
+/// The bucket of the configuration's STORE_S3_* settings.
 pub fn s3_blobs(s3: &S3Config, random: Arc<dyn Random>) -> Result<S3Blobs, String> {
     S3Blobs::connect(s3, random).map_err(|e| format!("STORE_S3_*: {}", e.message))
 }

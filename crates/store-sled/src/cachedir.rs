@@ -76,32 +76,45 @@ pub fn claim(root: &Path, random: &dyn Random) -> StorageResult<Claim> {
     })
 }
 
-/// Removes what under `root` belongs to no live process, but `own`.
+/// Removes what under `root` belongs to no live process, but `own`. A
+/// leftover that cannot be removed (say, a directory another user owns)
+/// is logged and left: it costs room, not this process's cache.
 fn reclaim(root: &Path, own: &str) -> StorageResult<()> {
     for entry in fs::read_dir(root).map_err(|e| io("cannot list", root, e))? {
         let entry = entry.map_err(|e| io("cannot list", root, e))?;
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(stem) = name.strip_suffix(LOCK_SUFFIX) {
+        let reclaimed = if let Some(stem) = name.strip_suffix(LOCK_SUFFIX) {
             if stem != own {
-                reclaim_locked(root, stem, &path)?;
+                reclaim_locked(&root.join(stem), &path)
+            } else {
+                Ok(())
             }
         } else if name.ends_with(NEW_LOCK_SUFFIX) {
+            // Renamed at once by a live claim, unless it died in between;
+            // its lock tells a claim that stalled for long from a dead one.
             if is_older_than(&path, NEW_LOCK_GRACE) {
-                remove(&path)?;
+                reclaim_locked(&path, &path)
+            } else {
+                Ok(())
             }
         } else if name != own && !root.join(format!("{name}{LOCK_SUFFIX}")).exists() {
-            remove(&path)?;
+            remove(&path)
+        } else {
+            Ok(())
+        };
+        if let Err(e) = reclaimed {
+            tracing::warn!(error = %e, "a disk cache's leftover stays");
         }
     }
     Ok(())
 }
 
-/// Removes the directory `stem` and its lock file `lock` if no process
-/// holds that lock; holding it meanwhile keeps two claims from both
-/// removing, and lets the directory go before its lock, as the order of
-/// a claim requires.
-fn reclaim_locked(root: &Path, stem: &str, lock: &Path) -> StorageResult<()> {
+/// Removes `dir` and then the lock file `lock` if no process holds that
+/// lock (`dir` may be the lock file itself). Holding it meanwhile keeps
+/// two claims from both removing, and lets the directory go before its
+/// lock, as the order of a claim requires.
+fn reclaim_locked(dir: &Path, lock: &Path) -> StorageResult<()> {
     let file = match File::open(lock) {
         Ok(file) => file,
         // Another claim removed it first.
@@ -118,7 +131,7 @@ fn reclaim_locked(root: &Path, stem: &str, lock: &Path) -> StorageResult<()> {
     if !lock.exists() {
         return Ok(());
     }
-    remove(&root.join(stem))?;
+    remove(dir)?;
     remove(lock)
 }
 
@@ -209,5 +222,36 @@ mod tests {
         ];
         expected.sort();
         assert_eq!(names(root.path()), expected);
+    }
+
+    /// An unrenamed lock file past its grace is removed only when no
+    /// process holds it: one held belongs to a claim that stalled.
+    #[test]
+    fn an_old_unrenamed_lock_goes_only_when_nobody_holds_it() {
+        let root = tempfile::tempdir().unwrap();
+        let long_ago = std::time::SystemTime::now() - 2 * NEW_LOCK_GRACE;
+        let make = |name: &str| {
+            let path = root.path().join(format!("{name}{NEW_LOCK_SUFFIX}"));
+            let file = File::create(&path).unwrap();
+            file.set_modified(long_ago).unwrap();
+            file
+        };
+        let stalled = make("aa");
+        flock(&stalled, FlockOperation::NonBlockingLockExclusive).unwrap();
+        drop(make("bb"));
+        let held = claim(root.path(), &SeededRandom::new(9)).unwrap();
+        let own = held
+            .dir()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let mut expected = vec![
+            format!("aa{NEW_LOCK_SUFFIX}"),
+            format!("{own}{LOCK_SUFFIX}"),
+        ];
+        expected.sort();
+        assert_eq!(names(root.path()), expected);
+        drop(stalled);
     }
 }
