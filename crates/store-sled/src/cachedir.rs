@@ -84,24 +84,20 @@ fn reclaim(root: &Path, own: &str) -> StorageResult<()> {
         let entry = entry.map_err(|e| io("cannot list", root, e))?;
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        let reclaimed = if let Some(stem) = name.strip_suffix(LOCK_SUFFIX) {
-            if stem != own {
-                reclaim_locked(&root.join(stem), &path)
-            } else {
-                Ok(())
-            }
-        } else if name.ends_with(NEW_LOCK_SUFFIX) {
+        // Our own lock file exists (it is made before the claim looks),
+        // so our directory is never taken for one without a lock.
+        let unrenamed = name.ends_with(NEW_LOCK_SUFFIX);
+        let reclaimed = match name.strip_suffix(LOCK_SUFFIX) {
+            Some(stem) if stem == own => Ok(()),
+            Some(stem) => reclaim_locked(&root.join(stem), &path),
             // Renamed at once by a live claim, unless it died in between;
             // its lock tells a claim that stalled for long from a dead one.
-            if is_older_than(&path, NEW_LOCK_GRACE) {
+            None if unrenamed && is_older_than(&path, NEW_LOCK_GRACE) => {
                 reclaim_locked(&path, &path)
-            } else {
-                Ok(())
             }
-        } else if name != own && !root.join(format!("{name}{LOCK_SUFFIX}")).exists() {
-            remove(&path)
-        } else {
-            Ok(())
+            None if unrenamed => Ok(()),
+            None if root.join(format!("{name}{LOCK_SUFFIX}")).exists() => Ok(()),
+            None => remove(&path),
         };
         if let Err(e) = reclaimed {
             tracing::warn!(error = %e, "a disk cache's leftover stays");
@@ -161,13 +157,21 @@ mod tests {
     use super::*;
     use store_testkit::SeededRandom;
 
-    fn names(root: &Path) -> Vec<String> {
+    /// Asserts that `root` holds exactly the entries `expected`, in any
+    /// order.
+    fn assert_entries(root: &Path, mut expected: Vec<String>) {
         let mut names: Vec<String> = fs::read_dir(root)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        names
+        expected.sort();
+        assert_eq!(names, expected);
+    }
+
+    /// The name of a claim's directory.
+    fn name(c: &Claim) -> String {
+        c.dir().file_name().unwrap().to_string_lossy().into_owned()
     }
 
     /// Two live claims on one root keep each other's directories; a claim
@@ -187,15 +191,13 @@ mod tests {
         let third = claim(root.path(), &random).unwrap();
         assert!(!gone.exists(), "the ended claim's directory was removed");
         assert!(second.dir().join("blobs").is_dir(), "the live one is kept");
-        let name = |c: &Claim| c.dir().file_name().unwrap().to_string_lossy().into_owned();
         // The third's directory is made by its store, not by the claim.
-        let mut expected = vec![
+        let expected = vec![
             name(&second),
             format!("{}{LOCK_SUFFIX}", name(&second)),
             format!("{}{LOCK_SUFFIX}", name(&third)),
         ];
-        expected.sort();
-        assert_eq!(names(root.path()), expected);
+        assert_entries(root.path(), expected);
     }
 
     /// What the layout before claims left (copies straight under the root)
@@ -210,18 +212,11 @@ mod tests {
         let under_way = root.path().join(format!("0011{NEW_LOCK_SUFFIX}"));
         fs::write(&under_way, b"").unwrap();
         let held = claim(root.path(), &SeededRandom::new(5)).unwrap();
-        let own = held
-            .dir()
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let mut expected = vec![
+        let expected = vec![
             format!("0011{NEW_LOCK_SUFFIX}"),
-            format!("{own}{LOCK_SUFFIX}"),
+            format!("{}{LOCK_SUFFIX}", name(&held)),
         ];
-        expected.sort();
-        assert_eq!(names(root.path()), expected);
+        assert_entries(root.path(), expected);
     }
 
     /// An unrenamed lock file past its grace is removed only when no
@@ -240,18 +235,11 @@ mod tests {
         flock(&stalled, FlockOperation::NonBlockingLockExclusive).unwrap();
         drop(make("bb"));
         let held = claim(root.path(), &SeededRandom::new(9)).unwrap();
-        let own = held
-            .dir()
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let mut expected = vec![
+        let expected = vec![
             format!("aa{NEW_LOCK_SUFFIX}"),
-            format!("{own}{LOCK_SUFFIX}"),
+            format!("{}{LOCK_SUFFIX}", name(&held)),
         ];
-        expected.sort();
-        assert_eq!(names(root.path()), expected);
+        assert_entries(root.path(), expected);
         drop(stalled);
     }
 }
