@@ -56,9 +56,12 @@ fn read_json(res: &mut ureq::http::Response<ureq::Body>) -> Option<Value> {
     serde_json::from_str(&text).ok()
 }
 
-/// A chromedriver process and one browser session in it.
+/// A chromedriver process and one browser session in it, in a browser
+/// of its own.
 pub struct Browser {
     driver: Child,
+    /// The headless shell the test started itself, if it runs in one.
+    shell: Option<Child>,
     base: String,
     session: String,
     agent: ureq::Agent,
@@ -71,47 +74,49 @@ pub struct Element(String);
 /// The folder under the profile that downloads go to.
 const DOWNLOADS_DIR: &str = "downloads";
 
+/// Debian's `chromium-headless-shell`: the same Blink as `chromium`, without
+/// the desktop browser around it. A session in it costs a quarter of the
+/// processor time of one in `chromium --headless=new` (docs/DECISIONS.md,
+/// "The browser tests run in the headless shell").
+const SHELLS: &[&str] = &["/usr/bin/chromium-headless-shell"];
+
+/// The flags every browser of the suite runs with. Nothing a test looks at
+/// works in the background: the browser fetches no components, syncs,
+/// translates or reports nothing (this machine reaches only loopback
+/// anyway), and the tests take a quarter less time.
+const BROWSER_FLAGS: &[&str] = &[
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--window-size=1280,900",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-sync",
+    "--disable-breakpad",
+    "--disable-client-side-phishing-detection",
+    "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication",
+    "--metrics-recording-only",
+    "--password-store=basic",
+    "--mute-audio",
+];
+
 impl Browser {
-    /// Starts chromedriver and a headless Chromium session. Fails at once,
-    /// in one line, when either is missing: `scripts/test` (the README's
-    /// test command) installs both (Debian packages `chromium` and
-    /// `chromium-driver`).
+    /// Starts chromedriver and a headless Chromium session: in the
+    /// headless shell when it is installed (scripts/test installs it) and
+    /// CHROME_BIN names no other browser, else in `chromium
+    /// --headless=new`. Fails at once, in one line, when
+    /// neither is there: `scripts/test` (the README's test command)
+    /// installs them (Debian packages `chromium`, `chromium-headless-shell`
+    /// and `chromium-driver`).
     pub fn start() -> Self {
         let driver_path = first_existing(DRIVERS, "CHROMEDRIVER").unwrap_or_else(|| {
             panic!("chromedriver not found: run the tests with scripts/test, which installs chromium and chromium-driver (or set CHROMEDRIVER)")
         });
-        let browser_path = first_existing(BROWSERS, "CHROME_BIN").unwrap_or_else(|| {
-            panic!("chromium not found: run the tests with scripts/test, which installs chromium and chromium-driver (or set CHROME_BIN)")
-        });
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let mut driver = Command::new(&driver_path)
-            .arg(format!("--port={port}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver starts");
-        // chromedriver prints a line once it listens.
-        let mut line = String::new();
-        let mut out = BufReader::new(driver.stdout.take().expect("stdout is piped"));
-        let started = Instant::now();
-        while !line.contains("started successfully") && started.elapsed() < Duration::from_secs(20)
-        {
-            line.clear();
-            if out.read_line(&mut line).unwrap_or(0) == 0 {
-                break;
-            }
-        }
-        std::thread::spawn(move || {
-            // Keep draining so chromedriver never blocks on a full pipe.
-            let mut sink = String::new();
-            while out.read_line(&mut sink).unwrap_or(0) > 0 {
-                sink.clear();
-            }
-        });
+        let (driver, port) = start_driver(&driver_path);
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .proxy(None)
@@ -120,60 +125,48 @@ impl Browser {
             .into();
         let base = format!("http://127.0.0.1:{port}");
         let profile = tempfile::tempdir().expect("profile dir");
-        let caps = json!({
-            "capabilities": { "alwaysMatch": {
-                "browserName": "chrome",
-                "goog:chromeOptions": {
-                    "binary": browser_path,
-                    "args": [
-                        "--headless=new", "--no-sandbox", "--disable-gpu",
-                        "--disable-dev-shm-usage", "--window-size=1280,900",
-                        "--no-first-run", "--no-default-browser-check",
-                        // Nothing a test looks at works in the background:
-                        // the browser fetches no components, syncs,
-                        // translates or reports nothing (this machine
-                        // reaches only loopback anyway), and the tests take
-                        // a quarter less time.
-                        "--disable-background-networking", "--disable-component-update",
-                        "--disable-default-apps", "--disable-extensions", "--disable-sync",
-                        "--disable-breakpad", "--disable-client-side-phishing-detection",
-                        "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication",
-                        "--metrics-recording-only", "--password-store=basic", "--mute-audio",
-                        format!("--user-data-dir={}", profile.path().display()),
-                    ],
-                    // What a page saves goes to the profile's downloads
-                    // folder, unasked: a test reads it there.
-                    "prefs": {
-                        "download.default_directory": profile.path().join(DOWNLOADS_DIR),
-                        "download.prompt_for_download": false,
-                    }
-                }
-            }}
-        });
-        let mut session = None;
-        let mut last = Value::Null;
-        // chromedriver may need a moment before it accepts a session.
-        for _ in 0..40 {
-            match post_json(&agent, &format!("{base}/session"), &caps) {
-                Ok(mut res) => {
-                    last = read_json(&mut res).unwrap_or(Value::Null);
-                    if let Some(id) = last["value"]["sessionId"].as_str() {
-                        session = Some(id.to_string());
-                        break;
-                    }
-                }
-                Err(e) => last = json!({ "connect": e.to_string() }),
+        let downloads = profile.path().join(DOWNLOADS_DIR);
+        // A browser named by CHROME_BIN is what the person running the
+        // tests asked for, and chromedriver starts it.
+        let shell_path = std::env::var_os("CHROME_BIN")
+            .is_none()
+            .then(|| first_existing(SHELLS, "CHROME_HEADLESS_SHELL"))
+            .flatten();
+        let (shell, options) = match shell_path {
+            Some(path) => {
+                let (child, address) = start_shell(&path, profile.path());
+                (Some(child), json!({ "debuggerAddress": address }))
             }
-            std::thread::sleep(Duration::from_millis(250));
-        }
-        let session = session.unwrap_or_else(|| panic!("no WebDriver session: {last}"));
-        Self {
+            None => (None, chromium_options(profile.path(), &downloads)),
+        };
+        let caps = json!({ "capabilities": { "alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": options,
+        }}});
+        let session = new_session(&agent, &base, &caps);
+        let b = Self {
             driver,
+            shell,
             base,
             session,
             agent,
             _profile: profile,
+        };
+        if b.shell.is_some() {
+            // What a page saves goes to the profile's downloads folder,
+            // unasked: a test reads it there. (chromium takes this as a
+            // preference at its start; a browser already running, by the
+            // DevTools protocol.)
+            b.call(
+                "POST",
+                "/goog/cdp/execute",
+                Some(json!({
+                    "cmd": "Browser.setDownloadBehavior",
+                    "params": { "behavior": "allow", "downloadPath": downloads }
+                })),
+            );
         }
+        b
     }
 
     /// Waits (up to 20 s) for a file the browser saved to be whole, and
@@ -395,6 +388,116 @@ const AXE_RUN: &str = "var done = arguments[arguments.length - 1]; \
         nodes: v.nodes.slice(0, 4).map(function (n) { return n.target.join(' ') + ' ' + n.failureSummary; }) }; })); \
     }, function (e) { done([{ id: 'axe failed', nodes: [String(e)] }]); });";
 
+/// Starts chromedriver on a free port; answers it and the port, once it
+/// says it listens.
+fn start_driver(driver_path: &Path) -> (Child, u16) {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut driver = Command::new(driver_path)
+        .arg(format!("--port={port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver starts");
+    // chromedriver prints a line once it listens.
+    let mut line = String::new();
+    let mut out = BufReader::new(driver.stdout.take().expect("stdout is piped"));
+    let started = Instant::now();
+    while !line.contains("started successfully") && started.elapsed() < Duration::from_secs(20) {
+        line.clear();
+        if out.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+    }
+    std::thread::spawn(move || {
+        // Keep draining so chromedriver never blocks on a full pipe.
+        let mut sink = String::new();
+        while out.read_line(&mut sink).unwrap_or(0) > 0 {
+            sink.clear();
+        }
+    });
+    (driver, port)
+}
+
+/// Starts the headless shell on a port of its choosing, with one blank
+/// page for the session to drive; answers it and its DevTools address,
+/// which it writes into the profile once it listens. chromedriver cannot
+/// start the shell itself: the shell it starts opens no page, and the
+/// session waits for one forever.
+fn start_shell(path: &Path, profile: &Path) -> (Child, String) {
+    let mut shell = Command::new(path)
+        .args(BROWSER_FLAGS)
+        .arg("--remote-debugging-port=0")
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("about:blank")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium-headless-shell starts");
+    let active = profile.join("DevToolsActivePort");
+    let started = Instant::now();
+    loop {
+        // Its first line is the port; the file is complete once the
+        // second (the browser's path) is there.
+        let text = std::fs::read_to_string(&active).unwrap_or_default();
+        if let (Some(port), Some(_)) = (text.lines().next(), text.lines().nth(1)) {
+            return (shell, format!("127.0.0.1:{port}"));
+        }
+        if let Ok(Some(status)) = shell.try_wait() {
+            panic!("chromium-headless-shell exited at start: {status}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "chromium-headless-shell wrote no DevToolsActivePort in 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The options that have chromedriver start `chromium --headless=new`
+/// with the suite's flags, a profile of its own and its downloads folder.
+fn chromium_options(profile: &Path, downloads: &Path) -> Value {
+    let browser_path = first_existing(BROWSERS, "CHROME_BIN").unwrap_or_else(|| {
+        panic!("chromium not found: run the tests with scripts/test, which installs chromium and chromium-driver (or set CHROME_BIN)")
+    });
+    let mut args: Vec<String> = BROWSER_FLAGS.iter().map(|f| f.to_string()).collect();
+    args.push("--headless=new".into());
+    args.push(format!("--user-data-dir={}", profile.display()));
+    json!({
+        "binary": browser_path,
+        "args": args,
+        // What a page saves goes to the profile's downloads folder,
+        // unasked: a test reads it there.
+        "prefs": {
+            "download.default_directory": downloads,
+            "download.prompt_for_download": false,
+        }
+    })
+}
+
+/// A new WebDriver session; chromedriver may need a moment before it
+/// accepts one.
+fn new_session(agent: &ureq::Agent, base: &str, caps: &Value) -> String {
+    let mut last = Value::Null;
+    for _ in 0..40 {
+        match post_json(agent, &format!("{base}/session"), caps) {
+            Ok(mut res) => {
+                last = read_json(&mut res).unwrap_or(Value::Null);
+                if let Some(id) = last["value"]["sessionId"].as_str() {
+                    return id.to_string();
+                }
+            }
+            Err(e) => last = json!({ "connect": e.to_string() }),
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    panic!("no WebDriver session: {last}")
+}
+
 impl Drop for Browser {
     fn drop(&mut self) {
         let _ = self
@@ -403,5 +506,9 @@ impl Drop for Browser {
             .call();
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+        if let Some(shell) = self.shell.as_mut() {
+            let _ = shell.kill();
+            let _ = shell.wait();
+        }
     }
 }
