@@ -77,7 +77,7 @@ const DOWNLOADS_DIR: &str = "downloads";
 /// Debian's `chromium-headless-shell`: the same Blink as `chromium`, without
 /// the desktop browser around it. A session in it costs a quarter of the
 /// processor time of one in `chromium --headless=new` (docs/DECISIONS.md,
-/// "The browser tests run in the headless shell").
+/// "The suite on one more diet").
 const SHELLS: &[&str] = &["/usr/bin/chromium-headless-shell"];
 
 /// The flags every browser of the suite runs with. Nothing a test looks at
@@ -128,16 +128,16 @@ impl Browser {
         let downloads = profile.path().join(DOWNLOADS_DIR);
         // A browser named by CHROME_BIN is what the person running the
         // tests asked for, and chromedriver starts it.
-        let shell_path = std::env::var_os("CHROME_BIN")
-            .is_none()
-            .then(|| first_existing(SHELLS, "CHROME_HEADLESS_SHELL"))
-            .flatten();
+        let shell_path = match std::env::var_os("CHROME_BIN") {
+            Some(_) => None,
+            None => first_existing(SHELLS, "CHROME_HEADLESS_SHELL"),
+        };
         let (shell, options) = match shell_path {
             Some(path) => {
                 let (child, address) = start_shell(&path, profile.path());
                 (Some(child), json!({ "debuggerAddress": address }))
             }
-            None => (None, chromium_options(profile.path(), &downloads)),
+            None => (None, chromium_options(profile.path())),
         };
         let caps = json!({ "capabilities": { "alwaysMatch": {
             "browserName": "chrome",
@@ -152,20 +152,18 @@ impl Browser {
             agent,
             _profile: profile,
         };
-        if b.shell.is_some() {
-            // What a page saves goes to the profile's downloads folder,
-            // unasked: a test reads it there. (chromium takes this as a
-            // preference at its start; a browser already running, by the
-            // DevTools protocol.)
-            b.call(
-                "POST",
-                "/goog/cdp/execute",
-                Some(json!({
-                    "cmd": "Browser.setDownloadBehavior",
-                    "params": { "behavior": "allow", "downloadPath": downloads }
-                })),
-            );
-        }
+        // What a page saves goes to the profile's downloads folder,
+        // unasked: a test reads it there. Said through the DevTools
+        // protocol, which both browsers take (an attached shell takes no
+        // preferences).
+        b.call(
+            "POST",
+            "/goog/cdp/execute",
+            Some(json!({
+                "cmd": "Browser.setDownloadBehavior",
+                "params": { "behavior": "allow", "downloadPath": downloads }
+            })),
+        );
         b
     }
 
@@ -459,24 +457,15 @@ fn start_shell(path: &Path, profile: &Path) -> (Child, String) {
 }
 
 /// The options that have chromedriver start `chromium --headless=new`
-/// with the suite's flags, a profile of its own and its downloads folder.
-fn chromium_options(profile: &Path, downloads: &Path) -> Value {
+/// with the suite's flags and a profile of its own.
+fn chromium_options(profile: &Path) -> Value {
     let browser_path = first_existing(BROWSERS, "CHROME_BIN").unwrap_or_else(|| {
         panic!("chromium not found: run the tests with scripts/test, which installs chromium and chromium-driver (or set CHROME_BIN)")
     });
     let mut args: Vec<String> = BROWSER_FLAGS.iter().map(|f| f.to_string()).collect();
     args.push("--headless=new".into());
     args.push(format!("--user-data-dir={}", profile.display()));
-    json!({
-        "binary": browser_path,
-        "args": args,
-        // What a page saves goes to the profile's downloads folder,
-        // unasked: a test reads it there.
-        "prefs": {
-            "download.default_directory": downloads,
-            "download.prompt_for_download": false,
-        }
-    })
+    json!({ "binary": browser_path, "args": args })
 }
 
 /// A new WebDriver session; chromedriver may need a moment before it
