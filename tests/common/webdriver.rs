@@ -79,13 +79,7 @@ const DOWNLOADS_DIR: &str = "downloads";
 /// the desktop browser around it. A session in it costs a quarter of the
 /// processor time of one in `chromium --headless=new` (docs/DECISIONS.md,
 /// "The suite on one more diet").
-const SHELLS: &[&str] = &[
-    // The binary itself first: Debian's /usr/bin entry is a shell script
-    // that runs it as a child (not with exec), so killing the script left
-    // the browser behind, about 160 processes per run of the suite.
-    "/usr/lib/chromium/chromium-headless-shell",
-    "/usr/bin/chromium-headless-shell",
-];
+const SHELLS: &[&str] = &["/usr/bin/chromium-headless-shell"];
 
 /// The flags every browser of the suite runs with. Nothing a test looks at
 /// works in the background: the browser fetches no components, syncs,
@@ -439,8 +433,10 @@ fn start_shell(path: &Path, profile: &Path) -> (Child, String) {
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("about:blank")
         // A group of its own, so that the browser and every process it
-        // starts (renderers, the GPU and network services, a wrapper's
-        // child) go when the test ends: see `Drop for Browser`.
+        // starts go when the test ends (`Drop for Browser`). Debian's
+        // /usr/bin entry is a script that runs the browser as its child,
+        // not with exec: killing the script alone left the browser behind,
+        // about 160 processes per run of the suite.
         .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
