@@ -121,14 +121,14 @@ async fn admit(
         Ok(Ok(())) => {}
         Ok(Err(retry_after_secs)) => {
             let res = respond::store_error(&StoreError::RateLimited { retry_after_secs });
-            return (res, crate::metrics::ROUTE_RATE_LIMITED);
+            return (res, store_wire::metrics::ROUTE_RATE_LIMITED);
         }
         Err(e) => return (respond::app_error(&e), "storage_error"),
     }
     // Held until the response has been sent, a download's body included.
     let Some(in_flight) = shared.requests.take(key) else {
         let res = respond::store_error(&crate::shared::over_share());
-        return (res, crate::metrics::ROUTE_RATE_LIMITED);
+        return (res, store_wire::metrics::ROUTE_RATE_LIMITED);
     };
     let query = match Query::parse(parts.uri.query().unwrap_or(""))
         .and_then(|q| store_wire::strict::check(&q).map(|()| q))

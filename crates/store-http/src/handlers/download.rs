@@ -8,8 +8,8 @@ use store_app::{AppError, AppResult, Download};
 use store_core::content::renders_inline;
 use store_core::{StorageError, StoreError};
 
-use crate::ranges;
 use crate::respond::{self, content_disposition, Res};
+use store_wire::ranges;
 
 use super::Ctx;
 use store_wire::params::Parsed;

@@ -114,7 +114,7 @@ fn over_the_rate(message: Result<Incoming, mcp::Malformed>, retry_after_secs: u6
         _ => respond::store_error(&e),
     };
     res.extensions_mut().insert(ToolCall {
-        metric: crate::metrics::ROUTE_RATE_LIMITED,
+        metric: store_wire::metrics::ROUTE_RATE_LIMITED,
         status: e.code().http_status(),
     });
     res

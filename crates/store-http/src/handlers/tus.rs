@@ -65,7 +65,7 @@ fn progress(res: &mut Res, upload: &UploadRecord) {
     set(
         res,
         tus::UPLOAD_EXPIRES,
-        &crate::ranges::http_date(upload.expires_at()),
+        &store_wire::ranges::http_date(upload.expires_at()),
     );
 }
 

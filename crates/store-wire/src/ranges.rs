@@ -13,7 +13,12 @@ pub enum Answer {
     /// 304: the client's copy is current.
     NotModified,
     /// 206 with the bytes `start..=end`.
-    Partial { start: u64, end: u64 },
+    Partial {
+        /// The first byte sent, counted from 0.
+        start: u64,
+        /// The last byte sent, inclusive.
+        end: u64,
+    },
     /// 416: the range starts at or past the end.
     Unsatisfiable,
 }
@@ -22,7 +27,9 @@ pub enum Answer {
 /// time they were last written.
 #[derive(Debug, Clone, Copy)]
 pub struct Validators<'a> {
+    /// The strong entity tag, quotes included.
     pub etag: &'a str,
+    /// When the bytes were last written.
     pub modified: Timestamp,
 }
 
