@@ -3,7 +3,7 @@
 //! written), and multipart parts.
 
 use bytes::Bytes;
-use http::{header, HeaderMap};
+use http::header;
 use http_body_util::BodyExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,54 +24,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// of handlers serves the built-in listener and any embedding server.
 pub type RequestBody = http_body_util::combinators::UnsyncBoxBody<Bytes, BoxError>;
 
-/// Whether the request says it carries a body: chunked, or a
-/// Content-Length other than 0.
-pub fn declares_body(headers: &HeaderMap) -> bool {
-    headers.contains_key(header::TRANSFER_ENCODING)
-        || headers
-            .get(header::CONTENT_LENGTH)
-            .is_some_and(|v| v.as_bytes() != b"0")
-}
-
-/// The declared length of a bodied request. A chunked body (or any
-/// Transfer-Encoding) or a missing Content-Length is refused with 411, and
-/// a declared length over `limit_bytes` with 413, before a byte is read.
-pub fn declared_length(headers: &HeaderMap, limit_bytes: u64) -> Result<u64, StoreError> {
-    if headers.contains_key(header::TRANSFER_ENCODING) {
-        return Err(StoreError::MissingLength);
-    }
-    refuse_encodings(headers)?;
-    let len = headers
-        .get(header::CONTENT_LENGTH)
-        .ok_or(StoreError::MissingLength)?
-        .to_str()
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .ok_or_else(|| StoreError::bad_request("invalid Content-Length"))?;
-    if len > limit_bytes {
-        return Err(StoreError::too_large(limit_bytes));
-    }
-    Ok(len)
-}
-
-/// A body sent with a `Content-Encoding` other than `identity` answers 501
-/// (CONTRACT.md "Uploads: encodings"): storing the encoded bytes as if
-/// they were the file would hand every reader something else.
-fn refuse_encodings(headers: &HeaderMap) -> Result<(), StoreError> {
-    for value in headers.get_all(header::CONTENT_ENCODING) {
-        let value = value.to_str().unwrap_or("?");
-        let plain = value
-            .split(',')
-            .map(str::trim)
-            .all(|c| c.is_empty() || c.eq_ignore_ascii_case("identity"));
-        if !plain {
-            return Err(StoreError::Unsupported(format!(
-                "Content-Encoding {value:?} is not supported: send the bytes as they are (identity); nothing was stored"
-            )));
-        }
-    }
-    Ok(())
-}
+pub use store_wire::body_head::{declared_length, declares_body, multipart_boundary};
 
 fn body_error(e: BoxError) -> AppError {
     StoreError::bad_request(format!("the request body could not be read: {e}")).into()
@@ -371,32 +324,6 @@ pub struct Multipart {
     pub fields: Vec<(String, String)>,
 }
 
-/// Longest multipart boundary: RFC 2046 allows 70 characters, and a longer
-/// one only makes every part costlier to scan.
-const BOUNDARY_CHARS_MAX: usize = 70;
-
-/// The boundary of a multipart/form-data body, or `None` for other types.
-pub fn multipart_boundary(headers: &HeaderMap) -> Option<Result<String, StoreError>> {
-    let ct = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
-    if !ct
-        .trim_start()
-        .to_ascii_lowercase()
-        .starts_with("multipart/")
-    {
-        return None;
-    }
-    let boundary = multer::parse_boundary(ct)
-        .map_err(|e| StoreError::bad_request(format!("invalid multipart body: {e}")));
-    Some(boundary.and_then(|b| {
-        if b.is_empty() || b.len() > BOUNDARY_CHARS_MAX {
-            return Err(StoreError::bad_request(format!(
-                "invalid multipart boundary: it must have 1 to {BOUNDARY_CHARS_MAX} characters (RFC 2046)"
-            )));
-        }
-        Ok(b)
-    }))
-}
-
 /// A check run once, with the form fields read so far, before the first
 /// file part is written: a refusal that needs a form field (a write token
 /// typed into a page) still comes before any upload is stored.
@@ -617,51 +544,4 @@ async fn read_form_field(
     let value = String::from_utf8(value)
         .map_err(|_| StoreError::bad_request(format!("form field {name:?} is not UTF-8")))?;
     Ok((name, value))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(*k, v.parse().unwrap());
-        }
-        h
-    }
-
-    #[test]
-    fn content_length_rules() {
-        assert_eq!(
-            declared_length(&headers(&[("content-length", "5")]), 10),
-            Ok(5)
-        );
-        assert_eq!(
-            declared_length(&headers(&[]), 10),
-            Err(StoreError::MissingLength)
-        );
-        assert_eq!(
-            declared_length(&headers(&[("transfer-encoding", "chunked")]), 10),
-            Err(StoreError::MissingLength)
-        );
-        assert!(matches!(
-            declared_length(&headers(&[("content-length", "11")]), 10),
-            Err(StoreError::TooLarge(_))
-        ));
-        assert!(matches!(
-            declared_length(&headers(&[("content-length", "x")]), 10),
-            Err(StoreError::BadRequest(_))
-        ));
-    }
-
-    #[test]
-    fn boundaries() {
-        assert!(multipart_boundary(&headers(&[("content-type", "text/plain")])).is_none());
-        let b = multipart_boundary(&headers(&[(
-            "content-type",
-            "multipart/form-data; boundary=xyz",
-        )]));
-        assert_eq!(b, Some(Ok("xyz".to_string())));
-    }
 }

@@ -30,6 +30,7 @@
 
 pub mod api;
 pub mod assets;
+pub mod body_head;
 pub mod disposition;
 pub mod help;
 pub mod mcp;
