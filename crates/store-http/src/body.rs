@@ -3,7 +3,6 @@
 //! written), and multipart parts.
 
 use bytes::Bytes;
-use http::header;
 use http_body_util::BodyExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -408,36 +407,7 @@ impl PartRules<'_> {
 }
 
 fn multipart_error(e: multer::Error) -> AppError {
-    match e {
-        multer::Error::StreamReadFailed(_) => {
-            StoreError::bad_request(format!("the request body could not be read: {e}")).into()
-        }
-        e => StoreError::bad_request(format!("invalid multipart body: {e}")).into(),
-    }
-}
-
-/// The file name a part gives, `filename*` (RFC 7578 and 5987) first, then
-/// `filename`; `None` for a plain form field. A part that has only a
-/// `filename*` that does not decode to a valid name is refused, not taken
-/// for a form field.
-fn part_file_name(field: &multer::Field<'_>) -> Result<Option<String>, StoreError> {
-    let extended = field
-        .headers()
-        .get(header::CONTENT_DISPOSITION)
-        .and_then(|v| v.to_str().ok())
-        .filter(|d| d.to_ascii_lowercase().contains("filename*"));
-    let Some(disposition) = extended else {
-        return Ok(field.file_name().map(str::to_string));
-    };
-    match store_core::import::name_from_content_disposition(disposition) {
-        Some(name) => Ok(Some(name)),
-        None => match field.file_name() {
-            Some(plain) => Ok(Some(plain.to_string())),
-            None => Err(StoreError::bad_request(
-                "a part's filename* is not a valid UTF-8 file name (RFC 5987: filename*=UTF-8''<percent-encoded name>)",
-            )),
-        },
-    }
+    store_wire::body_head::multipart_refusal(&e).into()
 }
 
 /// Reads a multipart body. Each file part streams into its own blob and is
@@ -462,7 +432,9 @@ where
         .await?
         .map_err(multipart_error)?
     {
-        let Some(file_name) = part_file_name(&field)? else {
+        let Some(file_name) =
+            store_wire::body_head::part_file_name(field.headers(), field.file_name())?
+        else {
             let pair = read_form_field(intake, &mut field, rules.field_bytes_max).await?;
             if out.fields.len() >= rules.fields_max {
                 return Err(StoreError::bad_request("too many form fields").into());

@@ -67,7 +67,9 @@
 // parsing are store-wire's public API.
 #[doc(hidden)]
 pub mod body;
-pub mod client;
+// Who the client is, read from the peer and X-Forwarded-For, is a wire
+// rule and lives in store-wire; the binary names it through this crate.
+pub use store_wire::client;
 mod deadline;
 mod fair;
 mod handlers;

@@ -22,19 +22,9 @@ use std::io::IoSlice;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use store_core::StoreError;
+pub use store_wire::raw::RefusalLimits;
+use store_wire::raw::{hyper_refusal, refusal_error, whole_answer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-
-/// The limits hyper enforces, which its refusals name.
-#[derive(Debug, Clone, Copy)]
-pub struct RefusalLimits {
-    /// The longest request target, in bytes (414).
-    pub uri_bytes_max: usize,
-    /// The request head hyper buffers, in bytes (431).
-    pub head_bytes_max: usize,
-    /// The request header fields hyper reads (431).
-    pub header_fields_max: usize,
-}
 
 /// A stream whose hyper-made refusals go out as JSON errors.
 #[derive(Debug)]
@@ -68,59 +58,6 @@ impl<T> JsonRefusals<T> {
             replacement: None,
         }
     }
-
-    /// The JSON answer for hyper's `status`.
-    fn answer(&self, status: u16) -> Vec<u8> {
-        let (line, error) = match status {
-            414 => (
-                "414 URI Too Long",
-                StoreError::UriTooLong {
-                    max_bytes: self.limits.uri_bytes_max,
-                },
-            ),
-            431 => (
-                "431 Request Header Fields Too Large",
-                StoreError::HeadersTooLarge {
-                    max_bytes: self.limits.head_bytes_max,
-                    max_fields: self.limits.header_fields_max,
-                },
-            ),
-            _ => (
-                "400 Bad Request",
-                StoreError::bad_request(
-                    "the request could not be parsed: send `METHOD /path HTTP/1.1` with valid headers; \
-                     in a URL, percent-encode spaces and characters such as < and > \
-                     (and put a real id in place of a placeholder like <id>)",
-                ),
-            ),
-        };
-        let body = crate::respond::error_body(&error);
-        let head = format!(
-            "HTTP/1.1 {line}\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
-            body.len()
-        );
-        [head.into_bytes(), body].concat()
-    }
-}
-
-/// The status of `buf` if it is a refusal hyper made itself: a response
-/// head of 400, 414 or 431 with an empty body and no type, and nothing
-/// after the head.
-fn hyper_refusal(buf: &[u8]) -> Option<u16> {
-    let rest = buf.strip_prefix(b"HTTP/1.1 4")?;
-    let status = match rest.get(..2)? {
-        b"00" => 400,
-        b"14" => 414,
-        b"31" => 431,
-        _ => return None,
-    };
-    let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
-    if end + 4 != buf.len() {
-        return None;
-    }
-    let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-    (head.contains("\r\ncontent-length: 0") && !head.contains("\r\ncontent-type:"))
-        .then_some(status)
 }
 
 impl<T: AsyncWrite + Unpin> JsonRefusals<T> {
@@ -151,7 +88,7 @@ impl<T: AsyncWrite + Unpin> JsonRefusals<T> {
             return false;
         };
         self.replacement = Some(Replacement {
-            bytes: self.answer(status),
+            bytes: whole_answer(&refusal_error(status, self.limits)),
             sent: 0,
             taken: false,
         });
@@ -243,34 +180,6 @@ mod tests {
 
     const HYPER_400: &[u8] =
         b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: Fri, 27 Nov 2026 12:00:00 GMT\r\n\r\n";
-
-    #[test]
-    fn only_hypers_own_refusals_are_recognised() {
-        assert_eq!(hyper_refusal(HYPER_400), Some(400));
-        assert_eq!(
-            hyper_refusal(
-                b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n\r\n"
-            ),
-            Some(431)
-        );
-        // The service's errors carry their JSON.
-        let ours = b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n";
-        assert_eq!(hyper_refusal(ours), None);
-        let json = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 52\r\n\r\n";
-        assert_eq!(hyper_refusal(json), None);
-        assert_eq!(
-            hyper_refusal(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n"),
-            None
-        );
-        assert_eq!(
-            hyper_refusal(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0"),
-            None,
-            "not a whole head"
-        );
-        assert_eq!(hyper_refusal(b"HTTP/1.1 400 Bad"), None);
-        let more = [HYPER_400, b"more"].concat();
-        assert_eq!(hyper_refusal(&more), None, "more than a head");
-    }
 
     #[tokio::test]
     async fn a_refusal_goes_out_as_json_and_nothing_after_it() {

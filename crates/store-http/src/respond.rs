@@ -12,6 +12,7 @@ use serde::Serialize;
 use store_app::AppError;
 use store_core::ports::BlobReader;
 use store_core::{StorageErrorKind, StoreError};
+use store_wire::headers;
 
 /// The one response body type of the service: bytes in memory, or a blob
 /// streamed from the store.
@@ -52,24 +53,10 @@ pub fn redirect(location: &str) -> Res {
     res
 }
 
-/// App pages load nothing from anywhere else: script and style only from
-/// the service's own `/static/` files, no inline script or style, images
-/// from the service itself, no frames, and no framing by others.
-pub const APP_CSP: &str =
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
-connect-src 'self'; frame-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-
-/// The gallery embed view: the same, except that any site may frame it.
-pub const EMBED_CSP: &str =
-    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'";
-
 /// A plain-text answer (markdown, `/help/errors`).
 pub fn text(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Res {
     let mut res = with_type(status, content_type, full(body));
-    res.headers_mut().insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
+    headers::nosniff(res.headers_mut());
     res
 }
 
@@ -79,50 +66,19 @@ pub fn html(status: StatusCode, markup: maud::Markup) -> Res {
         "text/html; charset=utf-8",
         full(markup.into_string()),
     );
-    res.headers_mut().insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(APP_CSP),
-    );
-    res.headers_mut().insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    res.headers_mut().insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
+    headers::page(res.headers_mut());
     res
 }
 
-/// The JSON body of an error: `error`, `code`, and `retry_after` on the
-/// codes that are retried later.
-pub fn error_body(e: &StoreError) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(&store_wire::views::ErrorBody {
-        error: e.to_string(),
-        code: e.code().as_str(),
-        retry_after: e.retry_after_secs(),
-    })
-    .expect("errors always serialise");
-    bytes.push(b'\n');
-    bytes
-}
+pub use store_wire::headers::error_body;
 
-/// The JSON error of SPEC.md: `error`, `code`, and `retry_after` with a
-/// `Retry-After` header on the codes retried later (429, 503, 507).
+/// The JSON error of SPEC.md (store-wire's `headers` says its status and
+/// headers).
 pub fn store_error(e: &StoreError) -> Res {
-    let status =
-        StatusCode::from_u16(e.code().http_status()).expect("spec codes are valid statuses");
-    let mut res = with_type(status, "application/json", full(error_body(e)));
-    if let Some(secs) = e.retry_after_secs() {
-        res.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    }
-    if matches!(e, StoreError::PasswordNeeded(_)) {
-        res.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Basic realm=\"storesrv\""),
-        );
-    }
+    let (status, headers) = headers::error(e);
+    let mut res = Response::new(full(error_body(e)));
+    *res.status_mut() = status;
+    *res.headers_mut() = headers;
     res
 }
 
@@ -232,20 +188,3 @@ impl BlobReader for BytesReader {
 }
 
 pub use store_wire::disposition::content_disposition;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn errors_carry_code_and_retry() {
-        let res = store_error(&StoreError::RateLimited {
-            retry_after_secs: 9,
-        });
-        assert_eq!(res.status(), 429);
-        assert_eq!(res.headers()[header::RETRY_AFTER], "9");
-        let res = store_error(&StoreError::not_found());
-        assert_eq!(res.status(), 404);
-        assert!(res.headers().get(header::RETRY_AFTER).is_none());
-    }
-}

@@ -12,12 +12,12 @@ use hyper_util::server::graceful::GracefulShutdown;
 use store_app::App;
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::client::rate_key;
 use crate::deadline::SendDeadline;
 use crate::fair::Tally;
 use crate::refusals::{JsonRefusals, RefusalLimits};
 use crate::shared::{count, ServeOptions, SHARE_RETRY_AFTER_SECS};
 use store_core::{ServerLimits, StoreError};
+use store_wire::client::rate_key;
 
 /// Refusals of over-share connections being written at once; past it, such
 /// a connection is closed without an answer.
@@ -204,15 +204,10 @@ impl Acceptor {
 /// The whole answer to a connection over its share: a 429 with the error
 /// JSON of every other refusal.
 fn refusal() -> Vec<u8> {
-    let body = crate::respond::error_body(&StoreError::Busy {
+    store_wire::raw::whole_answer(&StoreError::Busy {
         message: format!(
             "too many connections from one address; close some, then retry after {SHARE_RETRY_AFTER_SECS} s"
         ),
         retry_after_secs: SHARE_RETRY_AFTER_SECS,
-    });
-    let head = format!(
-        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\nretry-after: {SHARE_RETRY_AFTER_SECS}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    );
-    [head.into_bytes(), body].concat()
+    })
 }

@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::client::Cidr;
 use crate::fair::Tally;
 use crate::lanes::Lanes;
 use store_core::ports::RateLimits;
 use store_core::{Limits, ServerLimits, StoreError};
+use store_wire::client::Cidr;
 
 /// What the server needs besides the app and its limits: whom to believe,
 /// where the rate is counted, where requests are counted. Every number it

@@ -81,6 +81,53 @@ pub fn multipart_boundary(headers: &HeaderMap) -> Option<Result<String, StoreErr
         Ok(b)
     }))
 }
+/// Whether the body is an urlencoded form (`application/x-www-form-urlencoded`).
+pub fn is_urlencoded(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/x-www-form-urlencoded")
+        })
+}
+
+/// What a multipart body that multer could not read answers: 400, saying
+/// whether the body broke off or was not multipart as it said.
+pub fn multipart_refusal(e: &multer::Error) -> StoreError {
+    match e {
+        multer::Error::StreamReadFailed(_) => {
+            StoreError::bad_request(format!("the request body could not be read: {e}"))
+        }
+        e => StoreError::bad_request(format!("invalid multipart body: {e}")),
+    }
+}
+
+/// The file name a part gives, `filename*` (RFC 7578 and 5987) first, then
+/// `filename` (`plain`, as multer read it); `None` for a plain form field.
+/// A part that has only a `filename*` that does not decode to a valid name
+/// is refused, not taken for a form field.
+pub fn part_file_name(
+    part_headers: &HeaderMap,
+    plain: Option<&str>,
+) -> Result<Option<String>, StoreError> {
+    let extended = part_headers
+        .get(header::CONTENT_DISPOSITION)
+        .and_then(|v| v.to_str().ok())
+        .filter(|d| d.to_ascii_lowercase().contains("filename*"));
+    let Some(disposition) = extended else {
+        return Ok(plain.map(str::to_string));
+    };
+    match (store_core::import::name_from_content_disposition(disposition), plain) {
+        (Some(name), _) => Ok(Some(name)),
+        (None, Some(plain)) => Ok(Some(plain.to_string())),
+        (None, None) => Err(StoreError::bad_request(
+            "a part's filename* is not a valid UTF-8 file name (RFC 5987: filename*=UTF-8''<percent-encoded name>)",
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +172,44 @@ mod tests {
             "multipart/form-data; boundary=xyz",
         )]));
         assert_eq!(b, Some(Ok("xyz".to_string())));
+    }
+
+    #[test]
+    fn a_parts_extended_file_name_comes_first_and_a_broken_one_alone_is_refused() {
+        let mut h = HeaderMap::new();
+        assert_eq!(
+            part_file_name(&h, Some("a.txt")).unwrap().as_deref(),
+            Some("a.txt")
+        );
+        assert_eq!(part_file_name(&h, None).unwrap(), None);
+        h.insert(
+            header::CONTENT_DISPOSITION,
+            "form-data; name=\"f\"; filename=\"x\"; filename*=UTF-8''%C3%A9t%C3%A9.txt"
+                .parse()
+                .unwrap(),
+        );
+        assert_eq!(
+            part_file_name(&h, Some("x")).unwrap().as_deref(),
+            Some("été.txt")
+        );
+        h.insert(
+            header::CONTENT_DISPOSITION,
+            "form-data; name=\"f\"; filename*=bogus".parse().unwrap(),
+        );
+        assert_eq!(part_file_name(&h, Some("x")).unwrap().as_deref(), Some("x"));
+        assert!(part_file_name(&h, None).is_err());
+    }
+
+    #[test]
+    fn an_urlencoded_form_is_told_by_its_type() {
+        let mut h = HeaderMap::new();
+        assert!(!is_urlencoded(&h));
+        h.insert(
+            header::CONTENT_TYPE,
+            " Application/X-WWW-Form-Urlencoded; charset=utf-8"
+                .parse()
+                .unwrap(),
+        );
+        assert!(is_urlencoded(&h));
     }
 }

@@ -292,6 +292,16 @@ impl Endpoint {
     }
 }
 
+/// The path a request's route is chosen by: its own path without the
+/// service's mount prefix, or `None` when it lies outside the prefix.
+pub fn routed_path<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
+    match path.strip_prefix(prefix)? {
+        "" => Some("/"),
+        rest if rest.starts_with('/') => Some(rest),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -723,5 +733,14 @@ mod tests {
             RouteId::DeleteDirFile.route().usage(),
             "DELETE /d/<key>/<file>[?write=1|<token>][&owner=<owner token>]"
         );
+    }
+
+    #[test]
+    fn a_route_is_chosen_by_the_path_under_the_mount_prefix() {
+        assert_eq!(routed_path("/store/abc", "/store"), Some("/abc"));
+        assert_eq!(routed_path("/store", "/store"), Some("/"));
+        assert_eq!(routed_path("/storefront", "/store"), None);
+        assert_eq!(routed_path("/elsewhere", "/store"), None);
+        assert_eq!(routed_path("/abc", ""), Some("/abc"));
     }
 }

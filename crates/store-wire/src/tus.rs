@@ -231,6 +231,63 @@ pub fn new_file(headers: &HeaderMap, limits: &Limits) -> Result<NewFile, StoreEr
     Ok(req)
 }
 
+/// `X-Store-Id`: the id of the file the last PATCH made.
+pub const STORE_ID: &str = "x-store-id";
+/// `X-Store-Url`: its URL.
+pub const STORE_URL: &str = "x-store-url";
+
+/// `name: value` among an answer's headers, when `value` is a valid one.
+pub fn set(h: &mut HeaderMap, name: &'static str, value: &str) {
+    if let Ok(v) = http::HeaderValue::from_str(value) {
+        h.insert(http::HeaderName::from_static(name), v);
+    }
+}
+
+/// What every answer about a resumable upload carries, errors included:
+/// `Tus-Resumable`, and, for a request in another version (412), the
+/// versions spoken.
+pub fn answered(h: &mut HeaderMap, status: http::StatusCode) {
+    set(h, RESUMABLE, VERSION);
+    if status == http::StatusCode::PRECONDITION_FAILED {
+        set(h, TUS_VERSION, VERSION);
+    }
+}
+
+/// `OPTIONS /uploads`: what the server supports, a file at most
+/// `file_bytes_max`.
+pub fn capabilities(h: &mut HeaderMap, file_bytes_max: u64) {
+    set(h, TUS_VERSION, VERSION);
+    set(h, TUS_EXTENSION, EXTENSIONS);
+    set(h, TUS_CHECKSUM_ALGORITHM, CHECKSUM_ALGORITHMS);
+    set(h, TUS_MAX_SIZE, &file_bytes_max.to_string());
+}
+
+/// Where an upload stands, on every answer about one in progress.
+pub fn progress(h: &mut HeaderMap, upload: &store_core::resumable::UploadRecord) {
+    set(h, UPLOAD_OFFSET, &upload.offset.to_string());
+    let expires = crate::ranges::http_date(upload.expires_at());
+    set(h, UPLOAD_EXPIRES, &expires);
+}
+
+/// `HEAD /uploads/<id>` of an upload in progress: where it stands, its
+/// length, and the metadata its creation gave.
+pub fn state(h: &mut HeaderMap, upload: &store_core::resumable::UploadRecord) {
+    progress(h, upload);
+    set(h, UPLOAD_LENGTH, &upload.length.to_string());
+    if !upload.metadata.is_empty() {
+        set(h, UPLOAD_METADATA, &upload.metadata);
+    }
+}
+
+/// What the answer that made the file (or a HEAD after it) says of it:
+/// its whole length as the offset, and its id and URL under `base`.
+pub fn completed(h: &mut HeaderMap, file: &store_core::FileRecord, base: &str) {
+    set(h, UPLOAD_OFFSET, &file.size.to_string());
+    set(h, STORE_ID, &file.id);
+    let url = crate::router::url_for(base, crate::router::RouteId::GetFile, &[&file.id]);
+    set(h, STORE_URL, &url);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -353,5 +410,19 @@ mod tests {
             "application/offset+octet-stream"
         )])));
         assert!(check_offset_body(&headers(&[("content-type", "text/plain")])).is_err());
+    }
+
+    #[test]
+    fn answers_carry_the_version_and_a_412_the_versions_spoken() {
+        let mut h = HeaderMap::new();
+        answered(&mut h, http::StatusCode::NO_CONTENT);
+        assert_eq!(h[RESUMABLE], VERSION);
+        assert!(h.get(TUS_VERSION).is_none());
+        answered(&mut h, http::StatusCode::PRECONDITION_FAILED);
+        assert_eq!(h[TUS_VERSION], VERSION);
+        let mut h = HeaderMap::new();
+        capabilities(&mut h, 1234);
+        assert_eq!(h[TUS_MAX_SIZE], "1234");
+        assert_eq!(h[TUS_EXTENSION], EXTENSIONS);
     }
 }

@@ -15,8 +15,8 @@ use store_wire::negotiate::wants_html;
 use store_wire::query::Query;
 use store_wire::router::{is_probe, route, Endpoint, RouteId};
 
-use super::ctx::{presented_token, Ctx};
-use super::{dispatch, OWNER_HEADER, WRITE_HEADER};
+use super::ctx::Ctx;
+use super::dispatch;
 
 /// Handles one request; returns the response and the route's name (for the
 /// request log, which never sees ids, names or secrets). Every response,
@@ -33,7 +33,7 @@ pub(crate) async fn handle(
     // Every answer about a resumable upload carries the protocol's
     // version, a refusal made before its route runs (the upload token,
     // the rate limit, a bad query) too.
-    let tus = routed_path(req.uri().path(), prefix)
+    let tus = store_wire::router::routed_path(req.uri().path(), prefix)
         .is_some_and(|p| p == "/uploads" || p.starts_with("/uploads/"));
     let (mut res, name) = admit(app, shared, req, peer, prefix).await;
     if tus {
@@ -42,10 +42,7 @@ pub(crate) async fn handle(
             HeaderValue::from_static(store_wire::tus::VERSION),
         );
     }
-    res.headers_mut().insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
+    store_wire::headers::nosniff(res.headers_mut());
     // A refusal often comes before the body was read (a bad name, a length
     // over the limit). Hyper then closes the connection unless the rest of
     // the body happens to be there already, so a client that reused the
@@ -79,16 +76,6 @@ pub(super) async fn check_rate(
         .await??)
 }
 
-/// The path a request's route is chosen by: its own path without the
-/// service's mount prefix, or `None` when it lies outside the prefix.
-fn routed_path<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
-    match path.strip_prefix(prefix)? {
-        "" => Some("/"),
-        rest if rest.starts_with('/') => Some(rest),
-        _ => None,
-    }
-}
-
 /// The checks every request passes before its route runs: sizes of the
 /// head, the client's rate and share, the query and the auth headers.
 async fn admit(
@@ -102,12 +89,12 @@ async fn admit(
         return refused;
     }
     let (parts, body) = req.into_parts();
-    let Some(path) = routed_path(parts.uri.path(), prefix) else {
+    let Some(path) = store_wire::router::routed_path(parts.uri.path(), prefix) else {
         let res = respond::store_error(&StoreError::not_found());
         return (res, Endpoint::NotFound.name());
     };
-    let client = crate::client::client_ip(peer, &parts.headers, &shared.trusted);
-    let key = crate::client::rate_key(client);
+    let client = store_wire::client::client_ip(peer, &parts.headers, &shared.trusted);
+    let key = store_wire::client::rate_key(client);
     // A load balancer probes every few seconds from one address, and must
     // keep hearing the truth while the shared rate state is unreachable.
     // An MCP message is counted by its handler, which answers a tool call
@@ -132,7 +119,7 @@ async fn admit(
     };
     let query = match Query::parse(parts.uri.query().unwrap_or(""))
         .and_then(|q| store_wire::strict::check(&q).map(|()| q))
-        .and_then(|q| check_auth_headers(&parts.headers).map(|()| q))
+        .and_then(|q| store_wire::credentials::check_auth_headers(&parts.headers).map(|()| q))
     {
         Ok(q) => q,
         Err(e) => return (respond::store_error(&e), "bad_request"),
@@ -209,55 +196,17 @@ pub(super) fn upload_gate(
     let Some(id) = route.filter(|id| CREATING.contains(id)) else {
         return Ok(false);
     };
-    let presented = presented_token(headers, query);
+    let presented = store_wire::credentials::presented_token(headers, query);
     let Err(refused) = app.authorize_create(presented.as_deref()) else {
         return Ok(false);
     };
     // A multipart body the way its readers tell one, or the urlencoded
     // form of "new gallery".
-    let urlencoded = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("application/x-www-form-urlencoded")
-        });
+    let urlencoded = store_wire::body_head::is_urlencoded(headers);
     let form = crate::body::multipart_boundary(headers).is_some()
         || (id == RouteId::CreateGallery && urlencoded);
     if presented.is_none() && form && CREATING_BY_FORM.contains(&id) {
         return Ok(true);
     }
     Err(refused)
-}
-
-/// An auth header that is present but empty is refused, not read as
-/// absent: an empty `X-Store-Write` once hid a valid `?write=` token.
-fn check_auth_headers(headers: &HeaderMap) -> Result<(), StoreError> {
-    // Names made once, at compile time: looked up by `&str`, each would be
-    // parsed again on every request.
-    const NAMES: [header::HeaderName; 3] = [
-        header::HeaderName::from_static(WRITE_HEADER),
-        header::HeaderName::from_static(OWNER_HEADER),
-        header::AUTHORIZATION,
-    ];
-    for name in &NAMES {
-        let values = headers.get_all(name);
-        for value in values.iter() {
-            let value = value.to_str().unwrap_or("").trim();
-            // `Authorization: Bearer` with nothing after the scheme.
-            let bare_scheme = value.eq_ignore_ascii_case("bearer");
-            if value.is_empty() || bare_scheme {
-                return Err(StoreError::bad_request(format!(
-                    "the {name} header is empty: send the token, or leave the header out"
-                )));
-            }
-        }
-        if values.iter().nth(1).is_some() {
-            return Err(StoreError::bad_request(format!(
-                "the {name} header is given more than once"
-            )));
-        }
-    }
-    Ok(())
 }

@@ -3,14 +3,13 @@
 
 use std::sync::Arc;
 
-use http::{header, HeaderMap, Method};
+use http::{HeaderMap, Method};
 use store_app::{Access, App, AppResult};
 use store_core::{ReadIntent, RetainAuth, StoreError};
+use store_wire::credentials::{self, WriteTokens};
 
 use crate::shared::Shared;
 use store_wire::query::Query;
-
-use super::{OWNER_HEADER, WRITE_HEADER};
 
 /// What every handler gets besides the body.
 pub(crate) struct Ctx {
@@ -72,7 +71,7 @@ impl Ctx {
     /// The retain, upload or admin token, from `Authorization: Bearer`
     /// or `token=`.
     pub fn presented_token(&self) -> Option<String> {
-        presented_token(&self.headers, &self.query)
+        credentials::presented_token(&self.headers, &self.query)
     }
 
     /// The upload token a form carries in its `token` field, when the
@@ -116,41 +115,23 @@ impl Ctx {
     /// except on creation, where `write=` is the flag that asks for one),
     /// and an owner token (the X-Store-Owner header, else `owner=`).
     pub fn access(&self, write_query_is_token: bool) -> Access {
-        let given = store_wire::params::QueryCredentials::parse(&self.query);
-        let query = write_query_is_token.then_some(given.write).flatten();
+        let tokens = WriteTokens::of(&self.headers, &self.query, write_query_is_token);
         Access {
             retain: self.retain_auth(),
-            write_token: self
-                .header_token(WRITE_HEADER)
-                .or(query.filter(|t| !t.is_empty())),
-            owner: self
-                .header_token(OWNER_HEADER)
-                .or(given.owner)
-                .filter(|t| !t.is_empty()),
+            write_token: tokens.write,
+            owner: tokens.owner,
         }
     }
 
     /// The owner token as the URL carries it (`owner=`): a browser
     /// following an owner's link, which can send no header.
     pub fn owner_in_url(&self) -> Option<String> {
-        store_wire::params::QueryCredentials::parse(&self.query)
-            .owner
-            .filter(|t| !t.is_empty())
+        credentials::owner_in_url(&self.query)
     }
 
-    /// Refuses a password in the URL (400): a password is a credential
-    /// that travels in a header or a form only.
-    pub fn refuse_password_in_url(&self) -> Result<(), StoreError> {
-        store_wire::params::refuse_password_in_url(&self.query)
-    }
-
-    /// A token sent in header `name`, trimmed; none when absent or empty.
-    fn header_token(&self, name: &str) -> Option<String> {
-        self.headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v.trim().to_string())
-            .filter(|t| !t.is_empty())
+    /// The password an upload asks for (X-Store-Password; never the URL).
+    pub fn upload_password(&self) -> Result<Option<store_core::password::Password>, StoreError> {
+        credentials::upload_password(&self.headers, &self.query)
     }
 
     pub fn intent(&self) -> ReadIntent {
@@ -170,18 +151,4 @@ pub(crate) async fn blocking<T: Send + 'static>(
 ) -> AppResult<T> {
     let app = Arc::clone(&ctx.app);
     ctx.shared.lanes.work.run(move || f(&app)).await?
-}
-
-/// The token a request presents in `Authorization: Bearer` or `token=`.
-pub(super) fn presented_token(headers: &HeaderMap, query: &Query) -> Option<String> {
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, token) = v.trim().split_once(' ')?;
-            scheme
-                .eq_ignore_ascii_case("bearer")
-                .then(|| token.trim().to_string())
-        });
-    bearer.or_else(|| store_wire::params::QueryCredentials::parse(query).token)
 }

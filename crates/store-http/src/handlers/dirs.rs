@@ -61,7 +61,7 @@ pub(super) async fn read_parts<'a>(
 pub(super) async fn create(ctx: &Ctx, dir: Parsed<NewDir>, body: RequestBody) -> AppResult<Res> {
     // The URL's own parameters are checked before the body is read; a
     // form's fields then join them.
-    let header_password = super::gates::upload_password(ctx)?;
+    let header_password = ctx.upload_password()?;
     dir?;
     let (parts, fields) = read_parts(ctx, body, None, None).await?;
     let mut req: NewDir = params::with_form(&ctx.query, fields, &ctx.app.config().limits)?;

@@ -5,19 +5,13 @@ use std::sync::Arc;
 
 use http::{header, HeaderValue, Method, StatusCode};
 use store_app::{AppError, AppResult, Download};
-use store_core::content::renders_inline;
 use store_core::{StorageError, StoreError};
 
-use crate::respond::{self, content_disposition, Res};
-use store_wire::ranges;
+use crate::respond::{self, Res};
+use store_wire::{headers, ranges};
 
 use super::Ctx;
 use store_wire::params::Parsed;
-
-/// The sandbox of CONTRACT.md. Every response carrying user bytes gets it,
-/// not only HTML, SVG and XML: it costs an image or a text file nothing,
-/// and it stays a backstop should a type ever be misjudged.
-const SANDBOX_CSP: &str = "sandbox allow-scripts allow-forms allow-popups";
 
 /// Files up to this size are read whole and answered in one piece.
 const INLINE_BYTES_MAX: u64 = 64 * 1024;
@@ -54,7 +48,7 @@ pub(crate) async fn serve_download(
         ranges::Answer::NotModified => return Ok(not_modified(&d, &etag)),
         ranges::Answer::Unsatisfiable => {
             let mut res = respond::store_error(&StoreError::RangeNotSatisfiable { len });
-            insert(&mut res, header::CONTENT_RANGE, &format!("bytes */{len}"));
+            headers::unsatisfiable(res.headers_mut(), len);
             return Ok(with_validators(res, &d, &etag));
         }
         ranges::Answer::Whole => (reader, None),
@@ -65,15 +59,10 @@ pub(crate) async fn serve_download(
     };
     let sent = reader.len();
     let mut res = http::Response::new(download_body(ctx, reader, sent)?);
-    if let Some((start, end)) = range {
+    if range.is_some() {
         *res.status_mut() = StatusCode::PARTIAL_CONTENT;
-        insert(
-            &mut res,
-            header::CONTENT_RANGE,
-            &format!("bytes {start}-{end}/{len}"),
-        );
     }
-    insert(&mut res, header::ACCEPT_RANGES, "bytes");
+    headers::ranged(res.headers_mut(), range, len);
     let res = download_headers(&d, res, sent, download)?;
     Ok(with_validators(res, &d, &etag))
 }
@@ -106,20 +95,9 @@ async fn read_range(
         .await?
 }
 
-fn insert(res: &mut Res, name: header::HeaderName, value: &str) {
-    if let Ok(v) = HeaderValue::from_str(value) {
-        res.headers_mut().insert(name, v);
-    }
-}
-
 /// `ETag` and `Last-Modified` of `d`.
 fn with_validators(mut res: Res, d: &Download, etag: &str) -> Res {
-    insert(&mut res, header::ETAG, etag);
-    insert(
-        &mut res,
-        header::LAST_MODIFIED,
-        &ranges::http_date(d.modified),
-    );
+    headers::validators(res.headers_mut(), etag, d.modified);
     res
 }
 
@@ -127,7 +105,8 @@ fn with_validators(mut res: Res, d: &Download, etag: &str) -> Res {
 fn not_modified(d: &Download, etag: &str) -> Res {
     let mut res = http::Response::new(respond::empty());
     *res.status_mut() = StatusCode::NOT_MODIFIED;
-    insert(&mut res, header::CACHE_CONTROL, "no-cache");
+    res.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     with_validators(res, d, etag)
 }
 
@@ -163,49 +142,14 @@ fn download_body(
     )))
 }
 
-/// The headers of user bytes (a refused `download=` answers here): type, length, disposition, the sandbox, and
-/// caching (never stored for a `once=1` file; revalidated for the rest,
-/// so nothing is served stale after PUT or PATCH).
+/// The headers of user bytes; a refused `download=` answers here.
 fn download_headers(
     d: &Download,
     mut res: Res,
     len: u64,
     download: Parsed<bool>,
 ) -> AppResult<Res> {
-    let download = download?;
-    let h = res.headers_mut();
-    let content_type = if d.text {
-        format!("{}; charset=utf-8", d.content_type)
-    } else {
-        d.content_type.clone()
-    };
-    let inline = !download && renders_inline(&d.content_type);
-    let disposition = content_disposition(if inline { "inline" } else { "attachment" }, &d.name);
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_str(&content_type)
-            .unwrap_or_else(|_| HeaderValue::from_static("application/octet-stream")),
-    );
-    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-    if let Ok(v) = HeaderValue::from_str(&disposition) {
-        h.insert(header::CONTENT_DISPOSITION, v);
-    }
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(SANDBOX_CSP),
-    );
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(if d.once { "no-store" } else { "no-cache" }),
-    );
+    headers::user_bytes(res.headers_mut(), d, len, download?);
     Ok(res)
 }
 
@@ -218,19 +162,6 @@ pub(crate) fn serve_zip(ctx: &Ctx, name: &str, files: Vec<store_core::MemberFile
         http_body_util::BodyExt::boxed(crate::zip::stream_zip(Arc::clone(&ctx.app), files, via))
     };
     let mut res = http::Response::new(body);
-    let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/zip"),
-    );
-    if let Ok(v) = HeaderValue::from_str(&content_disposition("attachment", &format!("{name}.zip")))
-    {
-        h.insert(header::CONTENT_DISPOSITION, v);
-    }
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers::zip(res.headers_mut(), name);
     res
 }

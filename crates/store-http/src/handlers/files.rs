@@ -1,7 +1,7 @@
 //! Single files and bundles.
 
 use crate::body::RequestBody;
-use http::{header, HeaderValue, StatusCode};
+use http::{header, StatusCode};
 use store_app::{
     AppResult, AsOf, Download, FetchedRead, ImportRequest, NewDir, NewFile, Opened, Part, ReadKey,
     Uploaded,
@@ -35,7 +35,7 @@ pub(super) fn home(ctx: &Ctx) -> Res {
 /// bundle; with `share=<name>` they go into that named dir instead.
 pub(super) async fn upload(ctx: &Ctx, file: Parsed<NewFile>, body: RequestBody) -> AppResult<Res> {
     let limits = ctx.app.config().limits.clone();
-    let header_password = super::gates::upload_password(ctx)?;
+    let header_password = ctx.upload_password()?;
     // Check the URL's own parameters before reading anything.
     let req = file?;
     let (req, parts) = match multipart_boundary(&ctx.headers) {
@@ -101,11 +101,7 @@ pub(super) async fn upload(ctx: &Ctx, file: Parsed<NewFile>, body: RequestBody) 
 /// client that keeps headers (`curl -i`, a script) need not parse JSON.
 /// Never cached: the token is shown once.
 pub(super) fn with_owner_token(mut res: Res, token: &str) -> Res {
-    if let Ok(v) = HeaderValue::from_str(token) {
-        res.headers_mut().insert(super::OWNER_HEADER, v);
-        res.headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    }
+    store_wire::headers::owner_token(res.headers_mut(), token);
     res
 }
 
@@ -306,16 +302,7 @@ async fn page_before_bytes(ctx: &Ctx, id: String, key: ReadKey) -> AppResult<Res
 /// open it: never cached, never indexed, its URL never sent on to
 /// another site.
 pub(super) fn unshared(mut res: Res) -> Res {
-    let headers = res.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    headers.insert(
-        "x-robots-tag",
-        HeaderValue::from_static("noindex, nofollow"),
-    );
+    store_wire::headers::unshared(res.headers_mut());
     res
 }
 
@@ -504,7 +491,7 @@ async fn follow_link(ctx: &Ctx, d: Download) -> AppResult<Res> {
 
 /// POST /?url=: fetch (or link) a remote document.
 pub(super) async fn import(ctx: &Ctx, import: Parsed<ImportRequest>) -> AppResult<Res> {
-    let header_password = super::gates::upload_password(ctx)?;
+    let header_password = ctx.upload_password()?;
     let mut req = import?;
     req.file.password = header_password;
     req.file.validate(&ctx.app.config().limits)?;

@@ -11,60 +11,21 @@
 
 use std::sync::Arc;
 
-use base64::Engine;
-use http::{header, HeaderMap, HeaderValue, StatusCode};
-use store_app::{AppResult, Gated, ReadKey};
-use store_core::password::{Password, PASS_LIFETIME_SECS};
+use http::{header, HeaderValue, StatusCode};
+use store_app::{AppResult, ReadKey};
+use store_core::password::Password;
 use store_core::StoreError;
+use store_wire::gate::{back_within, basic_password, cookie_passes, pass_cookie, unlock_problem};
 use store_wire::pages;
 use store_wire::params::UnlockForm;
-use store_wire::router::{local_path, url_for, with_query, Endpoint, RouteId};
+use store_wire::router::Endpoint;
 
-use super::{blocking, Ctx, PASSWORD_HEADER};
+pub(crate) use store_wire::gate::Target;
+
+use super::{blocking, Ctx};
 use crate::body::RequestBody;
 use crate::respond::{self, json, Res};
 use store_wire::views::{DirView, FileView};
-
-/// The cookie a browser keeps a pass in, one per object (its `Path`).
-const PASS_COOKIE: &str = "storesrv_pass";
-
-/// An object a password may protect, as its URL names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Target {
-    /// `/<id>`: a single file or a bundle.
-    Id(String),
-    /// `/d/<key>`: a dir.
-    Dir(String),
-}
-
-impl Target {
-    fn gated(&self) -> Gated<'_> {
-        match self {
-            Self::Id(id) => Gated::Id(id),
-            Self::Dir(key) => Gated::Dir(key),
-        }
-    }
-
-    /// The object's own URL.
-    fn url(&self, base: &str) -> String {
-        match self {
-            Self::Id(id) => url_for(base, RouteId::GetFile, &[id]),
-            Self::Dir(key) => url_for(base, RouteId::GetDir, &[key]),
-        }
-    }
-
-    /// The object a read endpoint reads, if a password may guard it.
-    pub(crate) fn of(endpoint: &Endpoint) -> Option<Self> {
-        use Endpoint as E;
-        match endpoint {
-            E::GetFile { id, .. } | E::GetBundleMember { id, .. } => Some(Self::Id(id.clone())),
-            E::GetDir { key, .. } | E::GetDirFile { key, .. } | E::DirHistory { key } => {
-                Some(Self::Dir(key.clone()))
-            }
-            _ => None,
-        }
-    }
-}
 
 /// What the request shows the password gate of `target`: its owner token,
 /// its pass cookies, and a pass for its HTTP Basic password when that is
@@ -96,35 +57,6 @@ async fn check(
     ticket
         .run(move || app.unlock(target.gated(), &password, &key))
         .await?
-}
-
-/// The password of `Authorization: Basic`, whatever the user name; none
-/// for another scheme or a header that does not decode.
-fn basic_password(headers: &HeaderMap) -> Option<Password> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
-    let (scheme, encoded) = value.split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("basic") {
-        return None;
-    }
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(encoded.trim())
-        .ok()?;
-    let text = String::from_utf8(decoded).ok()?;
-    let (_user, password) = text.split_once(':')?;
-    Some(Password::presented(password))
-}
-
-/// The passes among the request's cookies.
-fn cookie_passes(headers: &HeaderMap) -> Vec<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .filter(|(name, _)| *name == PASS_COOKIE)
-        .map(|(_, value)| value.to_string())
-        .collect()
 }
 
 /// A browser's read of an object a password may guard: what its form
@@ -173,7 +105,7 @@ fn password_page(
     problem: Option<&str>,
     status: StatusCode,
 ) -> Res {
-    let action = with_query(&target.url(base), "unlock", "1");
+    let action = target.unlock_url(base);
     let page = pages::password_page(pages::Site::new(base), &action, back, problem);
     super::files::unshared(respond::html(status, page))
 }
@@ -186,22 +118,14 @@ pub(super) async fn unlock(ctx: &Ctx, target: Target, body: RequestBody) -> AppR
     let form = UnlockForm::parse(&super::pics::form(ctx, body).await?);
     let password = form.password;
     let home = target.url(ctx.base());
-    let back = form
-        .back
-        .filter(|b| within(b, local_path(&home)))
-        .unwrap_or_else(|| local_path(&home).to_string());
+    let back = back_within(form.back, &home);
     match check(ctx, &target, password, &ReadKey::default()).await {
         Ok(pass) => Ok(with_pass(respond::redirect(&back), ctx, &home, pass)),
         Err(e) if !ctx.html => Err(e),
         Err(e) => {
             let error = respond::client_error(&e);
-            let (problem, status) = match &error {
-                StoreError::PasswordNeeded(_) => ("That password is not the right one.", StatusCode::UNAUTHORIZED),
-                StoreError::RateLimited { .. } | StoreError::Busy { .. } => (
-                    "Too many wrong passwords were tried for this link lately. Try again in a few minutes.",
-                    StatusCode::TOO_MANY_REQUESTS,
-                ),
-                _ => return Err(e),
+            let Some((problem, status)) = unlock_problem(&error) else {
+                return Err(e);
             };
             let mut res = password_page(ctx.base(), &target, &back, Some(problem), status);
             if let Some(secs) = error.retry_after_secs() {
@@ -213,30 +137,12 @@ pub(super) async fn unlock(ctx: &Ctx, target: Target, body: RequestBody) -> AppR
     }
 }
 
-/// Whether `back` is a path within the object at `home` (so the form can
-/// never send a browser elsewhere).
-fn within(back: &str, home: &str) -> bool {
-    back == home
-        || back
-            .strip_prefix(home)
-            .is_some_and(|rest| rest.starts_with(['/', '?']))
-}
-
 /// `res` with the pass cookie for the object at `home`, when there is one.
 fn with_pass(mut res: Res, ctx: &Ctx, home: &str, pass: Option<String>) -> Res {
     let Some(pass) = pass else {
         return res;
     };
-    let secure = if ctx.base().starts_with("https:") {
-        "; Secure"
-    } else {
-        ""
-    };
-    let cookie = format!(
-        "{PASS_COOKIE}={pass}; Path={}; Max-Age={PASS_LIFETIME_SECS}; HttpOnly; SameSite=Lax{secure}",
-        local_path(home)
-    );
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
+    if let Ok(v) = HeaderValue::from_str(&pass_cookie(ctx.base(), home, &pass)) {
         res.headers_mut().insert(header::SET_COOKIE, v);
     }
     res
@@ -247,20 +153,7 @@ fn with_pass(mut res: Res, ctx: &Ctx, home: &str, pass: Option<String>) -> Res {
 /// header empty). Answers the record.
 pub(super) async fn set_password(ctx: &Ctx, target: Target) -> AppResult<Res> {
     super::refuse_body(ctx, "POST ?password=1")?;
-    let given = ctx
-        .headers
-        .get(PASSWORD_HEADER)
-        .ok_or_else(|| {
-            StoreError::bad_request(
-                "send the new password in X-Store-Password (an empty header removes it)",
-            )
-        })?
-        .to_str()
-        .map_err(|_| StoreError::bad_request("X-Store-Password must be UTF-8 text"))?;
-    let password = match given {
-        "" => None,
-        text => Some(Password::new(text)?),
-    };
+    let password = store_wire::credentials::new_password(&ctx.headers)?;
     let access = ctx.access(false);
     let (t, p) = (target.clone(), password);
     let obj = blocking(ctx, move |app| {
@@ -277,64 +170,4 @@ pub(super) async fn set_password(ctx: &Ctx, target: Target) -> AppResult<Res> {
         store_core::Object::Dir(d) => json(StatusCode::OK, &DirView::new(&d, ctx.base())),
         _ => return Err(StoreError::not_found().into()),
     })
-}
-
-/// The password an upload asks for: X-Store-Password (an empty one is
-/// refused: it would protect nothing). A password in the URL is refused
-/// outright: URLs end up in logs and histories.
-pub(crate) fn upload_password(ctx: &Ctx) -> AppResult<Option<Password>> {
-    ctx.refuse_password_in_url()?;
-    let Some(value) = ctx.headers.get(PASSWORD_HEADER) else {
-        return Ok(None);
-    };
-    let text = value
-        .to_str()
-        .map_err(|_| StoreError::bad_request("X-Store-Password must be UTF-8 text"))?;
-    Ok(Some(Password::new(text)?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn basic_takes_any_user_name_and_other_schemes_are_no_password() {
-        let mut h = HeaderMap::new();
-        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
-        for (user_pw, want) in [
-            (":pw:with:colons", "pw:with:colons"),
-            ("anyone:secret", "secret"),
-        ] {
-            h.insert(
-                header::AUTHORIZATION,
-                format!("Basic {}", b64(user_pw)).parse().unwrap(),
-            );
-            assert_eq!(basic_password(&h).unwrap().expose(), want);
-        }
-        h.insert(header::AUTHORIZATION, "Bearer abc".parse().unwrap());
-        assert!(basic_password(&h).is_none());
-        h.insert(header::AUTHORIZATION, "Basic !!!".parse().unwrap());
-        assert!(basic_password(&h).is_none());
-    }
-
-    #[test]
-    fn the_form_sends_a_browser_back_only_within_the_object() {
-        assert!(within("/abc", "/abc"));
-        assert!(within("/abc/index.html", "/abc"));
-        assert!(within("/abc?download=1", "/abc"));
-        assert!(!within("/abcd", "/abc"));
-        assert!(!within("https://elsewhere/abc", "/abc"));
-        assert!(!within("//elsewhere/abc", "/abc"));
-    }
-
-    #[test]
-    fn passes_are_read_from_every_cookie_header() {
-        let mut h = HeaderMap::new();
-        h.append(header::COOKIE, "a=1; storesrv_pass=one".parse().unwrap());
-        h.append(header::COOKIE, "storesrv_pass=two".parse().unwrap());
-        assert_eq!(
-            cookie_passes(&h),
-            vec!["one".to_string(), "two".to_string()]
-        );
-    }
 }

@@ -12,11 +12,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use http_body_util::BodyExt as _;
-use serde_json::{json, Value};
+use serde_json::Value;
 use store_app::AppResult;
 use store_core::StoreError;
 use store_wire::mcp::{self, answer, tools, Incoming};
-use store_wire::routes::TOKEN;
 
 use super::admit::{check_rate, upload_gate};
 use super::Ctx;
@@ -40,13 +39,13 @@ pub(super) async fn post(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
     // over the limit is a tool error the agent reads, as every refusal of
     // a call is; any other message over it is refused as at the door, and
     // so is a large one, unread.
-    let key = crate::client::rate_key(ctx.client);
+    let key = store_wire::client::rate_key(ctx.client);
     let over_rate = check_rate(&ctx.shared, key, ctx.app.now()).await?.err();
     let declared = crate::body::declared_length(&ctx.headers, u64::MAX).unwrap_or(0);
     if let Some(retry_after_secs) = over_rate.filter(|_| declared > SMALL_MESSAGE_BYTES) {
         return Err(StoreError::RateLimited { retry_after_secs }.into());
     }
-    check_headers(ctx)?;
+    mcp::check_headers(&ctx.headers, &ctx.app.config().base_url)?;
     let limit = mcp::body_bytes_max(&ctx.app.config().limits);
     // Held until the answer is made: the message stays in memory, parsed.
     let intake = ctx.intake(limit)?;
@@ -76,41 +75,15 @@ pub(super) async fn post(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
 /// rate it is refused unread.
 const SMALL_MESSAGE_BYTES: u64 = 64 * 1024;
 
-/// The transport's header rules: no other site's page (its `Origin`),
-/// and a protocol revision this server speaks (400 otherwise, the
-/// service's error body naming them).
-fn check_headers(ctx: &Ctx) -> AppResult<()> {
-    let origin = ctx
-        .headers
-        .get(header::ORIGIN)
-        .and_then(|v| v.to_str().ok());
-    if !mcp::origin_allowed(origin, &ctx.app.config().base_url) {
-        let e = StoreError::forbidden("the MCP endpoint takes no request from another site's page");
-        return Err(e.into());
-    }
-    let version = ctx
-        .headers
-        .get(mcp::VERSION_HEADER)
-        .map(|v| v.to_str().unwrap_or("?"));
-    if !mcp::version_header_ok(version) {
-        return Err(StoreError::bad_request(format!(
-            "MCP-Protocol-Version {} is not spoken here; this server speaks {}",
-            version.unwrap_or_default(),
-            mcp::PROTOCOL_VERSIONS.join(", ")
-        ))
-        .into());
-    }
-    Ok(())
-}
-
 /// A message over the client's rate: a tool call's is a tool error, any
 /// other's the door's 429. Counted as the door counts its refusals.
 fn over_the_rate(message: Result<Incoming, mcp::Malformed>, retry_after_secs: u64) -> Res {
     let e = StoreError::RateLimited { retry_after_secs };
     let mut res = match message {
-        Ok(Incoming::Request { id, method, .. }) if method == "tools/call" => {
-            json_answer(StatusCode::OK, mcp::result_json(&id, &refused(&e).0))
-        }
+        Ok(Incoming::Request { id, method, .. }) if method == "tools/call" => json_answer(
+            StatusCode::OK,
+            mcp::result_json(&id, &answer::refused(&e).0),
+        ),
         _ => respond::store_error(&e),
     };
     res.extensions_mut().insert(ToolCall {
@@ -120,31 +93,25 @@ fn over_the_rate(message: Result<Incoming, mcp::Malformed>, retry_after_secs: u6
     res
 }
 
-/// The answer to a request, by its method.
+/// The answer to a request, by its method (store-wire answers all but a
+/// tool call).
 async fn answer(ctx: &Ctx, id: Value, method: &str, params: Value, large: bool) -> Res {
     let limits = &ctx.app.config().limits;
-    let message = match method {
-        "initialize" => {
-            let r = mcp::initialize(&params, store_wire::SPEC_VERSION, limits);
-            mcp::result(id, r)
+    if let Some(message) = mcp::answer_method(id.clone(), method, &params, limits) {
+        return compact(StatusCode::OK, &message);
+    }
+    match call(ctx, params, large).await {
+        Ok(((result, status), tool)) => {
+            let mut res = json_answer(StatusCode::OK, mcp::result_json(&id, &result));
+            let metric = tool.metric;
+            res.extensions_mut().insert(ToolCall { metric, status });
+            res
         }
-        "ping" => mcp::result(id, json!({})),
-        "tools/list" => mcp::result(id, tools::list(limits)),
-        "tools/call" => match call(ctx, params, large).await {
-            Ok(((result, status), tool)) => {
-                let mut res = json_answer(StatusCode::OK, mcp::result_json(&id, &result));
-                let metric = tool.metric;
-                res.extensions_mut().insert(ToolCall { metric, status });
-                return res;
-            }
-            Err(message) => mcp::error(id, mcp::INVALID_PARAMS, &message),
-        },
-        other => {
-            let message = format!("no method {other:?}: this server offers tools only");
-            mcp::error(id, mcp::METHOD_NOT_FOUND, &message)
-        }
-    };
-    compact(StatusCode::OK, &message)
+        Err(message) => compact(
+            StatusCode::OK,
+            &mcp::error(id, mcp::INVALID_PARAMS, &message),
+        ),
+    }
 }
 
 /// A JSON-RPC message, without the pretty printing of the API's records:
@@ -163,11 +130,7 @@ fn json_answer(status: StatusCode, json: Vec<u8>) -> Res {
 
 /// `GET` and `DELETE /mcp`: 405, with the one method the endpoint takes.
 pub(super) fn refuse(ctx: &Ctx) -> Res {
-    let e = StoreError::MethodNotAllowed(format!(
-        "{} /mcp is not offered: send each message with POST (no event stream, no session)",
-        ctx.method
-    ));
-    let mut res = respond::store_error(&e);
+    let mut res = respond::store_error(&mcp::method_refused(&ctx.method));
     res.headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("POST"));
     res
@@ -186,21 +149,21 @@ async fn call(
     let (tool, args) = tools::read_call(params)?;
     let headers = call_headers(ctx, &args);
     if let Err(e) = creation_allowed(ctx, tool, &headers, &args) {
-        return Ok((refused(&e), tool));
+        return Ok((answer::refused(&e), tool));
     }
     let planned = if large {
         let app = Arc::clone(&ctx.app);
         let planning = move || plan(&app, tool, args);
         match ctx.shared.lanes.work.run(planning).await {
             Ok(planned) => planned,
-            Err(e) => return Ok((refused(&respond::client_error(&e)), tool)),
+            Err(e) => return Ok((answer::refused(&respond::client_error(&e)), tool)),
         }
     } else {
         plan(&ctx.app, tool, args)
     };
     let outcome = match planned {
         Ok(planned) => run(ctx, headers, planned).await,
-        Err(e) => refused(&e),
+        Err(e) => answer::refused(&e),
     };
     Ok((outcome, tool))
 }
@@ -257,42 +220,9 @@ fn creation_allowed(
     headers: &HeaderMap,
     args: &serde_json::Map<String, Value>,
 ) -> Result<(), StoreError> {
-    let token = tools::token_arg(args).map(str::to_string);
-    let pairs = token
-        .map(|t| (TOKEN.name.to_string(), t))
-        .into_iter()
-        .collect();
-    let query = store_wire::query::Query::from_pairs(pairs)?;
+    let query = tools::token_query(args)?;
     upload_gate(&ctx.app, Some(tool.route), headers, &query).map(|_| ())
 }
-
-/// A refusal made before the route ran, as the route's would read.
-fn refused(e: &StoreError) -> Outcome {
-    let body = respond::error_body(e);
-    let status = e.code().http_status();
-    let reply = answer::Reply {
-        status,
-        content_type: Some("application/json"),
-        location: None,
-        body: &body,
-    };
-    (
-        to_json(&answer::tool_result(&reply, false), body.len()),
-        status,
-    )
-}
-
-/// A tool result, written into room for `answer_bytes` of an answer's
-/// body and what goes around it (base64 makes three bytes four), so that
-/// a read is written without growing its buffer again and again.
-fn to_json(result: &answer::ToolResult<'_>, answer_bytes: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(answer_bytes / 3 * 4 + RESULT_FRAME_BYTES);
-    serde_json::to_writer(&mut out, result).expect("a tool result serialises");
-    out
-}
-
-/// Room for what a tool result writes beside the answer's body.
-const RESULT_FRAME_BYTES: usize = 256;
 
 /// Runs a planned call as its route's request and reads the answer.
 /// Boxed, and declared `Send`: a tool's route is never this one, but the
@@ -313,7 +243,7 @@ async fn run_call(ctx: &Ctx, mut headers: HeaderMap, call: tools::Call) -> Outco
     let (headers, body) = request_parts(headers, call.body);
     let token_in_form = match upload_gate(&ctx.app, call.endpoint.id(), &headers, &call.query) {
         Ok(in_form) => in_form,
-        Err(e) => return refused(&e),
+        Err(e) => return answer::refused(&e),
     };
     let sub = Ctx {
         app: Arc::clone(&ctx.app),
@@ -332,7 +262,7 @@ async fn run_call(ctx: &Ctx, mut headers: HeaderMap, call: tools::Call) -> Outco
     let (parts, res_body) = res.into_parts();
     let limit = mcp::answer_bytes_max(&ctx.app.config().limits);
     let Some(bytes) = read_answer(res_body, limit).await else {
-        return refused(&StoreError::TooLarge(format!(
+        return answer::refused(&StoreError::TooLarge(format!(
             "the answer is larger than the {limit} bytes an MCP answer carries, or it broke off: read it over HTTP"
         )));
     };
@@ -349,7 +279,7 @@ async fn run_call(ctx: &Ctx, mut headers: HeaderMap, call: tools::Call) -> Outco
         body: &bytes,
     };
     (
-        to_json(&answer::tool_result(&reply, call.reads_bytes), bytes.len()),
+        answer::to_json(&answer::tool_result(&reply, call.reads_bytes), bytes.len()),
         reply.status,
     )
 }
@@ -374,16 +304,8 @@ async fn read_answer(mut body: respond::ResBody, limit_bytes: u64) -> Option<Vec
 /// The headers and body of a call's request: `headers`, with the
 /// file's length and type, and its bytes.
 fn request_parts(mut headers: HeaderMap, body: tools::Body) -> (HeaderMap, RequestBody) {
-    let (bytes, content_type) = match body {
-        tools::Body::Nothing => return (headers, empty_body()),
-        tools::Body::Raw {
-            bytes,
-            content_type,
-        } => (bytes, content_type),
-        tools::Body::Multipart { bytes, boundary } => (
-            bytes,
-            Some(format!("multipart/form-data; boundary={boundary}")),
-        ),
+    let Some((bytes, content_type)) = body.into_parts() else {
+        return (headers, empty_body());
     };
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
     if let Some(v) = content_type.and_then(|t| HeaderValue::from_str(&t).ok()) {

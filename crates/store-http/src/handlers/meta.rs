@@ -124,10 +124,6 @@ pub(super) fn static_file(name: &str) -> Result<Res, StoreError> {
     let (content_type, body) = assets::get(name).ok_or_else(StoreError::not_found)?;
     // hyper leaves the body out of a HEAD answer by itself.
     let mut res = respond::text(StatusCode::OK, content_type, body);
-    // The pages ask for a content-hashed URL, so a year is safe.
-    res.headers_mut().insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=31536000, immutable"),
-    );
+    store_wire::headers::immutable(res.headers_mut());
     Ok(res)
 }

@@ -22,7 +22,6 @@ pub(crate) use download::{serve_download, serve_zip};
 pub(crate) use mcp::ToolCall;
 
 use crate::body::RequestBody;
-use http::{header, HeaderValue};
 use store_app::AppResult;
 use store_core::record::{dir_storage_key, gallery_storage_key, image_storage_key};
 use store_core::StoreError;
@@ -30,7 +29,7 @@ use store_core::StoreError;
 use crate::respond::{self, Res};
 use store_wire::router::Endpoint;
 
-pub(crate) use store_wire::api::{OWNER_HEADER, PASSWORD_HEADER, WRITE_HEADER};
+pub(crate) use store_wire::api::{OWNER_HEADER, PASSWORD_HEADER};
 
 /// Refuses a request body where a route reads none and a body means the
 /// client meant another route (files posted with `?ttl=` would be
@@ -204,8 +203,6 @@ pub(crate) async fn container_parts<'a>(
 /// A created object answers 201 with its URL in `Location`.
 pub(crate) fn created(mut res: Res, url: &str) -> Res {
     *res.status_mut() = http::StatusCode::CREATED;
-    if let Ok(v) = HeaderValue::from_str(url) {
-        res.headers_mut().insert(header::LOCATION, v);
-    }
+    store_wire::headers::created(res.headers_mut(), url);
     res
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::body::RequestBody;
-use http::{header, HeaderValue, StatusCode};
+use http::{header, StatusCode};
 
 use store_app::{AppResult, Visitor};
 use store_core::StoreError;
@@ -34,12 +34,7 @@ fn visitor(ctx: &Ctx) -> Visitor {
 /// Admin pages and answers: never cached, never leaking their URL (it
 /// holds the secret) to another site.
 pub(super) fn private(mut res: Res) -> Res {
-    res.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    res.headers_mut().insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
+    store_wire::headers::private(res.headers_mut());
     res
 }
 
@@ -131,11 +126,7 @@ pub(super) async fn gallery(
             pages::gallery(ctx.site(), &view, embed, &form),
         );
         if embed {
-            // The embed view is meant to be framed by other sites.
-            res.headers_mut().insert(
-                header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static(respond::EMBED_CSP),
-            );
+            store_wire::headers::embed(res.headers_mut());
         }
         return Ok(res);
     }

@@ -3,9 +3,9 @@
 //! case, and answers with the protocol's headers; every answer, errors
 //! included, carries `Tus-Resumable`.
 
-use http::{HeaderName, HeaderValue, StatusCode};
+use http::StatusCode;
 use store_app::{AppError, AppResult, PatchTicket, Patched, UploadState};
-use store_core::resumable::{renew_every_ms, UploadRecord};
+use store_core::resumable::renew_every_ms;
 use store_core::StoreError;
 use store_wire::router::{url_for, RouteId};
 use store_wire::tus;
@@ -15,26 +15,12 @@ use super::{blocking, Ctx, OWNER_HEADER};
 use crate::body::RequestBody;
 use crate::respond::{self, Res};
 
-/// `X-Store-Id`: the id of the file the last PATCH made.
-const STORE_ID: &str = "x-store-id";
-/// `X-Store-Url`: its URL.
-const STORE_URL: &str = "x-store-url";
-
-/// The answer, or the error's, with `Tus-Resumable` (and, for a request
-/// in another version, the versions spoken).
+/// The answer, or the error's, with what every tus answer carries.
 pub(super) fn answer(result: AppResult<Res>) -> Res {
     let mut res = result.unwrap_or_else(|e| respond::app_error(&e));
-    set(&mut res, tus::RESUMABLE, tus::VERSION);
-    if res.status() == StatusCode::PRECONDITION_FAILED {
-        set(&mut res, tus::TUS_VERSION, tus::VERSION);
-    }
+    let status = res.status();
+    tus::answered(res.headers_mut(), status);
     res
-}
-
-fn set(res: &mut Res, name: &'static str, value: &str) {
-    if let Ok(v) = HeaderValue::from_str(value) {
-        res.headers_mut().insert(HeaderName::from_static(name), v);
-    }
 }
 
 fn empty(status: StatusCode) -> Res {
@@ -47,26 +33,8 @@ fn empty(status: StatusCode) -> Res {
 /// needed to ask.
 pub(super) fn options(ctx: &Ctx) -> Res {
     let mut res = empty(StatusCode::NO_CONTENT);
-    set(&mut res, tus::TUS_VERSION, tus::VERSION);
-    set(&mut res, tus::TUS_EXTENSION, tus::EXTENSIONS);
-    set(
-        &mut res,
-        tus::TUS_CHECKSUM_ALGORITHM,
-        tus::CHECKSUM_ALGORITHMS,
-    );
-    let max = ctx.app.config().limits.file_bytes_max.to_string();
-    set(&mut res, tus::TUS_MAX_SIZE, &max);
+    tus::capabilities(res.headers_mut(), ctx.app.config().limits.file_bytes_max);
     res
-}
-
-/// Where an upload stands, on every answer about one in progress.
-fn progress(res: &mut Res, upload: &UploadRecord) {
-    set(res, tus::UPLOAD_OFFSET, &upload.offset.to_string());
-    set(
-        res,
-        tus::UPLOAD_EXPIRES,
-        &store_wire::ranges::http_date(upload.expires_at()),
-    );
 }
 
 /// `POST /uploads`: creation, and with a body, its first bytes.
@@ -102,17 +70,17 @@ pub(super) async fn create(ctx: &Ctx, body: RequestBody) -> AppResult<Res> {
         .await?;
         let mut res = empty(StatusCode::CREATED);
         if let Patched::Complete(file) = done {
-            completed(ctx, &mut res, &file);
+            tus::completed(res.headers_mut(), &file, ctx.base());
         }
         res
     } else {
         let mut res = empty(StatusCode::CREATED);
-        progress(&mut res, &made.record);
+        tus::progress(res.headers_mut(), &made.record);
         res
     };
     *res.status_mut() = StatusCode::CREATED;
-    set(&mut res, "location", &location);
-    set(&mut res, OWNER_HEADER, &made.owner_token);
+    tus::set(res.headers_mut(), "location", &location);
+    tus::set(res.headers_mut(), OWNER_HEADER, &made.owner_token);
     Ok(res)
 }
 
@@ -121,20 +89,18 @@ pub(super) async fn get(ctx: &Ctx, id: String) -> AppResult<Res> {
     if ctx.method == http::Method::HEAD {
         tus::check_version(&ctx.headers)?;
         let mut res = empty(StatusCode::OK);
-        set(&mut res, "cache-control", "no-store");
+        tus::set(res.headers_mut(), "cache-control", "no-store");
         match blocking(ctx, move |app| app.upload_state(&id)).await? {
-            UploadState::InProgress(upload) => {
-                progress(&mut res, &upload);
-                set(&mut res, tus::UPLOAD_LENGTH, &upload.length.to_string());
-                if !upload.metadata.is_empty() {
-                    set(&mut res, tus::UPLOAD_METADATA, &upload.metadata);
-                }
-            }
+            UploadState::InProgress(upload) => tus::state(res.headers_mut(), &upload),
             // Complete while its file lives: a client whose last answer
             // was lost learns it is done, instead of starting again.
             UploadState::Complete(file) => {
-                set(&mut res, tus::UPLOAD_LENGTH, &file.size.to_string());
-                completed(ctx, &mut res, &file);
+                tus::set(
+                    res.headers_mut(),
+                    tus::UPLOAD_LENGTH,
+                    &file.size.to_string(),
+                );
+                tus::completed(res.headers_mut(), &file, ctx.base());
             }
         }
         return Ok(res);
@@ -193,8 +159,8 @@ async fn receive(ctx: &Ctx, id: String, offset: u64, body: RequestBody) -> AppRe
     ended?;
     let mut res = empty(StatusCode::NO_CONTENT);
     match patched {
-        Patched::Progress(upload) => progress(&mut res, &upload),
-        Patched::Complete(file) => completed(ctx, &mut res, &file),
+        Patched::Progress(upload) => tus::progress(res.headers_mut(), &upload),
+        Patched::Complete(file) => tus::completed(res.headers_mut(), &file, ctx.base()),
     }
     Ok(res)
 }
@@ -216,17 +182,6 @@ async fn renewals(ctx: &Ctx, ticket: PatchTicket) -> AppError {
             Err(e) => tracing::warn!(error = %e, "could not renew a PATCH's lease"),
         }
     }
-}
-
-/// What the answer that made the file says of it.
-fn completed(ctx: &Ctx, res: &mut Res, file: &store_core::FileRecord) {
-    set(res, tus::UPLOAD_OFFSET, &file.size.to_string());
-    set(res, STORE_ID, &file.id);
-    set(
-        res,
-        STORE_URL,
-        &url_for(ctx.base(), RouteId::GetFile, &[&file.id]),
-    );
 }
 
 /// `DELETE /uploads/<id>`: termination.

@@ -163,6 +163,32 @@ fn bytes<'a>(reply: &Reply<'a>) -> ToolResult<'a> {
     }
 }
 
+/// A tool result, written into room for `answer_bytes` of an answer's
+/// body and what goes around it (base64 makes three bytes four), so that
+/// a read is written without growing its buffer again and again.
+pub fn to_json(result: &ToolResult<'_>, answer_bytes: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(answer_bytes / 3 * 4 + RESULT_FRAME_BYTES);
+    serde_json::to_writer(&mut out, result).expect("a tool result serialises");
+    out
+}
+
+/// Room for what a tool result writes beside the answer's body.
+const RESULT_FRAME_BYTES: usize = 256;
+
+/// A refusal made before the route ran, as the route's would read: the
+/// tool result, written, and the status the route would have answered.
+pub fn refused(e: &store_core::StoreError) -> (Vec<u8>, u16) {
+    let body = crate::headers::error_body(e);
+    let status = e.code().http_status();
+    let reply = Reply {
+        status,
+        content_type: Some("application/json"),
+        location: None,
+        body: &body,
+    };
+    (to_json(&tool_result(&reply, false), body.len()), status)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use store_core::Limits;
+use store_core::{Limits, StoreError};
 
 /// The protocol revisions this server speaks, newest first. Their
 /// differences are in features it does not use (sampling, elicitation,
@@ -216,6 +216,53 @@ pub fn origin_allowed(origin: Option<&str>, base_url: &str) -> bool {
     origin.trim().eq_ignore_ascii_case(&own)
 }
 
+/// The transport's header rules: no other site's page (its `Origin`, see
+/// [`origin_allowed`]), and a protocol revision this server speaks (400
+/// otherwise, the service's error body naming them).
+pub fn check_headers(headers: &http::HeaderMap, base_url: &str) -> Result<(), StoreError> {
+    let origin = headers
+        .get(http::header::ORIGIN)
+        .and_then(|v| v.to_str().ok());
+    if !origin_allowed(origin, base_url) {
+        return Err(StoreError::forbidden(
+            "the MCP endpoint takes no request from another site's page",
+        ));
+    }
+    let version = headers
+        .get(VERSION_HEADER)
+        .map(|v| v.to_str().unwrap_or("?"));
+    if !version_header_ok(version) {
+        return Err(StoreError::bad_request(format!(
+            "MCP-Protocol-Version {} is not spoken here; this server speaks {}",
+            version.unwrap_or_default(),
+            PROTOCOL_VERSIONS.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The refusal of `GET` and `DELETE /mcp` (405, with `Allow: POST`).
+pub fn method_refused(method: &http::Method) -> StoreError {
+    StoreError::MethodNotAllowed(format!(
+        "{method} /mcp is not offered: send each message with POST (no event stream, no session)"
+    ))
+}
+
+/// The answer to a request of any method but `tools/call`, which runs a
+/// route and is answered by the server: `None` for that one.
+pub fn answer_method(id: Value, method: &str, params: &Value, limits: &Limits) -> Option<Value> {
+    Some(match method {
+        "initialize" => result(id, initialize(params, crate::SPEC_VERSION, limits)),
+        "ping" => result(id, json!({})),
+        "tools/list" => result(id, tools::list(limits)),
+        "tools/call" => return None,
+        other => {
+            let message = format!("no method {other:?}: this server offers tools only");
+            error(id, METHOD_NOT_FOUND, &message)
+        }
+    })
+}
+
 /// The answer to a request: its result.
 pub fn result(id: Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
@@ -370,5 +417,43 @@ mod tests {
         assert!(version_header_ok(None));
         assert!(version_header_ok(Some("2025-06-18")));
         assert!(!version_header_ok(Some("2024-11-05x")));
+    }
+
+    #[test]
+    fn headers_are_held_to_the_sites_origin_and_spoken_revisions() {
+        let base = "http://127.0.0.1:8080/store";
+        let mut h = http::HeaderMap::new();
+        assert!(check_headers(&h, base).is_ok());
+        h.insert(
+            http::header::ORIGIN,
+            "http://127.0.0.1:8080".parse().unwrap(),
+        );
+        h.insert(VERSION_HEADER, PROTOCOL_VERSIONS[1].parse().unwrap());
+        assert!(check_headers(&h, base).is_ok());
+        h.insert(VERSION_HEADER, "1999-01-01".parse().unwrap());
+        let e = check_headers(&h, base).unwrap_err();
+        assert_eq!(e.code().http_status(), 400);
+        assert!(e.to_string().contains(PROTOCOL_VERSIONS[0]));
+        h.remove(VERSION_HEADER);
+        h.insert(http::header::ORIGIN, "http://evil.example".parse().unwrap());
+        assert_eq!(
+            check_headers(&h, base).unwrap_err().code().http_status(),
+            403
+        );
+    }
+
+    #[test]
+    fn every_method_but_a_tool_call_is_answered_here() {
+        let limits = Limits::default();
+        let ping = answer_method(json!(1), "ping", &json!({}), &limits).unwrap();
+        assert_eq!(ping, json!({ "jsonrpc": "2.0", "id": 1, "result": {} }));
+        let list = answer_method(json!(2), "tools/list", &json!({}), &limits).unwrap();
+        assert!(list["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()));
+        assert!(answer_method(json!(3), "tools/call", &json!({}), &limits).is_none());
+        let other = answer_method(json!(4), "resources/list", &json!({}), &limits).unwrap();
+        assert_eq!(other["error"]["code"], METHOD_NOT_FOUND);
+        assert_eq!(method_refused(&http::Method::GET).code().http_status(), 405);
     }
 }

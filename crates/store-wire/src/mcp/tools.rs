@@ -436,6 +436,33 @@ pub enum Body {
     },
 }
 
+impl Body {
+    /// The bytes and the `Content-Type` of the body; `None` for none.
+    pub fn into_parts(self) -> Option<(Vec<u8>, Option<String>)> {
+        match self {
+            Self::Nothing => None,
+            Self::Raw {
+                bytes,
+                content_type,
+            } => Some((bytes, content_type)),
+            Self::Multipart { bytes, boundary } => Some((
+                bytes,
+                Some(format!("multipart/form-data; boundary={boundary}")),
+            )),
+        }
+    }
+}
+
+/// The query a creating call is held to the upload token with, as the
+/// door reads it: the call's own `token` argument, if it names one.
+pub fn token_query(args: &Map<String, Value>) -> Result<Query, StoreError> {
+    let pairs = token_arg(args)
+        .map(|t| (crate::routes::TOKEN.name.to_string(), t.to_string()))
+        .into_iter()
+        .collect();
+    Query::from_pairs(pairs)
+}
+
 /// A tool call as the HTTP request its route gets.
 #[derive(Debug, Clone)]
 pub struct Call {
