@@ -72,7 +72,7 @@ pub fn embed(h: &mut HeaderMap) {
 /// Admin pages and answers: never cached, never leaking their URL (it
 /// holds the secret) to another site.
 pub fn private(h: &mut HeaderMap) {
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    no_store(h);
     no_referrer(h);
 }
 
@@ -154,6 +154,26 @@ pub fn zip(h: &mut HeaderMap, name: &str) {
     set(h, header::CONTENT_DISPOSITION, &disposition);
     nosniff(h);
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+}
+
+/// Never stored by any cache: an answer that is true only now (a probe,
+/// an admin's page).
+pub fn no_store(h: &mut HeaderMap) {
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+}
+
+/// Kept, but asked again before each use: bytes that an edit may change.
+pub fn revalidated(h: &mut HeaderMap) {
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+}
+
+/// A shared link's QR code: the code never changes, but whether the link
+/// is live does, so caches may keep it an hour.
+pub fn link_code(h: &mut HeaderMap) {
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=3600"),
+    );
 }
 
 /// `ETag` and `Last-Modified` of bytes last written at `modified`.

@@ -92,6 +92,13 @@ impl NewTtl {
     pub fn parse(q: &Query) -> Result<Self, StoreError> {
         ttl(q).map(Self)
     }
+
+    /// The new lifetime in seconds: an empty `ttl=` sets none, and is
+    /// refused.
+    pub fn secs(self) -> Result<u64, StoreError> {
+        self.0
+            .ok_or_else(|| StoreError::bad_request("ttl must not be empty: <N>h or <N>d"))
+    }
 }
 
 /// `download=1` of a read that serves bytes: an attachment, even for a

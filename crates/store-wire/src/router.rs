@@ -20,7 +20,7 @@ use http::Method;
 use crate::query::Query;
 pub use crate::routes::{Endpoint, RouteId};
 use crate::routes::{Route, ROUTES};
-use store_core::Limits;
+use store_core::{Limits, StoreError};
 
 /// Decodes a percent-encoded path segment; `None` if it is not UTF-8.
 fn decode(segment: &str) -> Option<String> {
@@ -289,6 +289,28 @@ impl Endpoint {
             Self::NotFound => "not_found",
             _ => self.id().map_or("not_found", |id| id.route().name),
         }
+    }
+
+    /// What a request the router could not hand to a route answers, asked
+    /// with `method`: no action named where the path needs one (400), two
+    /// actions at once (400), or a method the path does not take (501,
+    /// `unsupported`).
+    /// `None` for an endpoint that is a route's (or 404's).
+    pub fn unrouted(&self, method: &Method) -> Option<StoreError> {
+        Some(match self {
+            Self::MissingKeyword { keys } => StoreError::bad_request(format!(
+                "{method} on this path needs an action, one of the parameters: {}",
+                keys.join(", ")
+            )),
+            Self::ConflictingKeywords { keys } => StoreError::bad_request(format!(
+                "the parameters {} ask for different actions: give one",
+                keys.join(" and ")
+            )),
+            Self::MethodNotAllowed => {
+                StoreError::Unsupported(format!("method {method} is not supported on this path"))
+            }
+            _ => return None,
+        })
     }
 }
 
@@ -742,5 +764,29 @@ mod tests {
         assert_eq!(routed_path("/storefront", "/store"), None);
         assert_eq!(routed_path("/elsewhere", "/store"), None);
         assert_eq!(routed_path("/abc", ""), Some("/abc"));
+    }
+
+    #[test]
+    fn a_request_no_route_takes_says_why() {
+        let missing = Endpoint::MissingKeyword {
+            keys: vec!["a", "b"],
+        };
+        let e = missing.unrouted(&Method::POST).unwrap();
+        assert_eq!(e.code().http_status(), 400);
+        assert!(e
+            .to_string()
+            .starts_with("POST on this path needs an action"));
+        assert!(e.to_string().ends_with("a, b"));
+        let two = Endpoint::ConflictingKeywords {
+            keys: vec!["a", "b"],
+        };
+        assert!(two
+            .unrouted(&Method::POST)
+            .unwrap()
+            .to_string()
+            .contains("a and b"));
+        let e = Endpoint::MethodNotAllowed.unrouted(&Method::PUT).unwrap();
+        assert_eq!(e.code().http_status(), 501);
+        assert!(Endpoint::NotFound.unrouted(&Method::GET).is_none());
     }
 }

@@ -199,9 +199,7 @@ pub(super) async fn retain(ctx: &Ctx, key: String) -> AppResult<Res> {
 /// POST /d/<key>?ttl=: the owner's new sliding lifetime; answers the dir.
 pub(super) async fn set_ttl(ctx: &Ctx, key: String, ttl: Parsed<NewTtl>) -> AppResult<Res> {
     super::refuse_body(ctx, "POST /d/<key>?ttl=")?;
-    let secs = ttl?
-        .0
-        .ok_or_else(|| StoreError::bad_request("ttl must not be empty: <N>h or <N>d"))?;
+    let secs = ttl?.secs()?;
     let access = ctx.access(false);
     let dir = blocking(ctx, move |app| app.set_dir_ttl(&key, secs, &access)).await?;
     Ok(dir_json(ctx, &dir))

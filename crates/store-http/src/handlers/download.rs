@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use http::{header, HeaderValue, Method, StatusCode};
+use http::{Method, StatusCode};
 use store_app::{AppError, AppResult, Download};
 use store_core::{StorageError, StoreError};
 
@@ -105,8 +105,7 @@ fn with_validators(mut res: Res, d: &Download, etag: &str) -> Res {
 fn not_modified(d: &Download, etag: &str) -> Res {
     let mut res = http::Response::new(respond::empty());
     *res.status_mut() = StatusCode::NOT_MODIFIED;
-    res.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers::revalidated(res.headers_mut());
     with_validators(res, d, etag)
 }
 

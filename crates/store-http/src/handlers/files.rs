@@ -350,9 +350,7 @@ pub(super) async fn tag(ctx: &Ctx, id: String, tags: Parsed<TagEdit>) -> AppResu
 /// POST /<id>?ttl=: the owner's new expiry; answers the record.
 pub(super) async fn set_ttl(ctx: &Ctx, id: String, ttl: Parsed<NewTtl>) -> AppResult<Res> {
     super::refuse_body(ctx, "POST /<id>?ttl=")?;
-    let secs = ttl?
-        .0
-        .ok_or_else(|| StoreError::bad_request("ttl must not be empty: <N>h or <N>d"))?;
+    let secs = ttl?.secs()?;
     let access = ctx.access(false);
     let seen = blocking(ctx, move |app| app.set_ttl(&id, secs, &access)).await?;
     Ok(match &seen.record {

@@ -1,7 +1,7 @@
 //! The self-description (`/help`, `/write_for_agents`, `/copy_for_agents`,
 //! `/releases`) and the pages' static files.
 
-use http::{header, HeaderValue, StatusCode};
+use http::StatusCode;
 use store_core::StoreError;
 
 use super::Ctx;
@@ -101,8 +101,7 @@ pub(super) async fn readyz(ctx: &Ctx) -> Res {
 const READY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn no_store(mut res: Res) -> Res {
-    res.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    store_wire::headers::no_store(res.headers_mut());
     res
 }
 

@@ -147,22 +147,12 @@ pub(super) async fn dispatch(ctx: Ctx, endpoint: Endpoint, body: RequestBody) ->
         E::ReportDir { key } => admin::report(&ctx, dir_storage_key(&key), body).await,
         E::ReportGallery { gid } => admin::report(&ctx, gallery_storage_key(&gid), body).await,
         E::ReportImage { id } => admin::report(&ctx, image_storage_key(&id), body).await,
-        E::MissingKeyword { keys } => Err(StoreError::bad_request(format!(
-            "{} on this path needs an action, one of the parameters: {}",
-            ctx.method,
-            keys.join(", ")
-        ))
-        .into()),
-        E::ConflictingKeywords { keys } => Err(StoreError::bad_request(format!(
-            "the parameters {} ask for different actions: give one",
-            keys.join(" and ")
-        ))
-        .into()),
-        E::MethodNotAllowed => Err(StoreError::Unsupported(format!(
-            "method {} is not supported on this path",
-            ctx.method
-        ))
-        .into()),
+        e @ (E::MissingKeyword { .. } | E::ConflictingKeywords { .. } | E::MethodNotAllowed) => {
+            Err(e
+                .unrouted(&ctx.method)
+                .unwrap_or(StoreError::Internal)
+                .into())
+        }
         E::NotFound => Err(StoreError::not_found().into()),
     }
 }

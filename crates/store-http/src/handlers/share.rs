@@ -3,7 +3,7 @@
 //! answers, after checking that what they point to is live; reading a
 //! record this way never counts a download.
 
-use http::{header, HeaderValue, StatusCode};
+use http::StatusCode;
 use store_app::AppResult;
 
 use super::{blocking, Ctx};
@@ -43,9 +43,6 @@ fn code(url: &str, format: QrFormat) -> AppResult<Res> {
             respond::text(StatusCode::OK, "text/plain; charset=utf-8", qr::text(url)?)
         }
     };
-    res.headers_mut().insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=3600"),
-    );
+    store_wire::headers::link_code(res.headers_mut());
     Ok(res)
 }
