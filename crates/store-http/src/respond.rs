@@ -70,7 +70,7 @@ pub fn html(status: StatusCode, markup: maud::Markup) -> Res {
     res
 }
 
-pub use store_wire::headers::error_body;
+use store_wire::headers::error_body;
 
 /// The JSON error of SPEC.md (store-wire's `headers` says its status and
 /// headers).

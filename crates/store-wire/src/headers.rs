@@ -98,7 +98,7 @@ pub fn created(h: &mut HeaderMap, url: &str) {
 pub fn owner_token(h: &mut HeaderMap, token: &str) {
     if let Ok(v) = HeaderValue::from_str(token) {
         h.insert(crate::api::OWNER_HEADER, v);
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        no_store(h);
     }
 }
 
@@ -140,8 +140,11 @@ pub fn user_bytes(h: &mut HeaderMap, d: &Download, len: u64, download: bool) {
         HeaderValue::from_static(SANDBOX_CSP),
     );
     no_referrer(h);
-    let cache = if d.once { "no-store" } else { "no-cache" };
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    if d.once {
+        no_store(h);
+    } else {
+        revalidated(h);
+    }
 }
 
 /// The headers of a zip named `<name>.zip`, made as it is sent.
@@ -153,7 +156,7 @@ pub fn zip(h: &mut HeaderMap, name: &str) {
     let disposition = content_disposition("attachment", &format!("{name}.zip"));
     set(h, header::CONTENT_DISPOSITION, &disposition);
     nosniff(h);
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    revalidated(h);
 }
 
 /// Never stored by any cache: an answer that is true only now (a probe,

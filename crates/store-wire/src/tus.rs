@@ -238,9 +238,7 @@ pub const STORE_URL: &str = "x-store-url";
 
 /// `name: value` among an answer's headers, when `value` is a valid one.
 pub fn set(h: &mut HeaderMap, name: &'static str, value: &str) {
-    if let Ok(v) = http::HeaderValue::from_str(value) {
-        h.insert(http::HeaderName::from_static(name), v);
-    }
+    crate::headers::set(h, http::HeaderName::from_static(name), value);
 }
 
 /// What every answer about a resumable upload carries, errors included:
