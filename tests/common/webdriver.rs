@@ -349,6 +349,21 @@ impl Browser {
     /// and first few nodes: empty when the page passes every rule axe runs
     /// by default.
     pub fn axe_violations(&self) -> Vec<Value> {
+        self.axe_run(json!({ "resultTypes": ["violations"] }))
+    }
+
+    /// The violations of axe-core's rules that read the page's colours
+    /// (text contrast, links told from text by colour alone): what can
+    /// differ between two colour schemes of one document, whose markup,
+    /// names and roles are the same.
+    pub fn axe_colour_violations(&self) -> Vec<Value> {
+        self.axe_run(json!({
+            "resultTypes": ["violations"],
+            "runOnly": { "type": "rule", "values": ["color-contrast", "link-in-text-block"] }
+        }))
+    }
+
+    fn axe_run(&self, options: Value) -> Vec<Value> {
         static AXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
         if self.execute("return typeof window.axe", json!([])) != "object" {
             let source = AXE.get_or_init(|| {
@@ -362,7 +377,7 @@ impl Browser {
         let found = self.call(
             "POST",
             "/execute/async",
-            Some(json!({ "script": AXE_RUN, "args": [] })),
+            Some(json!({ "script": AXE_RUN, "args": [options] })),
         );
         found
             .as_array()
@@ -379,10 +394,11 @@ impl Browser {
     }
 }
 
-/// Runs axe-core over the document and hands WebDriver each violation as
-/// its rule, impact and first four nodes (or axe's failure as one).
+/// Runs axe-core over the document with the options it is given and hands
+/// WebDriver each violation as its rule, impact and first four nodes (or
+/// axe's failure as one).
 const AXE_RUN: &str = "var done = arguments[arguments.length - 1]; \
-    axe.run(document, { resultTypes: ['violations'] }).then(function (r) { \
+    axe.run(document, arguments[0]).then(function (r) { \
       done(r.violations.map(function (v) { return { id: v.id, impact: v.impact, \
         nodes: v.nodes.slice(0, 4).map(function (n) { return n.target.join(' ') + ' ' + n.failureSummary; }) }; })); \
     }, function (e) { done([{ id: 'axe failed', nodes: [String(e)] }]); });";
