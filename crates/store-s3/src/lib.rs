@@ -22,9 +22,9 @@
 //!   credentials may write, and [`BlobStore::ping`] reads its metadata to
 //!   tell whether the bucket can be reached.
 //!
-//! The client is `object_store` on a runtime of this crate's own
-//! ([`store_bridge::Bridge`]); the port is synchronous and called from
-//! blocking threads.
+//! The client (client.rs) signs requests with rusty-s3 and sends them with
+//! hyper, on a runtime of this crate's own ([`store_bridge::Bridge`]); the
+//! port is synchronous and called from blocking threads.
 //!
 //! ## Start here
 //!
@@ -35,6 +35,7 @@
 //! The storesrv binary's `bins/storesrv/src/stores.rs` shows the wiring;
 //! the conformance suite runs against Garage (`STORE_TEST_S3_*`).
 
+mod client;
 mod reader;
 mod staged;
 mod writer;
@@ -42,11 +43,8 @@ mod writer;
 use std::sync::Arc;
 use std::time::Duration;
 
-use object_store::aws::{AmazonS3, AmazonS3Builder};
-use object_store::path::Path;
-use object_store::{
-    BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
-};
+use bytes::Bytes;
+use client::S3Client;
 use store_bridge::Bridge;
 use store_core::ports::{BlobReader, BlobStore, BlobWriter, Random, StagedWriter, StorageResult};
 use store_core::resumable::Staging;
@@ -58,24 +56,9 @@ pub use reader::S3Reader;
 /// part S3 accepts (every part but the last must be at least this big).
 pub const PART_BYTES_DEFAULT: usize = 5 * 1024 * 1024;
 
-/// How long connecting to the endpoint may take before the attempt fails.
-const CONNECT_TIMEOUT_SECS: u64 = 5;
-
-/// How long a request may wait for its next bytes. There is no limit on a
-/// whole request: a download streams at the pace of its client.
-const READ_TIMEOUT_SECS: u64 = 10;
-
 /// How long a readiness ping may take: a store that hangs is not ready,
 /// and a load balancer's probe must get its answer before its own timeout.
 const PING_TIMEOUT_MS: u64 = 2000;
-
-/// Attempts after the first for a request that failed in a way worth
-/// retrying (a connection refused, a 5xx). Few: a store that is down must
-/// answer the client with a clear error in seconds, not minutes.
-const RETRIES_MAX: usize = 2;
-
-/// The longest a request spends retrying before it gives up.
-const RETRY_TIMEOUT_SECS: u64 = 5;
 
 /// The marker object's name under the prefix.
 const MARKER: &str = "storesrv";
@@ -125,14 +108,14 @@ pub struct S3Blobs {
 }
 
 struct Shared {
-    store: Arc<AmazonS3>,
+    client: Arc<S3Client>,
     /// `<prefix>/blobs`: the parent of every blob.
-    blobs: Path,
+    blobs: String,
     /// `<prefix>/staging`: resumable uploads' bytes short of a part
     /// (staged.rs), apart from the blobs that orphan collection lists.
-    staging: Path,
+    staging: String,
     /// `<prefix>/storesrv`.
-    marker: Path,
+    marker: String,
     random: Arc<dyn Random>,
     part_bytes: usize,
     /// Said in errors: where the bytes are, never how to get in.
@@ -154,18 +137,15 @@ impl S3Blobs {
     /// Connects to the bucket and writes the marker object, which proves
     /// that the bucket exists and the credentials may write to it.
     pub fn connect(config: &S3Config, random: Arc<dyn Random>) -> StorageResult<Self> {
-        // reqwest's TLS is rustls without a default provider (Cargo.toml
-        // says why): install ring's unless the process already chose one.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let store = build(config)?;
-        let root = Path::from(config.prefix.trim_matches('/'));
+        let client = build(config)?;
+        let root = root(&config.prefix);
         let place = format!("bucket {} at {}", config.bucket, config.endpoint);
         let blobs = Self {
             shared: Arc::new(Shared {
-                store: Arc::new(store),
-                blobs: root.clone().join("blobs"),
-                staging: root.clone().join("staging"),
-                marker: root.join(MARKER),
+                client: Arc::new(client),
+                blobs: key(&root, "blobs"),
+                staging: key(&root, "staging"),
+                marker: key(&root, MARKER),
                 random,
                 part_bytes: config.part_bytes.max(1),
                 place,
@@ -200,12 +180,12 @@ impl S3Blobs {
     /// The owner the marker names: `None` without a marker, `Some(None)`
     /// for a marker that names none.
     fn marker_owner(&self) -> StorageResult<Option<Option<String>>> {
-        let store = Arc::clone(&self.shared.store);
+        let client = Arc::clone(&self.shared.client);
         let marker = self.shared.marker.clone();
-        let read = self.run(async move { store.get(&marker).await?.bytes().await });
+        let read = self.run(async move { client.get_all(&marker).await });
         let body = match read {
             Ok(body) => body,
-            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(client::Error::NotFound) => return Ok(None),
             Err(e) => return Err(self.error("cannot read the marker object of", e)),
         };
         let owner = String::from_utf8_lossy(&body)
@@ -215,39 +195,40 @@ impl S3Blobs {
     }
 
     fn write_marker(&self, owner: Option<&str>) -> StorageResult<()> {
-        let store = Arc::clone(&self.shared.store);
+        let client = Arc::clone(&self.shared.client);
         let marker = self.shared.marker.clone();
         let mut text = String::from("storesrv keeps its blobs under blobs/ next to this object\n");
         if let Some(owner) = owner {
             text.push_str(&format!("{MARKER_OWNER}{owner}\n"));
         }
-        let body = PutPayload::from(text.into_bytes());
-        self.run(async move { store.put(&marker, body).await.map(drop) })
+        let body = Bytes::from(text.into_bytes());
+        self.run(async move { client.put(&marker, body).await })
             .map_err(|e| self.error("cannot write the marker object to", e))
     }
 
     /// Runs a request on the adapter's runtime and waits for it.
     fn run<T: Send + 'static>(
         &self,
-        job: impl std::future::Future<Output = object_store::Result<T>> + Send + 'static,
-    ) -> object_store::Result<T> {
+        job: impl std::future::Future<Output = client::Result<T>> + Send + 'static,
+    ) -> client::Result<T> {
         self.shared.bridge.run(job)
     }
 
     /// The key of a blob; ids of another shape are refused
     /// ([`store_core::ids::minted_blob_name`]).
-    fn path(&self, id: &BlobId) -> StorageResult<Path> {
+    fn path(&self, id: &BlobId) -> StorageResult<String> {
         let name = store_core::ids::minted_blob_name(id)?;
-        Ok(self.shared.blobs.clone().join(name))
+        Ok(key(&self.shared.blobs, name))
     }
 
     /// A client error as a storage fault: a missing object is `Missing`,
     /// a store that cannot be reached or answers 5xx is `Unavailable`.
-    /// object_store's messages name the URL, never the credentials.
-    fn error(&self, what: &str, e: object_store::Error) -> StorageError {
+    /// The client's messages name neither the URL (whose query holds the
+    /// signature) nor the credentials.
+    fn error(&self, what: &str, e: client::Error) -> StorageError {
         let kind = match &e {
-            object_store::Error::NotFound { .. } => StorageErrorKind::Missing,
-            e if unreachable(e) => StorageErrorKind::Unavailable,
+            client::Error::NotFound => StorageErrorKind::Missing,
+            e if e.unavailable() => StorageErrorKind::Unavailable,
             _ => StorageErrorKind::Other,
         };
         StorageError::of(kind, format!("{what} the {}: {e}", self.shared.place))
@@ -258,62 +239,38 @@ impl S3Blobs {
     }
 }
 
-/// Whether an error says the store could not be reached (refused, reset,
-/// timed out) rather than that a request was wrong. object_store keeps its
-/// own error types private, so the causes are walked for the HTTP
-/// client's and the socket's.
-fn unreachable(e: &object_store::Error) -> bool {
-    let object_store::Error::Generic { source, .. } = e else {
-        return false;
-    };
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(source.as_ref());
-    while let Some(c) = cause {
-        if let Some(r) = c.downcast_ref::<reqwest::Error>() {
-            if r.is_connect() || r.is_timeout() {
-                return true;
-            }
-        }
-        if let Some(io) = c.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind as K;
-            if matches!(
-                io.kind(),
-                K::ConnectionRefused | K::ConnectionReset | K::NotConnected | K::TimedOut
-            ) {
-                return true;
-            }
-        }
-        cause = c.source();
-    }
-    false
+/// The client of the configured bucket.
+fn build(config: &S3Config) -> StorageResult<S3Client> {
+    S3Client::new(
+        &config.endpoint,
+        &config.bucket,
+        &config.region,
+        (&config.access_key_id, &config.secret_access_key),
+    )
+    .map_err(|e| {
+        StorageError::new(format!(
+            "cannot use the bucket {} at {}: {e}",
+            config.bucket, config.endpoint
+        ))
+    })
 }
 
-fn build(config: &S3Config) -> StorageResult<AmazonS3> {
-    let client = ClientOptions::new()
-        .with_allow_http(true)
-        .with_connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_SECS))
-        .with_timeout_disabled()
-        .with_read_timeout(Duration::from_secs(READ_TIMEOUT_SECS));
-    let retry = RetryConfig {
-        backoff: BackoffConfig::default(),
-        max_retries: RETRIES_MAX,
-        retry_timeout: Duration::from_secs(RETRY_TIMEOUT_SECS),
-    };
-    AmazonS3Builder::new()
-        .with_endpoint(&config.endpoint)
-        .with_bucket_name(&config.bucket)
-        .with_region(&config.region)
-        .with_access_key_id(&config.access_key_id)
-        .with_secret_access_key(&config.secret_access_key)
-        .with_virtual_hosted_style_request(false)
-        .with_client_options(client)
-        .with_retry(retry)
-        .build()
-        .map_err(|e| {
-            StorageError::new(format!(
-                "cannot use the bucket {} at {}: {e}",
-                config.bucket, config.endpoint
-            ))
-        })
+/// The prefix's segments, slashes at either end and empty ones dropped:
+/// `/svc-a//x/` is `svc-a/x`.
+fn root(prefix: &str) -> String {
+    prefix
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The key of `name` under `parent` (the bucket's root when empty).
+fn key(parent: &str, name: &str) -> String {
+    match parent {
+        "" => name.to_string(),
+        _ => format!("{parent}/{name}"),
+    }
 }
 
 impl BlobStore for S3Blobs {
@@ -333,14 +290,14 @@ impl BlobStore for S3Blobs {
 
     /// A ranged GET; a HEAD first learns the length, so that the range is
     /// clamped as the port says (S3 refuses a range that starts past the
-    /// end, and `object_store` one that is empty).
+    /// end, and a `Range` header cannot ask for no bytes).
     fn open_range(
         &self,
         id: &BlobId,
         range: std::ops::Range<u64>,
     ) -> StorageResult<Box<dyn BlobReader>> {
         let path = self.path(id)?;
-        let whole = self.head(&path)?.size;
+        let whole = self.head(&path)?;
         let std::ops::Range { start, end } = store_core::ports::clamp_range(range, whole);
         if start == end {
             return Ok(Box::new(S3Reader::empty()));
@@ -352,25 +309,22 @@ impl BlobStore for S3Blobs {
     /// that says otherwise is success too.
     fn remove(&self, id: &BlobId) -> StorageResult<()> {
         let path = self.path(id)?;
-        let store = Arc::clone(&self.shared.store);
-        match self.run(async move { store.delete(&path).await }) {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(self.error("cannot remove a blob from", e)),
-        }
+        let client = Arc::clone(&self.shared.client);
+        self.run(async move { client.delete(&path).await })
+            .map_err(|e| self.error("cannot remove a blob from", e))
     }
 
     /// One listing of the blobs' prefix: only the orphan collection calls
     /// it, once per pass.
     fn list(&self) -> StorageResult<Vec<BlobId>> {
-        use futures_util::TryStreamExt;
-        let store = Arc::clone(&self.shared.store);
-        let prefix = self.shared.blobs.clone();
-        let metas = self
-            .run(async move { store.list(Some(&prefix)).try_collect::<Vec<_>>().await })
+        let client = Arc::clone(&self.shared.client);
+        let prefix = format!("{}/", self.shared.blobs);
+        let keys = self
+            .run(async move { client.list(&prefix).await })
             .map_err(|e| self.error("cannot list the blobs of", e))?;
-        let mut ids: Vec<BlobId> = metas
+        let mut ids: Vec<BlobId> = keys
             .into_iter()
-            .filter_map(|m| m.location.filename().map(|n| BlobId(n.to_string())))
+            .filter_map(|k| k.rsplit('/').next().map(|n| BlobId(n.to_string())))
             .filter(|id| self.path(id).is_ok())
             .collect();
         ids.sort();
@@ -378,13 +332,13 @@ impl BlobStore for S3Blobs {
     }
 
     fn ping(&self) -> StorageResult<()> {
-        let store = Arc::clone(&self.shared.store);
+        let client = Arc::clone(&self.shared.client);
         let marker = self.shared.marker.clone();
         let limit = Duration::from_millis(PING_TIMEOUT_MS);
         let answer = self
             .shared
             .bridge
-            .run(async move { tokio::time::timeout(limit, store.head(&marker)).await });
+            .run(async move { tokio::time::timeout(limit, client.head(&marker)).await });
         match answer {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(self.error("cannot read the marker object of", e)),
@@ -427,16 +381,17 @@ impl S3Blobs {
     /// until the next [`S3Blobs::connect`] writes it again: what tests use
     /// to show a bucket that is no longer the service's.
     pub fn remove_marker(&self) -> StorageResult<()> {
-        let store = Arc::clone(&self.shared.store);
+        let client = Arc::clone(&self.shared.client);
         let marker = self.shared.marker.clone();
-        self.run(async move { store.delete(&marker).await })
+        self.run(async move { client.delete(&marker).await })
             .map_err(|e| self.error("cannot remove the marker object from", e))
     }
 
-    fn head(&self, path: &Path) -> StorageResult<object_store::ObjectMeta> {
-        let store = Arc::clone(&self.shared.store);
-        let p = path.clone();
-        self.run(async move { store.head(&p).await })
+    /// The length of the object `key`.
+    fn head(&self, key: &str) -> StorageResult<u64> {
+        let client = Arc::clone(&self.shared.client);
+        let key = key.to_string();
+        self.run(async move { client.head(&key).await })
             .map_err(|e| self.error("cannot read an object's metadata in", e))
     }
 }

@@ -5,12 +5,10 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures_util::StreamExt;
-use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore};
 use store_core::ports::{BlobReader, StorageResult};
 use tokio::sync::mpsc;
 
+use crate::client::{self, next_chunk};
 use crate::S3Blobs;
 
 /// Chunks of the body fetched ahead of the reader: enough to keep the
@@ -27,7 +25,7 @@ pub const PRELOAD_BYTES_MAX: u64 = 64 * 1024;
 /// The bytes of one GET, in order. `len` is known from the response's
 /// headers before any byte is read.
 pub struct S3Reader {
-    chunks: Option<mpsc::Receiver<object_store::Result<Bytes>>>,
+    chunks: Option<mpsc::Receiver<client::Result<Bytes>>>,
     current: Bytes,
     len: u64,
 }
@@ -43,21 +41,22 @@ impl S3Reader {
     /// its body on. A missing object is a `Missing` error here, at open.
     pub(crate) fn open(
         blobs: &S3Blobs,
-        path: Path,
+        key: String,
         range: Option<Range<u64>>,
     ) -> StorageResult<Self> {
-        let store = Arc::clone(&blobs.shared.store);
-        let options = GetOptions {
-            range: range.map(GetRange::Bounded),
-            ..GetOptions::default()
-        };
-        let got = blobs
-            .run(async move { store.get_opts(&path, options).await })
+        let client = Arc::clone(&blobs.shared.client);
+        let (len, mut body) = blobs
+            .run(async move { client.get(&key, range).await })
             .map_err(|e| blobs.error("cannot read a blob from", e))?;
-        let len = got.range.end - got.range.start;
         if len <= PRELOAD_BYTES_MAX {
             let whole = blobs
-                .run(async move { got.bytes().await })
+                .run(async move {
+                    let mut whole = Vec::new();
+                    while let Some(chunk) = next_chunk(&mut body).await? {
+                        whole.extend_from_slice(&chunk);
+                    }
+                    Ok(Bytes::from(whole))
+                })
                 .map_err(|e| blobs.error("cannot read a blob from", e))?;
             return Ok(Self {
                 chunks: None,
@@ -67,8 +66,12 @@ impl S3Reader {
         }
         let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
         blobs.shared.bridge.spawn(async move {
-            let mut body = got.into_stream();
-            while let Some(chunk) = body.next().await {
+            loop {
+                let chunk = match next_chunk(&mut body).await {
+                    Ok(Some(chunk)) => Ok(chunk),
+                    Ok(None) => break,
+                    Err(e) => Err(e),
+                };
                 let failed = chunk.is_err();
                 // A reader dropped early closes the channel: stop reading.
                 if tx.send(chunk).await.is_err() || failed {

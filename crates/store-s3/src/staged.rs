@@ -22,15 +22,14 @@
 
 use std::sync::Arc;
 
-use object_store::multipart::{MultipartStore, PartId};
-use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use store_core::ports::{StagedWriter, StorageResult};
 use store_core::resumable::Staging;
 use store_core::{ids, BlobId, StorageError};
 
-use crate::S3Blobs;
+use crate::writer::part_number;
+use crate::{client, key, S3Blobs};
 
 /// Where a staged blob stands.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -62,17 +61,17 @@ impl State {
 
 impl S3Blobs {
     /// `<prefix>/staging/<blob>`: where a staged blob's short bytes wait.
-    fn staging_dir(&self, blob: &BlobId) -> StorageResult<Path> {
+    fn staging_dir(&self, blob: &BlobId) -> StorageResult<String> {
         let name = ids::minted_blob_name(blob)?;
-        Ok(self.shared.staging.clone().join(name))
+        Ok(key(&self.shared.staging, name))
     }
 
     pub(crate) fn stage_new(&self) -> StorageResult<Staging> {
         let blob = ids::blob_id(self.shared.random.as_ref());
         let path = self.path(&blob)?;
-        let store = Arc::clone(&self.shared.store);
+        let client = Arc::clone(&self.shared.client);
         let upload = self
-            .run(async move { store.create_multipart(&path).await })
+            .run(async move { client.create_multipart(&path).await })
             .map_err(|e| self.error("cannot start an upload to", e))?;
         let state = State {
             upload,
@@ -111,10 +110,10 @@ impl S3Blobs {
         }
         let mut held = Vec::new();
         if let Some((name, _)) = &state.tail {
-            let tail = self.staging_dir(&staging.blob)?.join(name.as_str());
-            let store = Arc::clone(&self.shared.store);
+            let tail = key(&self.staging_dir(&staging.blob)?, name);
+            let client = Arc::clone(&self.shared.client);
             let bytes = self
-                .run(async move { store.get(&tail).await?.bytes().await })
+                .run(async move { client.get_all(&tail).await })
                 .map_err(|e| self.error("cannot read a staged upload's last bytes from", e))?;
             held.extend_from_slice(&bytes);
         }
@@ -130,12 +129,12 @@ impl S3Blobs {
 
     /// Whether the multipart upload to `path` was completed: its object
     /// exists (an upload in progress has none).
-    fn completed(&self, path: &Path) -> StorageResult<bool> {
-        let store = Arc::clone(&self.shared.store);
-        let p = path.clone();
-        match self.run(async move { store.head(&p).await }) {
+    fn completed(&self, path: &str) -> StorageResult<bool> {
+        let client = Arc::clone(&self.shared.client);
+        let p = path.to_string();
+        match self.run(async move { client.head(&p).await }) {
             Ok(_) => Ok(true),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(client::Error::NotFound) => Ok(false),
             Err(e) => Err(self.error("cannot read an object's metadata in", e)),
         }
     }
@@ -145,25 +144,20 @@ impl S3Blobs {
     pub(crate) fn discard_staged(&self, staging: &Staging) -> StorageResult<()> {
         let state = State::read(staging)?;
         let path = self.path(&staging.blob)?;
-        let store = Arc::clone(&self.shared.store);
-        match self.run(async move { store.abort_multipart(&path, &state.upload).await }) {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+        let client = Arc::clone(&self.shared.client);
+        match self.run(async move { client.abort_multipart(&path, &state.upload).await }) {
+            Ok(()) | Err(client::Error::NotFound) => {}
             Err(e) => return Err(self.error("cannot abort an upload to", e)),
         }
         self.drop_staging_dir(&staging.blob)
     }
 
     fn drop_staging_dir(&self, blob: &BlobId) -> StorageResult<()> {
-        use futures_util::TryStreamExt;
-        let dir = self.staging_dir(blob)?;
-        let store = Arc::clone(&self.shared.store);
+        let dir = format!("{}/", self.staging_dir(blob)?);
+        let client = Arc::clone(&self.shared.client);
         self.run(async move {
-            let metas: Vec<_> = store.list(Some(&dir)).try_collect().await?;
-            for m in metas {
-                match store.delete(&m.location).await {
-                    Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                    Err(e) => return Err(e),
-                }
+            for key in client.list(&dir).await? {
+                client.delete(&key).await?;
             }
             Ok(())
         })
@@ -175,7 +169,7 @@ impl S3Blobs {
 /// memory.
 pub(crate) struct S3Staged {
     blobs: S3Blobs,
-    path: Path,
+    path: String,
     blob: BlobId,
     state: State,
     /// Bytes after the last part sent: fewer than two parts.
@@ -188,21 +182,18 @@ pub(crate) struct S3Staged {
 impl S3Staged {
     fn send_part(&mut self, data: Vec<u8>) -> StorageResult<()> {
         let len = data.len() as u64;
-        let store = Arc::clone(&self.blobs.shared.store);
-        let (path, upload, idx) = (
-            self.path.clone(),
-            self.state.upload.clone(),
-            self.state.parts.len(),
-        );
-        let part = self
+        let client = Arc::clone(&self.blobs.shared.client);
+        let number = part_number(self.state.parts.len())?;
+        let (path, upload) = (self.path.clone(), self.state.upload.clone());
+        let etag = self
             .blobs
             .run(async move {
-                store
-                    .put_part(&path, &upload, idx, PutPayload::from(data))
+                client
+                    .upload_part(&path, &upload, number, Bytes::from(data))
                     .await
             })
             .map_err(|e| self.blobs.error("cannot upload a part to", e))?;
-        self.state.parts.push((part.content_id, len));
+        self.state.parts.push((etag, len));
         self.state.tail = None;
         Ok(())
     }
@@ -262,12 +253,12 @@ impl StagedWriter for S3Staged {
             let mut name = [0u8; 8];
             self.blobs.shared.random.fill(&mut name);
             let name: String = name.iter().map(|b| format!("{b:02x}")).collect();
-            let key = self.blobs.staging_dir(&self.blob)?.join(name.as_str());
-            let store = Arc::clone(&self.blobs.shared.store);
-            let data = PutPayload::from(std::mem::take(&mut self.held));
-            let len = data.content_length() as u64;
+            let key = key(&self.blobs.staging_dir(&self.blob)?, &name);
+            let client = Arc::clone(&self.blobs.shared.client);
+            let data = Bytes::from(std::mem::take(&mut self.held));
+            let len = data.len() as u64;
             self.blobs
-                .run(async move { store.put(&key, data).await.map(drop) })
+                .run(async move { client.put(&key, data).await })
                 .map_err(|e| {
                     self.blobs
                         .error("cannot keep a staged upload's last bytes in", e)
@@ -288,25 +279,20 @@ impl StagedWriter for S3Staged {
             let part = std::mem::take(&mut self.held);
             self.send_part(part)?;
         }
-        let store = Arc::clone(&self.blobs.shared.store);
+        let client = Arc::clone(&self.blobs.shared.client);
         let (path, upload) = (self.path.clone(), self.state.upload.clone());
-        let parts: Vec<PartId> = self
+        let etags: Vec<String> = self
             .state
             .parts
             .iter()
-            .map(|(etag, _)| PartId {
-                content_id: etag.clone(),
-            })
+            .map(|(etag, _)| etag.clone())
             .collect();
         let done = self.blobs.run(async move {
-            if parts.is_empty() {
-                store.abort_multipart(&path, &upload).await?;
-                return store.put(&path, PutPayload::default()).await.map(drop);
+            if etags.is_empty() {
+                client.abort_multipart(&path, &upload).await?;
+                return client.put(&path, Bytes::new()).await;
             }
-            store
-                .complete_multipart(&path, &upload, parts)
-                .await
-                .map(drop)
+            client.complete_multipart(&path, &upload, &etags).await
         });
         done.map_err(|e| self.blobs.error("cannot complete an upload to", e))?;
         self.drop_staged_bytes();

@@ -139,6 +139,26 @@ fn wrong_credentials_are_refused_at_connect_without_saying_them() {
 }
 
 #[test]
+fn a_listing_goes_on_page_after_page() {
+    let blobs = fresh(PART_BYTES_DEFAULT);
+    let mut ids: Vec<String> = (0..5)
+        .map(|_| blobs.create().unwrap().commit().unwrap().0)
+        .collect();
+    ids.sort();
+    let client = Arc::clone(&blobs.shared.client);
+    let prefix = format!("{}/", blobs.shared.blobs);
+    let keys = blobs
+        .run(async move { client.list_in_pages(&prefix, 2).await })
+        .unwrap();
+    let mut names: Vec<String> = keys
+        .iter()
+        .map(|k| k.rsplit('/').next().unwrap().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, ids, "three pages of two, two and one");
+}
+
+#[test]
 fn ping_needs_the_marker() {
     let blobs = fresh(PART_BYTES_DEFAULT);
     blobs.ping().unwrap();

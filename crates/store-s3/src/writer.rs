@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use object_store::path::Path;
-use object_store::{MultipartUpload, ObjectStoreExt, PutPayload};
+use bytes::Bytes;
 use store_core::ports::{BlobWriter, StorageResult};
 use store_core::{ids, BlobId};
 
@@ -14,13 +13,13 @@ use crate::S3Blobs;
 pub(crate) struct S3Writer {
     blobs: S3Blobs,
     id: BlobId,
-    path: Path,
+    key: String,
     /// Bytes not sent yet: at most one part.
     part: Vec<u8>,
-    /// The multipart upload, once the body has outgrown one part.
-    upload: Option<Box<dyn MultipartUpload>>,
-    /// Parts sent so far.
-    sent: usize,
+    /// The multipart upload's id, once the body has outgrown one part.
+    upload: Option<String>,
+    /// The ETags of the parts sent so far, in order.
+    etags: Vec<String>,
 }
 
 impl S3Writer {
@@ -28,14 +27,14 @@ impl S3Writer {
     /// so unique without asking the store (which could not promise it).
     pub(crate) fn new(blobs: S3Blobs, id: Option<BlobId>) -> Self {
         let id = id.unwrap_or_else(|| ids::blob_id(blobs.shared.random.as_ref()));
-        let path = blobs.shared.blobs.clone().join(id.as_str());
+        let key = crate::key(&blobs.shared.blobs, id.as_str());
         Self {
             blobs,
             id,
-            path,
+            key,
             part: Vec::new(),
             upload: None,
-            sent: 0,
+            etags: Vec::new(),
         }
     }
 
@@ -48,28 +47,45 @@ impl S3Writer {
     /// Parts sent so far.
     #[cfg(test)]
     pub(crate) fn parts_sent(&self) -> usize {
-        self.sent
+        self.etags.len()
     }
 
     /// Sends the full part as the next part of the multipart upload,
     /// starting the upload first if this is its first part.
     fn send_part(&mut self) -> StorageResult<()> {
-        let data = PutPayload::from(std::mem::take(&mut self.part));
-        if self.upload.is_none() {
-            let store = Arc::clone(&self.blobs.shared.store);
-            let path = self.path.clone();
-            let upload = self
-                .blobs
-                .run(async move { store.put_multipart(&path).await })
-                .map_err(|e| self.blobs.error("cannot start an upload to", e))?;
-            self.upload = Some(upload);
-        }
-        let sent = self.upload.as_mut().expect("started above").put_part(data);
-        self.blobs
-            .run(sent)
+        let data = Bytes::from(std::mem::take(&mut self.part));
+        let client = Arc::clone(&self.blobs.shared.client);
+        let upload = match &self.upload {
+            Some(upload) => upload.clone(),
+            None => {
+                let (client, key) = (Arc::clone(&client), self.key.clone());
+                let upload = self
+                    .blobs
+                    .run(async move { client.create_multipart(&key).await })
+                    .map_err(|e| self.blobs.error("cannot start an upload to", e))?;
+                self.upload = Some(upload.clone());
+                upload
+            }
+        };
+        let number = part_number(self.etags.len())?;
+        let key = self.key.clone();
+        let etag = self
+            .blobs
+            .run(async move { client.upload_part(&key, &upload, number, data).await })
             .map_err(|e| self.blobs.error("cannot upload a part to", e))?;
-        self.sent += 1;
+        self.etags.push(etag);
         Ok(())
+    }
+}
+
+/// The number S3 gives the part after `sent` parts: from 1, at most
+/// 10,000.
+pub(crate) fn part_number(sent: usize) -> StorageResult<u16> {
+    match u16::try_from(sent + 1) {
+        Ok(n) if n <= 10_000 => Ok(n),
+        _ => Err(store_core::StorageError::new(
+            "a blob of more than 10,000 parts, the most S3 takes in one upload",
+        )),
     }
 }
 
@@ -92,33 +108,32 @@ impl BlobWriter for S3Writer {
     /// The object exists, whole, once this returns: S3 makes a PUT or a
     /// completed multipart upload visible at once and never in part.
     fn commit(mut self: Box<Self>) -> StorageResult<BlobId> {
-        let last = PutPayload::from(std::mem::take(&mut self.part));
+        let last = Bytes::from(std::mem::take(&mut self.part));
         let blobs = self.blobs.clone();
-        match self.upload.take() {
-            None => {
-                let store = Arc::clone(&blobs.shared.store);
-                let path = self.path.clone();
-                blobs
-                    .run(async move { store.put(&path, last).await.map(drop) })
-                    .map_err(|e| blobs.error("cannot write a blob to", e))?;
+        let client = Arc::clone(&blobs.shared.client);
+        let key = self.key.clone();
+        let Some(upload) = self.upload.take() else {
+            blobs
+                .run(async move { client.put(&key, last).await })
+                .map_err(|e| blobs.error("cannot write a blob to", e))?;
+            return Ok(self.id.clone());
+        };
+        let mut etags = std::mem::take(&mut self.etags);
+        let number = part_number(etags.len())?;
+        let result = blobs.run(async move {
+            let done = async {
+                if !last.is_empty() {
+                    etags.push(client.upload_part(&key, &upload, number, last).await?);
+                }
+                client.complete_multipart(&key, &upload, &etags).await
             }
-            Some(mut upload) => {
-                let result = blobs.run(async move {
-                    let done = async {
-                        if last.content_length() > 0 {
-                            upload.put_part(last).await?;
-                        }
-                        upload.complete().await.map(drop)
-                    }
-                    .await;
-                    if done.is_err() {
-                        let _ = upload.abort().await;
-                    }
-                    done
-                });
-                result.map_err(|e| blobs.error("cannot complete an upload to", e))?;
+            .await;
+            if done.is_err() {
+                let _ = client.abort_multipart(&key, &upload).await;
             }
-        }
+            done
+        });
+        result.map_err(|e| blobs.error("cannot complete an upload to", e))?;
         Ok(self.id.clone())
     }
 }
@@ -127,9 +142,11 @@ impl Drop for S3Writer {
     /// An upload never committed is aborted, in the background, so that
     /// the store frees its parts; nothing was ever visible under the id.
     fn drop(&mut self) {
-        if let Some(mut upload) = self.upload.take() {
+        if let Some(upload) = self.upload.take() {
+            let client = Arc::clone(&self.blobs.shared.client);
+            let key = std::mem::take(&mut self.key);
             self.blobs.shared.bridge.spawn(async move {
-                let _ = upload.abort().await;
+                let _ = client.abort_multipart(&key, &upload).await;
             });
         }
     }
