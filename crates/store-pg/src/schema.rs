@@ -38,15 +38,10 @@ pub(crate) fn migrate(inner: &Inner) -> Result<(), StorageError> {
         let client = pool.get().await.map_err(pool_error)?;
         // A migration rewrites every record (migration 6 numbers them) and
         // a process starting beside another waits for its migration: no
-        // request's bound applies. This session lifts them, and is closed
-        // afterwards rather than pooled with them lifted.
-        client
-            .batch_execute(
-                "SET statement_timeout = 0; SET lock_timeout = 0;
-                 SET idle_in_transaction_session_timeout = 0",
-            )
-            .await
-            .map_err(db_error)?;
+        // request's bound applies. This session lifts them, and goes back
+        // to the pool only once they are back (below); otherwise it is
+        // closed rather than pooled with them lifted.
+        client.batch_execute(LIFT_BOUNDS).await.map_err(db_error)?;
         let client = Unpooled(Some(client));
         client
             .execute(
@@ -67,14 +62,34 @@ pub(crate) fn migrate(inner: &Inner) -> Result<(), StorageError> {
             .await;
         result?;
         unlocked.map_err(db_error)?;
+        // Every server start migrates, and a session is a new server
+        // process: given back, it is the first the pool hands out.
+        if client.batch_execute(RESTORE_BOUNDS).await.is_ok() {
+            client.give_back();
+        }
         Ok(())
     })
 }
 
-/// A pooled session that is closed when dropped, never given back.
+/// What the migration's session lifts: the bounds its role sets on every
+/// request (`Role::options`).
+const LIFT_BOUNDS: &str = "SET statement_timeout = 0; SET lock_timeout = 0;
+     SET idle_in_transaction_session_timeout = 0";
+
+/// The same settings back to the session's own defaults, which are the
+/// role's options given when it connected.
+const RESTORE_BOUNDS: &str = "RESET statement_timeout; RESET lock_timeout;
+     RESET idle_in_transaction_session_timeout";
+
+/// A pooled session that is closed when dropped, unless given back.
 struct Unpooled(Option<deadpool_postgres::Object>);
 
 impl Unpooled {
+    /// Returns the session to its pool, to be used as any other.
+    fn give_back(mut self) {
+        drop(self.0.take());
+    }
+
     fn session(&mut self) -> &mut deadpool_postgres::Object {
         self.0.as_mut().expect("held until dropped")
     }

@@ -495,3 +495,41 @@ fn tls_is_used_when_asked_for_and_the_server_is_checked() {
 fn password(url: &str) -> String {
     password_of(url).unwrap_or_default().to_string()
 }
+
+/// The migration's session, whose bounds were lifted while it migrated,
+/// goes back to the query pool with the role's bounds again: the pool
+/// holds one idle session once `connect` returns, the same backend every
+/// query then uses, and its settings are those every query session gets.
+#[test]
+fn the_migrations_session_is_pooled_with_its_bounds_back() {
+    let store = fresh();
+    let status = store.inner.queries.status();
+    assert_eq!((status.size, status.available), (1, 1), "{status:?}");
+    let pool = store.inner.queries.clone();
+    let settings = store.inner.bridge.run(async move {
+        let client = pool.get().await.unwrap();
+        let mut shown = Vec::new();
+        for setting in [
+            "statement_timeout",
+            "lock_timeout",
+            "idle_in_transaction_session_timeout",
+        ] {
+            let row = client
+                .query_one(&format!("SHOW {setting}"), &[])
+                .await
+                .unwrap();
+            shown.push(row.get::<_, String>(0));
+        }
+        shown
+    });
+    let statement = format!("{}ms", STATEMENT_TIMEOUT.as_millis());
+    let idle = format!("{}ms", 2 * STATEMENT_DEADLINE.as_millis());
+    let expected = [statement.clone(), statement, idle];
+    // PostgreSQL shows a whole number of seconds as such.
+    let normal = |v: &str| v.replace("000ms", "s");
+    assert_eq!(
+        settings.iter().map(|v| normal(v)).collect::<Vec<_>>(),
+        expected.iter().map(|v| normal(v)).collect::<Vec<_>>()
+    );
+    assert_eq!(store.inner.queries.status().size, 1, "no second session");
+}
